@@ -1,0 +1,87 @@
+"""What the CLI commands do, composed from the library; output goes through click.echo."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from localeval.config import load_models_config
+from localeval.dataset import load_samples
+from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates, parse_threshold
+from localeval.metrics import METRIC_NAMES, build_metric
+from localeval.modelfiles import check_embedder_dir, check_gguf
+from localeval.progress import Progress
+from localeval.report import console
+from localeval.report.results_json import check_writable, run_to_dict, write_json
+from localeval.runner import evaluate, load_tools, order_metrics
+
+
+def evaluate_file(
+    data: Path,
+    metrics: Sequence[str],
+    output: Path | None = None,
+    threshold_overrides: Sequence[str] = (),
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+    models_path: str | None = None,
+    show_progress: bool = True,
+) -> bool:
+    """Evaluate a data file, print the summary and gates, write results; True if all gates pass.
+
+    Everything that can be checked without the models (options, the data file, the output
+    folder, the model files) is checked before any model is loaded.
+    """
+    names = order_metrics(metrics)
+    thresholds = dict(DEFAULT_THRESHOLDS)
+    for text in threshold_overrides:
+        metric, value = parse_threshold(text, METRIC_NAMES)
+        thresholds[metric] = value
+    samples = load_samples(data)
+    if output is not None:
+        check_writable(output)
+    models = load_models_config(models_path)
+    click.echo(f"Loaded {len(samples)} samples from {data}; metrics: {', '.join(names)}", err=True)
+    tools = load_tools(models, [build_metric(n) for n in names], judge_name, embedder_name)
+
+    progress = Progress(len(samples), "Evaluating", enabled=show_progress)
+    try:
+        run = evaluate(
+            samples, names, tools, on_sample=lambda _: progress.advance(), dataset=str(data)
+        )
+    finally:
+        progress.close()
+
+    summaries = run.summary()
+    gates = evaluate_gates(summaries, thresholds)
+    click.echo(console.summary_table(summaries))
+    categories = console.category_tables(run.summary_by_category())
+    if categories:
+        click.echo("\n" + categories)
+    if gates:
+        click.echo("\n" + console.gates_text(gates))
+    click.echo("\n" + console.usage_text(run.usage))
+    if output is not None:
+        write_json(output, run_to_dict(run, gates))
+        click.echo(f"Results written to {output}")
+    return all(g.passed for g in gates)
+
+
+def describe_models(models_path: str | None = None) -> str:
+    """A listing of the configured models: name, default marker, file status and path."""
+    models = load_models_config(models_path)
+    lines = [f"models file: {models.source}", "", "judges:"]
+    for name, judge in models.judges.items():
+        check = check_gguf(judge.path, judge.sha256)
+        status = "ok" if check.ok else f"PROBLEM: {check.problem}"
+        mark = "*" if name == models.default_judge else " "
+        lines.append(f" {mark} {name:<24} {status:<10} {judge.path}  (n_ctx {judge.n_ctx})")
+    lines += ["", "embedders:"]
+    for name, embedder in models.embedders.items():
+        check = check_embedder_dir(embedder.path, embedder.weights, embedder.sha256)
+        status = "ok" if check.ok else f"PROBLEM: {check.problem}"
+        mark = "*" if name == models.default_embedder else " "
+        lines.append(f" {mark} {name:<24} {status:<10} {embedder.path}  (device {embedder.device})")
+    lines += ["", "* = default. Missing files: run scripts/setup.sh."]
+    return "\n".join(lines)

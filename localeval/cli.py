@@ -1,0 +1,147 @@
+"""The localeval command line: each command is one library call plus error translation."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from localeval import __version__
+from localeval.errors import LocalevalError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def translate_errors(command: F) -> F:
+    """Turn library errors into a one-line message and SPEC.md's exit codes; never a traceback
+    unless LOCALEVAL_DEBUG is set."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except LocalevalError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except Exception as exc:  # anything else is our bug: say so plainly
+            if os.environ.get("LOCALEVAL_DEBUG"):
+                traceback.print_exc()
+            click.echo(
+                f"Internal error: {type(exc).__name__}: {exc} "
+                "(set LOCALEVAL_DEBUG=1 for the traceback)",
+                err=True,
+            )
+            sys.exit(EXIT_INTERNAL)
+
+    return wrapper  # type: ignore[return-value]
+
+
+models_option = click.option(
+    "--models",
+    "models_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="models.toml to use (default: $LOCALEVAL_MODELS, ./models.toml, or the project's).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="localeval")
+def main() -> None:
+    """Evaluate retrieval-augmented generation offline, with local judge and embedding models.
+
+    Start with `localeval evaluate DATA`; `localeval models` shows which models are set up.
+    """
+
+
+@main.command()
+@click.argument("data", type=click.Path(path_type=Path))
+@click.option(
+    "-m",
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="METRIC",
+    help="Metric to compute; repeat for several. Default: faithfulness, "
+    "answer_relevancy, context_recall, context_precision.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the full results (scores, evidence, summary, gates) as JSON here.",
+)
+@click.option(
+    "--threshold",
+    "thresholds",
+    multiple=True,
+    metavar="METRIC=VALUE",
+    help="Override a quality gate, e.g. --threshold faithfulness=0.9.",
+)
+@click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
+@click.option(
+    "--embedder", "embedder_name", default=None, help="Embedding model name from models.toml."
+)
+@models_option
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Show progress and the time left on stderr.",
+)
+@translate_errors
+def evaluate(
+    data: Path,
+    metrics: tuple[str, ...],
+    output: Path | None,
+    thresholds: tuple[str, ...],
+    judge_name: str | None,
+    embedder_name: str | None,
+    models_path: str | None,
+    progress: bool,
+) -> None:
+    """Score the samples in DATA (JSONL, JSON array or CSV) and check the quality gates.
+
+    Exit status: 0 all gates pass, 1 a gate failed, 2 bad usage or input, 3 internal error.
+    """
+    from localeval.app import evaluate_file
+
+    passed = evaluate_file(
+        data,
+        metrics,
+        output=output,
+        threshold_overrides=thresholds,
+        judge_name=judge_name,
+        embedder_name=embedder_name,
+        models_path=models_path,
+        show_progress=progress,
+    )
+    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+
+
+@main.command("models")
+@models_option
+@translate_errors
+def models_command(models_path: str | None) -> None:
+    """List the judge and embedding models of models.toml and check their files."""
+    from localeval.app import describe_models
+
+    click.echo(describe_models(models_path))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,54 @@
+"""Exception types raised by the library; only the CLI turns them into messages and exit codes."""
+
+from __future__ import annotations
+
+
+class LocalevalError(Exception):
+    """Base class for every error localeval reports to a user."""
+
+    #: exit status the CLI uses for this kind of error (SPEC.md: 2 bad usage/input, 3 internal)
+    exit_code = 3
+
+
+class UsageError(LocalevalError):
+    """The user asked for what cannot be done as asked (bad option value, unknown name)."""
+
+    exit_code = 2
+
+
+class DatasetError(UsageError):
+    """An input file is unreadable or a row in it is invalid.
+
+    The message always names the file, and the line and field where they are known.
+    """
+
+    def __init__(self, path: str, message: str, line: int | None = None, field: str | None = None):
+        self.path = path
+        self.line = line
+        self.field = field
+        self.detail = message
+        where = path if line is None else f"{path}, line {line}"
+        if field is not None:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigError(UsageError):
+    """models.toml (or another settings file) is missing, malformed, or names something unknown."""
+
+
+class ModelFileError(UsageError):
+    """A model file is missing, truncated, of the wrong format, or does not match its sha256."""
+
+
+class JudgeError(LocalevalError):
+    """The judge failed in a way that is not the user's fault (a bug, a llama.cpp failure)."""
+
+
+class PromptTooLongError(JudgeError):
+    """A prompt does not fit the judge's context window."""
+
+    def __init__(self, n_tokens: int, n_ctx: int):
+        self.n_tokens = n_tokens
+        self.n_ctx = n_ctx
+        super().__init__(f"prompt of {n_tokens} tokens does not fit the judge's context of {n_ctx}")

@@ -1,0 +1,107 @@
+"""Quality gates: a threshold per metric, and what to do when a metric falls below it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from localeval.errors import UsageError
+from localeval.stats import MetricSummary
+
+#: SPEC.md's default thresholds
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "faithfulness": 0.80,
+    "answer_relevancy": 0.75,
+    "context_recall": 0.70,
+    "context_precision": 0.65,
+}
+
+#: likely cause and remedies for a metric below its threshold (SPEC.md)
+REMEDIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "context_recall": (
+        "retrieval misses facts the answer needs",
+        ("a better embedding model", "hybrid BM25 + reranker retrieval", "query rewriting"),
+    ),
+    "context_precision": (
+        "useful chunks are ranked low and noise comes first",
+        ("smaller chunks", "a reranker"),
+    ),
+    "faithfulness": (
+        "the generator invents beyond the retrieved context",
+        (
+            'a stricter system prompt ("answer only from the context, else say you don\'t know")',
+            "temperature 0-0.1",
+            "require citations of the context",
+        ),
+    ),
+    "answer_relevancy": (
+        "the answer wanders off the question",
+        (
+            "few-shot examples in the generator's prompt",
+            "answer the question in the first sentence",
+        ),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate: a metric's mean against its threshold."""
+
+    metric: str
+    threshold: float
+    value: float | None
+    passed: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "metric": self.metric,
+            "threshold": self.threshold,
+            "value": self.value,
+            "passed": self.passed,
+        }
+
+    def explanation(self) -> str:
+        """One paragraph for a failing gate: metric, value, threshold, cause and remedies."""
+        value = "undefined for every sample" if self.value is None else f"{self.value:.3f}"
+        text = f"{self.metric} = {value}, below the threshold {self.threshold:.2f}."
+        if self.metric in REMEDIES:
+            cause, remedies = REMEDIES[self.metric]
+            text += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
+        return text
+
+
+def parse_threshold(text: str, known_metrics: set[str] | frozenset[str]) -> tuple[str, float]:
+    """Parse a METRIC=VALUE override; UsageError on a bad name or a value outside [0, 1]."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep:
+        raise UsageError(f"--threshold '{text}': expected METRIC=VALUE, e.g. faithfulness=0.85")
+    if name not in known_metrics:
+        known = ", ".join(sorted(known_metrics))
+        raise UsageError(f"--threshold '{text}': unknown metric '{name}' (known: {known})")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"--threshold '{text}': '{raw}' is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise UsageError(f"--threshold '{text}': the value must be between 0 and 1")
+    return name, value
+
+
+def evaluate_gates(
+    summaries: Mapping[str, MetricSummary], thresholds: Mapping[str, float]
+) -> list[GateResult]:
+    """A gate for each evaluated metric that has a threshold.
+
+    A metric undefined for every sample fails its gate: a gate that passes on no evidence
+    would hide a broken dataset.
+    """
+    results = []
+    for metric, summary in summaries.items():
+        if metric not in thresholds:
+            continue
+        threshold = thresholds[metric]
+        passed = summary.mean is not None and summary.mean >= threshold
+        results.append(GateResult(metric, threshold, summary.mean, passed))
+    return results

@@ -1,0 +1,70 @@
+"""The judge: what metrics may ask of a language model, and the bookkeeping around it.
+
+Metrics never talk to llama.cpp. They build a `Prompt` and ask the judge either for the
+probability that the answer is Yes (`yes_probability`) or for a JSON value that fits a
+typed schema (`generate`). `localeval.llama_judge.LlamaJudge` is the real implementation;
+tests use a scripted fake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from localeval.schema import Schema
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A system message and a user message.
+
+    Write the parts several prompts share (the passages) at the start of `user` and what
+    differs (the statement being asked about) at its end: the judge re-evaluates only the
+    tokens after the longest prefix it has already evaluated.
+    """
+
+    system: str
+    user: str
+
+
+@dataclass
+class Usage:
+    """What the judge did in a run; the figures that do not vary with machine load."""
+
+    judge_calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+    def __sub__(self, other: Usage) -> Usage:
+        """What was done between two snapshots of the same counter."""
+        return Usage(**{k: v - getattr(other, k) for k, v in asdict(self).items()})
+
+    def snapshot(self) -> Usage:
+        return Usage(**asdict(self))
+
+
+class Judge(Protocol):
+    """A language model that answers yes/no questions with a probability and fills schemas."""
+
+    name: str
+    sha256: str
+    usage: Usage
+
+    def yes_probability(self, prompt: Prompt) -> float:
+        """P(Yes) / (P(Yes) + P(No)) at the first token of the reply, in [0, 1]."""
+        ...
+
+    def generate(self, prompt: Prompt, schema: Schema) -> Any:
+        """Greedy, grammar-constrained reply, decoded as JSON that matches `schema`."""
+        ...
+
+    def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
+        """Whether the prompt plus `reserve` generated tokens fit the context window."""
+        ...

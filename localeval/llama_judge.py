@@ -1,0 +1,196 @@
+"""The llama.cpp judge: a GGUF model run in-process by llama-cpp-python.
+
+Three things make its verdicts cheap and reproducible:
+
+* Prefix reuse. llama.cpp keeps the key/value state of the tokens it has evaluated. Before
+  each call the new prompt's tokens are compared with those; only the tokens after the
+  longest common prefix are evaluated. Prompts that share their passages cost the passages
+  once.
+* Yes/no verdicts are read, not generated: after the prompt, the logits of the first reply
+  token give P(Yes) against P(No), which is both the verdict and its confidence.
+* Structured replies are generated greedily under a grammar compiled from a typed schema
+  whose longest admissible output is known, so an answer can never be cut off or fail to
+  parse (see localeval.schema).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from localeval.config import JudgeConfig
+from localeval.errors import ConfigError, JudgeError, PromptTooLongError
+from localeval.judge import Prompt, Usage
+from localeval.modelfiles import check_gguf, require
+from localeval.schema import Schema, max_bytes, parse, to_gbnf
+
+# First reply tokens that count as a yes or a no. Chinese prompts may be answered in
+# Chinese; a spelling that is not a single token in the model's vocabulary is skipped.
+YES_WORDS = ("Yes", "yes", "YES", " Yes", " yes", "是")
+NO_WORDS = ("No", "no", "NO", " No", " no", "否")
+
+
+class LlamaJudge:
+    """Judge backed by llama-cpp-python; load once per run and reuse for every sample."""
+
+    def __init__(self, config: JudgeConfig):
+        self.sha256 = require(
+            check_gguf(config.path, config.sha256),
+            f"judge model '{config.name}'",
+            "Run scripts/setup.sh to provision it, or fix its path/sha256 in models.toml.",
+        )
+        import os
+
+        from llama_cpp import Llama
+
+        self.name = config.name
+        self.config = config
+        self.usage = Usage()
+        threads = config.threads or os.cpu_count() or 1
+        try:
+            self._llm = Llama(
+                model_path=str(config.path),
+                n_ctx=config.n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                n_gpu_layers=config.gpu_layers,
+                n_batch=config.batch_size,
+                seed=config.seed,
+                logits_all=False,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise JudgeError(f"llama.cpp could not load {config.path}: {exc}") from exc
+        self.n_ctx = self._llm.n_ctx()
+        self._n_vocab = self._llm.n_vocab()
+        self._template = self._compile_template(config)
+        self._yes_ids = self._single_token_ids(YES_WORDS)
+        self._no_ids = self._single_token_ids(NO_WORDS)
+        if not self._yes_ids or not self._no_ids:
+            raise JudgeError(f"judge '{self.name}': no single-token Yes/No in its vocabulary")
+        self._samplers: dict[Schema, Any] = {}
+
+    # -- prompt rendering ---------------------------------------------------------------
+
+    def _compile_template(self, config: JudgeConfig) -> Any:
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        source = config.chat_template or self._llm.metadata.get("tokenizer.chat_template")
+        if not source:
+            raise ConfigError(
+                f"judge '{self.name}': {config.path.name} carries no chat template; set "
+                "chat_template in models.toml"
+            )
+
+        def raise_exception(message: str) -> None:
+            raise JudgeError(f"chat template error: {message}")
+
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+        env.globals["raise_exception"] = raise_exception
+        return env.from_string(source)
+
+    def render(self, prompt: Prompt) -> str:
+        """The prompt as the model sees it, through its chat template."""
+        return self._template.render(
+            messages=[
+                {"role": "system", "content": prompt.system},
+                {"role": "user", "content": prompt.user},
+            ],
+            add_generation_prompt=True,
+            bos_token="",
+            eos_token="",
+        )
+
+    def _tokens(self, prompt: Prompt) -> list[int]:
+        add_bos = self._llm.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
+        return self._llm.tokenize(
+            self.render(prompt).encode("utf-8"), add_bos=add_bos, special=True
+        )
+
+    def _single_token_ids(self, words: tuple[str, ...]) -> list[int]:
+        ids: list[int] = []
+        for word in words:
+            tokens = self._llm.tokenize(word.encode("utf-8"), add_bos=False, special=False)
+            if len(tokens) == 1 and tokens[0] not in ids:
+                ids.append(tokens[0])
+        return ids
+
+    def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
+        return len(self._tokens(prompt)) + reserve <= self.n_ctx
+
+    # -- evaluation with prefix reuse ---------------------------------------------------
+
+    def _evaluate(self, tokens: list[int], reserve: int) -> None:
+        """Make `tokens` the model's state, evaluating only what differs from the last call."""
+        if len(tokens) + reserve > self.n_ctx:
+            raise PromptTooLongError(len(tokens) + reserve, self.n_ctx)
+        llm = self._llm
+        cached = llm.input_ids[: llm.n_tokens]
+        limit = min(len(cached), len(tokens) - 1)  # evaluate at least one token for logits
+        common = 0
+        while common < limit and cached[common] == tokens[common]:
+            common += 1
+        llm.n_tokens = common  # eval() drops the KV entries from here on
+        try:
+            llm.eval(tokens[common:])
+        except RuntimeError as exc:
+            llm.n_tokens = 0
+            raise JudgeError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
+        self.usage.prompt_tokens += len(tokens) - common
+
+    def _last_logits(self) -> np.ndarray:
+        pointer = self._llm._ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).astype(np.float64)
+
+    def yes_probability(self, prompt: Prompt) -> float:
+        started = time.perf_counter()
+        self._evaluate(self._tokens(prompt), reserve=1)
+        logits = self._last_logits()
+        # Compare the two labels only: this is the reply a grammar of "Yes" | "No" admits,
+        # with its probability kept instead of being rounded to the likelier label.
+        yes = np.logaddexp.reduce(logits[self._yes_ids])
+        no = np.logaddexp.reduce(logits[self._no_ids])
+        self.usage.judge_calls += 1
+        self.usage.seconds += time.perf_counter() - started
+        return float(1.0 / (1.0 + np.exp(no - yes)))
+
+    def _sampler(self, schema: Schema) -> Any:
+        from llama_cpp import LlamaGrammar
+        from llama_cpp._internals import LlamaSampler
+
+        if schema not in self._samplers:
+            sampler = LlamaSampler()
+            sampler.add_grammar(self._llm._model, LlamaGrammar.from_string(to_gbnf(schema)))
+            sampler.add_greedy()
+            self._samplers[schema] = sampler
+        sampler = self._samplers[schema]
+        sampler.reset()
+        return sampler
+
+    def generate(self, prompt: Prompt, schema: Schema) -> Any:
+        import llama_cpp
+
+        started = time.perf_counter()
+        limit = max_bytes(schema) + 1  # every grammar token adds >= 1 byte; +1 for the end
+        self._evaluate(self._tokens(prompt), reserve=limit)
+        sampler = self._sampler(schema)
+        vocab = self._llm._model.vocab
+        output: list[int] = []
+        for _ in range(limit):
+            token = sampler.sample(self._llm._ctx, -1)  # applies grammar + greedy, accepts
+            if llama_cpp.llama_vocab_is_eog(vocab, token):
+                break
+            output.append(token)
+            self._llm.eval([token])
+        else:
+            raise JudgeError(f"judge output exceeded the schema's bound of {limit} tokens")
+        self.usage.judge_calls += 1
+        self.usage.generated_tokens += len(output)
+        self.usage.seconds += time.perf_counter() - started
+        text = self._llm.detokenize(output).decode("utf-8", errors="strict")
+        return parse(schema, text)
+
+    def close(self) -> None:
+        self._llm.close()

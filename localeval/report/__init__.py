@@ -1,0 +1,1 @@
+"""Turning run results into files and text people and tools read."""

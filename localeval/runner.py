@@ -1,0 +1,156 @@
+"""Running metrics over samples: load the models a run needs once, score, summarise."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from localeval.config import ModelsConfig
+from localeval.dataset import Sample
+from localeval.errors import PromptTooLongError, UsageError
+from localeval.judge import Usage
+from localeval.metrics import METRIC_NAMES, RAG_METRICS, Metric, MetricResult, Tools, build_metric
+from localeval.prompts import PROMPT_VERSION
+from localeval.stats import MetricSummary, summarize
+
+
+@dataclass
+class SampleResult:
+    """Every requested metric's result for one sample."""
+
+    sample: Sample
+    results: dict[str, MetricResult]
+
+    def scores(self) -> dict[str, float | None]:
+        return {name: r.score for name, r in self.results.items()}
+
+
+@dataclass
+class RunInfo:
+    """What a run was: when, with which models and prompts, on which metrics."""
+
+    run_id: str
+    created: str
+    metrics: list[str]
+    judge: dict[str, str] | None
+    embedder: dict[str, str] | None
+    prompt_version: str = PROMPT_VERSION
+    dataset: str | None = None
+
+
+@dataclass
+class RunResult:
+    """A finished run: its description, per-sample results and the judge's usage."""
+
+    info: RunInfo
+    samples: list[SampleResult]
+    usage: Usage = field(default_factory=Usage)
+
+    def summary(self) -> dict[str, MetricSummary]:
+        return {m: summarize([s.results[m].score for s in self.samples]) for m in self.info.metrics}
+
+    def summary_by_category(self) -> dict[str, dict[str, MetricSummary]]:
+        groups: dict[str, list[SampleResult]] = {}
+        for result in self.samples:
+            groups.setdefault(result.sample.category or "(none)", []).append(result)
+        return {
+            category: {
+                m: summarize([s.results[m].score for s in members]) for m in self.info.metrics
+            }
+            for category, members in sorted(groups.items())
+        }
+
+
+def order_metrics(names: Iterable[str]) -> list[str]:
+    """Validate metric names and put them in the order that shares prompt prefixes best."""
+    wanted = list(dict.fromkeys(names)) or list(RAG_METRICS)
+    unknown = [n for n in wanted if n not in METRIC_NAMES]
+    if unknown:
+        raise UsageError(
+            f"unknown metric '{unknown[0]}' (known: {', '.join(sorted(METRIC_NAMES))})"
+        )
+    return sorted(wanted, key=RAG_METRICS.index)
+
+
+def new_run_id() -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def load_tools(
+    models: ModelsConfig,
+    metrics: Sequence[Metric],
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+) -> Tools:
+    """Load the judge and/or embedder, but only those the metrics use."""
+    tools = Tools()
+    if any(m.uses_judge for m in metrics):
+        from localeval.llama_judge import LlamaJudge
+
+        tools.judge = LlamaJudge(models.judge(judge_name))
+    if any(m.uses_embedder for m in metrics):
+        from localeval.embedder import SentenceTransformerEmbedder
+
+        tools.embedder = SentenceTransformerEmbedder(models.embedder(embedder_name))
+    return tools
+
+
+def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> SampleResult:
+    """Score one sample with each metric; a prompt too long for the judge makes that metric
+    undefined for the sample (with the reason) instead of failing the run."""
+    results: dict[str, MetricResult] = {}
+    for metric in metrics:
+        try:
+            results[metric.name] = metric.score(sample, tools)
+        except PromptTooLongError as exc:
+            results[metric.name] = MetricResult.undefined(
+                f"too long for the judge: {exc.n_tokens} tokens needed, context holds "
+                f"{exc.n_ctx} (raise n_ctx in models.toml or shorten the contexts)"
+            )
+    return SampleResult(sample, results)
+
+
+def evaluate(
+    samples: Sequence[Sample],
+    metric_names: Iterable[str],
+    tools: Tools,
+    on_sample: Callable[[SampleResult], None] | None = None,
+    dataset: str | None = None,
+) -> RunResult:
+    """Score every sample with every metric named; call `on_sample` as each one finishes."""
+    names = order_metrics(metric_names)
+    metrics = [build_metric(n) for n in names]
+    judge_info = (
+        {"name": tools.judge.name, "sha256": tools.judge.sha256}
+        if tools.judge is not None
+        else None
+    )
+    embedder_info: dict[str, Any] | None = None
+    if tools.embedder is not None:
+        embedder_info = {"name": tools.embedder.name}
+        if getattr(tools.embedder, "sha256", None):
+            embedder_info["sha256"] = tools.embedder.sha256  # type: ignore[attr-defined]
+    info = RunInfo(
+        new_run_id(),
+        dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        names,
+        judge_info,
+        embedder_info,
+        dataset=dataset,
+    )
+    started = time.perf_counter()
+    before = tools.judge.usage.snapshot() if tools.judge is not None else Usage()
+    results: list[SampleResult] = []
+    for sample in samples:
+        result = score_sample(sample, metrics, tools)
+        results.append(result)
+        if on_sample is not None:
+            on_sample(result)
+    usage = tools.judge.usage - before if tools.judge is not None else Usage()
+    usage.seconds = time.perf_counter() - started  # the whole run, embedding included
+    return RunResult(info, results, usage)

@@ -1,0 +1,144 @@
+"""Language detection and sentence splitting, for English, Chinese and mixed text.
+
+Statements are the unit the judge is asked about. A deterministic splitter gives the
+same statements run after run and never loses or invents content, which a small judge
+model asked to "decompose" an answer does routinely.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# CJK ideographs, kana and hangul: scripts written without spaces between words.
+_CJK = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f]"
+)
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+
+#: words after which a full stop does not end a sentence
+_ABBREVIATIONS = {
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "prof",
+    "sr",
+    "jr",
+    "st",
+    "vs",
+    "etc",
+    "e.g",
+    "i.e",
+    "no",
+    "fig",
+    "inc",
+    "ltd",
+    "co",
+    "corp",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "u.s",
+    "u.k",
+    "approx",
+    "est",
+    "al",
+    "gen",
+    "gov",
+    "mt",
+    "ft",
+    "vol",
+}
+
+# End of a sentence in Chinese/Japanese punctuation: no space needed after it. Closing
+# quotes and brackets that follow stay with the sentence.
+_CJK_END = re.compile(r"[。！？；!?](?:[”’」』）)\"']*)")
+# End of a Latin-script sentence: . ! ? followed by space and a likely sentence start.
+_LATIN_END = re.compile(r"([.!?])([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9\u00C0-\u024F])")
+
+
+def is_cjk_char(char: str) -> bool:
+    """True for a character of a script written without spaces (Chinese, Japanese, Korean)."""
+    return bool(_CJK.match(char))
+
+
+def detect_language(text: str) -> str:
+    """'zh' when Chinese characters make up a good share of the letters, else 'en'.
+
+    Only the two languages localeval has prompts for are told apart; anything else is
+    treated as English-like and the judge is told to keep the text's own language.
+    """
+    letters = _LETTER.findall(text)
+    if not letters:
+        return "en"
+    han = sum(1 for ch in letters if _HAN.match(ch))
+    return "zh" if han / len(letters) >= 0.2 else "en"
+
+
+def _split_latin(block: str) -> list[str]:
+    pieces: list[str] = []
+    start = 0
+    for match in _LATIN_END.finditer(block):
+        if match.group(1) == ".":
+            before = block[start : match.start()].split()
+            word = before[-1].lower().rstrip(".") if before else ""
+            # "Dr. Smith", "U.S. Army", "J. R. R. Tolkien": the dot belongs to the word
+            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                continue
+        end = match.end(2)
+        pieces.append(block[start:end])
+        start = match.end()
+    pieces.append(block[start:])
+    return pieces
+
+
+def split_sentences(text: str, min_chars: int = 3) -> list[str]:
+    """Split text into sentences, keeping each sentence's text exactly as written.
+
+    Lines (list items, paragraphs) are split first, then Chinese end punctuation, then
+    Latin sentence ends. Fragments with fewer than `min_chars` letters or digits (a
+    stray bullet, a lone number) are merged into the sentence before them.
+    """
+    text = unicodedata.normalize("NFC", text)
+    sentences: list[str] = []
+    for line in re.split(r"\n+", text):
+        line = line.strip()
+        if not line:
+            continue
+        for cjk_piece in _split_keep(line, _CJK_END):
+            for piece in _split_latin(cjk_piece):
+                piece = piece.strip()
+                if not piece:
+                    continue
+                if sentences and _content_length(piece) < min_chars:
+                    sentences[-1] = f"{sentences[-1]} {piece}"
+                elif _content_length(piece) > 0:
+                    sentences.append(piece)
+    return sentences
+
+
+def _content_length(text: str) -> int:
+    return sum(1 for ch in text if ch.isalnum())
+
+
+def _split_keep(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """Split after each match of `pattern`, keeping the matched punctuation with its sentence."""
+    pieces: list[str] = []
+    start = 0
+    for match in pattern.finditer(text):
+        # "3.5" or "!?" runs: only split where the punctuation ends a CJK sentence
+        pieces.append(text[start : match.end()])
+        start = match.end()
+    pieces.append(text[start:])
+    return [p for p in pieces if p.strip()]

