@@ -55,7 +55,9 @@ class SentenceTransformerEmbedder:
             "Run scripts/setup.sh to provision it, or fix its path in models.toml.",
         )
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # its bars would garble our own progress
         self.name = config.name
         self.batch_size = config.batch_size
         self.device = resolve_device(config.device)

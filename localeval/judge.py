@@ -8,6 +8,7 @@ tests use a scripted fake.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -25,6 +26,8 @@ class Prompt:
 
     system: str
     user: str
+    #: text the reply is made to begin with (e.g. "Score: "), for reading what comes next
+    reply_prefix: str = ""
 
 
 @dataclass
@@ -59,6 +62,14 @@ class Judge(Protocol):
 
     def yes_probability(self, prompt: Prompt) -> float:
         """P(Yes) / (P(Yes) + P(No)) at the first token of the reply, in [0, 1]."""
+        ...
+
+    def choice_probabilities(self, prompt: Prompt, options: Sequence[str]) -> list[float]:
+        """The probability of each option as the whole reply, normalised over the options.
+
+        Options may share tokens ("1" and "10"): an option that is a prefix of another counts
+        only when the reply stops there.
+        """
         ...
 
     def generate(self, prompt: Prompt, schema: Schema) -> Any:

@@ -16,6 +16,7 @@ Three things make its verdicts cheap and reproducible:
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,9 @@ from localeval.schema import Schema, max_bytes, parse, to_gbnf
 # Chinese; a spelling that is not a single token in the model's vocabulary is skipped.
 YES_WORDS = ("Yes", "yes", "YES", " Yes", " yes", "是")
 NO_WORDS = ("No", "no", "NO", " No", " no", "否")
+# Placeholders for the messages when the chat template is rendered once at load time.
+_SYSTEM_SLOT = "\x00localeval-system\x00"
+_USER_SLOT = "\x00localeval-user\x00"
 
 
 class LlamaJudge:
@@ -74,7 +78,12 @@ class LlamaJudge:
 
     # -- prompt rendering ---------------------------------------------------------------
 
-    def _compile_template(self, config: JudgeConfig) -> Any:
+    def _compile_template(self, config: JudgeConfig) -> list[str]:
+        """Render the chat template once around placeholder messages, and keep the pieces.
+
+        Prompts are then built by putting the messages between those pieces; only the
+        template's own text may contain special tokens (see `_tokens`).
+        """
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
         source = config.chat_template or self._llm.metadata.get("tokenizer.chat_template")
@@ -85,29 +94,48 @@ class LlamaJudge:
             )
 
         def raise_exception(message: str) -> None:
-            raise JudgeError(f"chat template error: {message}")
+            raise ConfigError(f"judge '{self.name}': chat template error: {message}")
 
         env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
         env.globals["raise_exception"] = raise_exception
-        return env.from_string(source)
-
-    def render(self, prompt: Prompt) -> str:
-        """The prompt as the model sees it, through its chat template."""
-        return self._template.render(
+        rendered = env.from_string(source).render(
             messages=[
-                {"role": "system", "content": prompt.system},
-                {"role": "user", "content": prompt.user},
+                {"role": "system", "content": _SYSTEM_SLOT},
+                {"role": "user", "content": _USER_SLOT},
             ],
             add_generation_prompt=True,
             bos_token="",
             eos_token="",
         )
+        before_system, _, rest = rendered.partition(_SYSTEM_SLOT)
+        between, found, after_user = rest.partition(_USER_SLOT)
+        if not found or _SYSTEM_SLOT in after_user or _USER_SLOT in after_user:
+            raise ConfigError(
+                f"judge '{self.name}': the chat template does not place a system and a user "
+                "message once each; set chat_template in models.toml"
+            )
+        return [before_system, between, after_user]
+
+    def render(self, prompt: Prompt) -> str:
+        """The prompt as the model sees it, through its chat template."""
+        head, middle, tail = self._template
+        return head + prompt.system + middle + prompt.user + tail + prompt.reply_prefix
 
     def _tokens(self, prompt: Prompt) -> list[int]:
+        """Tokens of the rendered prompt. Text from the data is tokenized with special tokens
+        disabled: an "<|im_end|>" inside a retrieved chunk is plain text, and cannot end the
+        user's turn and start a reply of its own."""
+        tokenize = self._llm.tokenize
+        head, middle, tail = self._template
         add_bos = self._llm.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
-        return self._llm.tokenize(
-            self.render(prompt).encode("utf-8"), add_bos=add_bos, special=True
-        )
+        tokens = tokenize(head.encode("utf-8"), add_bos=add_bos, special=True)
+        tokens += tokenize(prompt.system.encode("utf-8"), add_bos=False, special=False)
+        tokens += tokenize(middle.encode("utf-8"), add_bos=False, special=True)
+        tokens += tokenize(prompt.user.encode("utf-8"), add_bos=False, special=False)
+        tokens += tokenize(tail.encode("utf-8"), add_bos=False, special=True)
+        if prompt.reply_prefix:
+            tokens += tokenize(prompt.reply_prefix.encode("utf-8"), add_bos=False, special=False)
+        return tokens
 
     def _single_token_ids(self, words: tuple[str, ...]) -> list[int]:
         ids: list[int] = []
@@ -155,6 +183,46 @@ class LlamaJudge:
         self.usage.judge_calls += 1
         self.usage.seconds += time.perf_counter() - started
         return float(1.0 / (1.0 + np.exp(no - yes)))
+
+    def choice_probabilities(self, prompt: Prompt, options: Sequence[str]) -> list[float]:
+        started = time.perf_counter()
+        base = self._tokens(prompt)
+        sequences = [
+            self._llm.tokenize(option.encode("utf-8"), add_bos=False, special=False)
+            for option in options
+        ]
+        if any(not seq for seq in sequences) or len({tuple(s) for s in sequences}) < len(options):
+            raise JudgeError(f"options must be distinct and non-empty: {list(options)!r}")
+        longest = max(len(seq) for seq in sequences)
+        # log-probabilities of each token path, each prefix evaluated once (prefix reuse)
+        memo: dict[tuple[int, ...], np.ndarray] = {}
+
+        def log_softmax_after(path: tuple[int, ...]) -> np.ndarray:
+            if path not in memo:
+                self._evaluate(base + list(path), reserve=longest)
+                logits = self._last_logits()
+                memo[path] = logits - np.logaddexp.reduce(logits)
+            return memo[path]
+
+        scores = []
+        for seq in sequences:
+            total = 0.0
+            for i, token in enumerate(seq):
+                total += float(log_softmax_after(tuple(seq[:i]))[token])
+            # an option that other options extend ("1" of "10") counts only if the reply
+            # stops there: take away the mass of the tokens that continue it
+            continuing = {
+                o[len(seq)] for o in sequences if len(o) > len(seq) and o[: len(seq)] == seq
+            }
+            if continuing:
+                after = log_softmax_after(tuple(seq))
+                stop = 1.0 - float(np.exp(after[list(continuing)]).sum())
+                total += float(np.log(max(stop, 1e-12)))
+            scores.append(total)
+        values = np.exp(np.array(scores) - np.logaddexp.reduce(scores))
+        self.usage.judge_calls += 1
+        self.usage.seconds += time.perf_counter() - started
+        return [float(v) for v in values]
 
     def _sampler(self, schema: Schema) -> Any:
         from llama_cpp import LlamaGrammar

@@ -103,33 +103,31 @@ def _split_latin(block: str) -> list[str]:
     return pieces
 
 
-def split_sentences(text: str, min_chars: int = 3) -> list[str]:
+def split_sentences(text: str) -> list[str]:
     """Split text into sentences, keeping each sentence's text exactly as written.
 
     Lines (list items, paragraphs) are split first, then Chinese end punctuation, then
-    Latin sentence ends. Fragments with fewer than `min_chars` letters or digits (a
-    stray bullet, a lone number) are merged into the sentence before them.
+    Latin sentence ends. A piece without any letter (a list number such as "1.", a lone
+    dash) is not a statement: it is joined to the sentence that follows it on its line,
+    or else to the one before.
     """
     text = unicodedata.normalize("NFC", text)
     sentences: list[str] = []
     for line in re.split(r"\n+", text):
-        line = line.strip()
-        if not line:
-            continue
-        for cjk_piece in _split_keep(line, _CJK_END):
+        pending = ""
+        for cjk_piece in _split_keep(line.strip(), _CJK_END):
             for piece in _split_latin(cjk_piece):
                 piece = piece.strip()
                 if not piece:
                     continue
-                if sentences and _content_length(piece) < min_chars:
-                    sentences[-1] = f"{sentences[-1]} {piece}"
-                elif _content_length(piece) > 0:
-                    sentences.append(piece)
+                if not _LETTER.search(piece):
+                    pending = f"{pending} {piece}".strip()
+                    continue
+                sentences.append(f"{pending} {piece}" if pending else piece)
+                pending = ""
+        if pending and sentences:
+            sentences[-1] = f"{sentences[-1]} {pending}"
     return sentences
-
-
-def _content_length(text: str) -> int:
-    return sum(1 for ch in text if ch.isalnum())
 
 
 def _split_keep(text: str, pattern: re.Pattern[str]) -> list[str]:

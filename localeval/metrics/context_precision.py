@@ -55,11 +55,7 @@ class ContextPrecision:
         #    chunk is useless without asking
         judge = require_judge(tools)
         useful = [
-            judge.yes_probability(
-                rag.passage_useful(
-                    sample.question, sample.contexts, k, target, against == "reference_answer"
-                )
-            )
+            judge.yes_probability(rag.passage_useful(sample.question, sample.contexts, k, target))
             if chunk.strip()
             else 0.0
             for k, chunk in enumerate(sample.contexts, start=1)

@@ -45,12 +45,7 @@ class ContextRecall:
         # 2. one yes/no question per statement, sharing the passages as prompt prefix
         judge = require_judge(tools)
         attribution = [
-            judge.yes_probability(
-                rag.sentence_attributable(
-                    sample.question, sample.contexts, sample.reference_answer, s
-                )
-            )
-            for s in statements
+            judge.yes_probability(rag.context_says(sample.contexts, s)) for s in statements
         ]
         # 3. the share of the reference the passages cover
         return MetricResult(

@@ -46,12 +46,7 @@ class Faithfulness:
             )
         # 2. one yes/no question per statement, sharing the passages as prompt prefix
         judge = require_judge(tools)
-        support = [
-            judge.yes_probability(
-                rag.statement_supported(sample.question, sample.contexts, sample.answer, s)
-            )
-            for s in statements
-        ]
+        support = [judge.yes_probability(rag.context_says(sample.contexts, s)) for s in statements]
         # 3. the share of the answer that is supported, weighted by the judge's confidence
         return MetricResult(
             sum(support) / len(support),

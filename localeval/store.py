@@ -1,0 +1,78 @@
+"""The local SQLite database: run history and the judge/embedding cache share one file.
+
+The schema is versioned from the first release on: `MIGRATIONS[i]` takes a database from
+version i to i + 1, and `open_store` applies whatever is missing in one transaction each.
+WAL journaling keeps the file consistent if the process is killed at any moment.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from localeval.errors import UsageError
+
+DB_ENV = "LOCALEVAL_DB"
+DEFAULT_DB = Path(".localeval") / "localeval.db"
+
+#: each entry is the SQL that upgrades the schema by one version; append, never edit
+MIGRATIONS: list[str] = [
+    # 1: the judge and embedding caches (see localeval.cache)
+    """
+    CREATE TABLE judge_cache (
+        key TEXT PRIMARY KEY,          -- sha256 of judge sha256, call kind, prompt, schema
+        judge_sha256 TEXT NOT NULL,
+        kind TEXT NOT NULL,            -- 'yes_probability' | 'generate'
+        value TEXT NOT NULL,           -- JSON
+        prompt_tokens INTEGER NOT NULL,
+        generated_tokens INTEGER NOT NULL,
+        created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+    );
+    CREATE TABLE embedding_cache (
+        key TEXT PRIMARY KEY,          -- sha256 of embedder sha256 and text
+        embedder_sha256 TEXT NOT NULL,
+        vector BLOB NOT NULL,          -- float32, little-endian
+        created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+    );
+    """,
+]
+
+
+def default_db_path() -> Path:
+    """$LOCALEVAL_DB, else .localeval/localeval.db in the working folder."""
+    return Path(os.environ[DB_ENV]) if os.environ.get(DB_ENV) else DEFAULT_DB
+
+
+def schema_version(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(connection: sqlite3.Connection) -> None:
+    """Apply the migrations this database lacks, each in its own transaction."""
+    version = schema_version(connection)
+    if version > len(MIGRATIONS):
+        raise UsageError(
+            f"database schema version {version} is newer than this localeval "
+            f"understands ({len(MIGRATIONS)}); upgrade localeval"
+        )
+    for target, sql in enumerate(MIGRATIONS[version:], start=version + 1):
+        with connection:
+            connection.executescript(f"BEGIN;\n{sql}\nPRAGMA user_version = {target};\nCOMMIT;")
+
+
+def open_store(path: Path | None = None) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database; UsageError if it cannot be used."""
+    db = path or default_db_path()
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(db, timeout=30, isolation_level=None)
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA foreign_keys = ON")
+        migrate(connection)
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"database {db}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"database {db}: {exc.strerror or exc}") from None
+    return connection

@@ -1,0 +1,225 @@
+"""The command line: exit codes, messages, and the results.json contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from fakes import FakeEmbedder, ScriptedJudge
+
+from localeval import app
+from localeval.cli import main
+from localeval.metrics import Tools
+
+QUESTION = "When was the tower finished?"
+ROW = {
+    "sample_id": "q1",
+    "category": "history",
+    "question": QUESTION,
+    "contexts": ["The tower was finished in 1889."],
+    "answer": "It was finished in 1889.",
+    "reference_answer": "In 1889.",
+}
+
+
+def good_answers() -> list[Any]:
+    # precision (1 chunk), faithfulness (1 statement), recall (1 sentence),
+    # relevancy: noncommittal probability, then the generated questions
+    return [0.9, 0.95, 0.9, 0.05, {"questions": [QUESTION] * 3}]
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "data.jsonl"
+    path.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+    return path
+
+
+def use_fakes(monkeypatch: pytest.MonkeyPatch, answers: list[Any]) -> ScriptedJudge:
+    judge = ScriptedJudge(answers)
+
+    def fake_load_tools(*_args: object, **_kwargs: object) -> Tools:
+        return Tools(judge=judge, embedder=FakeEmbedder())
+
+    monkeypatch.setattr(app, "load_tools", fake_load_tools)
+    return judge
+
+
+def forbid_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(*_args: object, **_kwargs: object) -> Tools:
+        raise AssertionError("models must not be loaded")
+
+    monkeypatch.setattr(app, "load_tools", fail)
+
+
+def test_evaluate_passes_gates_and_writes_contract(
+    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path
+) -> None:
+    judge = use_fakes(monkeypatch, good_answers())
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(main, ["evaluate", str(data), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    judge.assert_done()
+    assert "PASS  faithfulness = 0.950 >= 0.80" in result.stdout
+    report = json.loads(out.read_text())
+    assert set(report) >= {"run", "summary", "gates", "samples"}
+    assert set(report["run"]) >= {"id", "created", "judge", "embedder", "metrics", "usage"}
+    assert set(report["run"]["usage"]) >= {"judge_calls", "cached_calls", "prompt_tokens",
+                                           "generated_tokens", "seconds"}
+    assert report["run"]["usage"]["judge_calls"] == 5
+    assert report["summary"]["faithfulness"]["mean"] == pytest.approx(0.95)
+    assert set(report["summary"]["faithfulness"]) == {"mean", "n", "n_undefined", "ci95"}
+    (sample,) = report["samples"]
+    assert sample["sample_id"] == "q1" and sample["category"] == "history"
+    assert sample["details"]["faithfulness"]["statements"] == ["It was finished in 1889."]
+    assert {g["metric"] for g in report["gates"]} == {
+        "faithfulness", "answer_relevancy", "context_recall", "context_precision"}
+
+
+def test_failing_gate_exits_1_with_cause_and_remedy(
+    monkeypatch: pytest.MonkeyPatch, data: Path
+) -> None:
+    answers = good_answers()
+    answers[1] = 0.2  # faithfulness
+    use_fakes(monkeypatch, answers)
+    result = CliRunner().invoke(main, ["evaluate", str(data)])
+    assert result.exit_code == 1
+    assert (
+        "FAIL  faithfulness = 0.200, below the threshold 0.80. Likely cause: the generator "
+        "invents beyond the retrieved context." in result.stdout
+    )
+    assert "require citations of the context" in result.stdout
+
+
+def test_threshold_override(monkeypatch: pytest.MonkeyPatch, data: Path) -> None:
+    answers = good_answers()
+    answers[1] = 0.2
+    use_fakes(monkeypatch, answers)
+    result = CliRunner().invoke(
+        main, ["evaluate", str(data), "--threshold", "faithfulness=0.1"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "PASS  faithfulness = 0.200 >= 0.10" in result.stdout
+
+
+def test_single_metric(monkeypatch: pytest.MonkeyPatch, data: Path) -> None:
+    judge = use_fakes(monkeypatch, [0.95])
+    result = CliRunner().invoke(main, ["evaluate", str(data), "-m", "faithfulness"])
+    assert result.exit_code == 0, result.output
+    judge.assert_done()
+    assert "context_recall" not in result.stdout
+
+
+def test_undefined_scores_are_counted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({**ROW, "reference_answer": None}) + "\n")
+    use_fakes(monkeypatch, [])
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        main, ["evaluate", str(path), "-m", "context_recall", "-o", str(out)]
+    )
+    assert result.exit_code == 1  # a gate with no defined score fails
+    report = json.loads(out.read_text())
+    assert report["summary"]["context_recall"] == {"mean": None, "n": 0, "n_undefined": 1,
+                                                   "ci95": None}
+    assert report["samples"][0]["scores"] == {"context_recall": None}
+    assert report["samples"][0]["details"]["context_recall"] == {
+        "undefined_reason": "no reference_answer"}
+
+
+def test_bad_input_exits_2_before_loading_models(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    forbid_models(monkeypatch)
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(ROW) + "\n" + json.dumps({**ROW, "contexts": "text"}) + "\n")
+    result = CliRunner().invoke(main, ["evaluate", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: {path}, line 2, field 'contexts': must be a list of strings, got a string\n"
+    )
+
+
+def test_unknown_metric_and_bad_threshold_exit_2(
+    monkeypatch: pytest.MonkeyPatch, data: Path
+) -> None:
+    forbid_models(monkeypatch)
+    result = CliRunner().invoke(main, ["evaluate", str(data), "-m", "fluency"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: unknown metric 'fluency' (known: answer_relevancy")
+    result = CliRunner().invoke(main, ["evaluate", str(data), "--threshold", "faithfulness=2"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --threshold 'faithfulness=2': the value must be between 0 and 1\n"
+    )
+
+
+def test_unwritable_output_fails_before_models(
+    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path
+) -> None:
+    forbid_models(monkeypatch)
+    out = tmp_path / "missing" / "r.json"
+    result = CliRunner().invoke(main, ["evaluate", str(data), "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: --output {out}: folder {out.parent} does not exist\n"
+
+
+def test_internal_error_exits_3_without_traceback(
+    monkeypatch: pytest.MonkeyPatch, data: Path
+) -> None:
+    class BrokenJudge(ScriptedJudge):
+        def yes_probability(self, prompt: object) -> float:
+            raise RuntimeError("boom")
+
+    monkeypatch.setattr(app, "load_tools", lambda *a, **k: Tools(judge=BrokenJudge()))
+    monkeypatch.delenv("LOCALEVAL_DEBUG", raising=False)
+    result = CliRunner().invoke(main, ["evaluate", str(data), "-m", "faithfulness"])
+    assert result.exit_code == 3
+    assert "Internal error: RuntimeError: boom" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_missing_model_file_is_one_line_error(tmp_path: Path, data: Path) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(
+        'default_judge = "j"\ndefault_embedder = "e"\n'
+        '[judges.j]\npath = "nowhere.gguf"\n[embedders.e]\npath = "nowhere"\n'
+    )
+    result = CliRunner().invoke(
+        main, ["evaluate", str(data), "-m", "faithfulness", "--models", str(models)]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: judge model 'j' {tmp_path / 'nowhere.gguf'}: file not found. Run "
+        "scripts/setup.sh to provision it, or fix its path/sha256 in models.toml."
+    )
+
+
+def test_corrupt_model_file_is_refused(tmp_path: Path, data: Path) -> None:
+    (tmp_path / "bad.gguf").write_bytes(b"not a gguf at all, just text" * 10)
+    models = tmp_path / "models.toml"
+    models.write_text('[judges.j]\npath = "bad.gguf"\n[embedders.e]\npath = "x"\n')
+    result = CliRunner().invoke(
+        main, ["evaluate", str(data), "-m", "faithfulness", "--models", str(models)]
+    )
+    assert result.exit_code == 2
+    assert "is not a GGUF file (bad magic number)" in result.stderr
+
+
+def test_models_command_lists_status(tmp_path: Path) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text('[judges.j]\npath = "j.gguf"\n[embedders.e]\npath = "e"\n')
+    result = CliRunner().invoke(main, ["models", "--models", str(models)])
+    assert result.exit_code == 0
+    assert "* j" in result.stdout and "PROBLEM: file not found" in result.stdout
+
+
+def test_unknown_judge_name(tmp_path: Path, data: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["evaluate", str(data), "-m", "faithfulness", "--judge", "gpt-9"]
+    )
+    assert result.exit_code == 2
+    assert "no judge model named 'gpt-9'" in result.stderr

@@ -1,0 +1,196 @@
+"""Each metric's arithmetic and edge cases, with a scripted judge and a fake embedder."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import FakeEmbedder, OutOfAnswers, ScriptedJudge
+
+from localeval.dataset import Sample
+from localeval.metrics import Tools
+from localeval.metrics.answer_relevancy import AnswerRelevancy
+from localeval.metrics.context_precision import ContextPrecision, average_precision
+from localeval.metrics.context_recall import ContextRecall
+from localeval.metrics.faithfulness import Faithfulness
+
+CONTEXTS = ["Paris is the capital of France.", "The Eiffel Tower was finished in 1889."]
+
+
+def sample(**fields: object) -> Sample:
+    base: dict[str, object] = {
+        "sample_id": "s1",
+        "question": "When was the Eiffel Tower finished?",
+        "contexts": list(CONTEXTS),
+        "answer": "The Eiffel Tower was finished in 1889. It is in Paris.",
+        "reference_answer": "It was finished in 1889.",
+    }
+    base.update(fields)
+    return Sample(**base)  # type: ignore[arg-type]
+
+
+# -- faithfulness ------------------------------------------------------------------------
+
+
+def test_faithfulness_is_mean_support_over_statements() -> None:
+    judge = ScriptedJudge([0.9, 0.3])
+    result = Faithfulness().score(sample(), Tools(judge=judge))
+    judge.assert_done()
+    assert result.score == pytest.approx(0.6)
+    assert result.details["statements"] == [
+        "The Eiffel Tower was finished in 1889.",
+        "It is in Paris.",
+    ]
+    assert result.details["verdicts"] == ["supported", "unsupported"]
+    assert result.details["support"] == [0.9, 0.3]
+
+
+def test_faithfulness_asks_about_each_statement_after_the_shared_passages() -> None:
+    judge = ScriptedJudge([1.0, 1.0])
+    Faithfulness().score(sample(), Tools(judge=judge))
+    first, second = (p.user for p in judge.prompts)
+    assert first.endswith('say that "The Eiffel Tower was finished in 1889."? Answer Yes or No.')
+    assert second.endswith('say that "It is in Paris."? Answer Yes or No.')
+    shared = first[: first.index("Does the context")]
+    assert second.startswith(shared)  # the contexts form a common prefix
+    assert CONTEXTS[0] in shared and CONTEXTS[1] in shared
+
+
+def test_faithfulness_undefined_without_contexts_or_answer() -> None:
+    judge = ScriptedJudge([])
+    assert Faithfulness().score(sample(contexts=None), Tools(judge=judge)).reason == "no contexts"
+    assert Faithfulness().score(sample(answer=None), Tools(judge=judge)).reason == "no answer"
+    assert Faithfulness().score(sample(answer="  "), Tools(judge=judge)).reason == "no answer"
+
+
+def test_faithfulness_undefined_when_answer_has_no_statements() -> None:
+    result = Faithfulness().score(sample(answer="..."), Tools(judge=ScriptedJudge([])))
+    assert result.score is None
+    assert result.reason == "the answer has no statements"
+
+
+def test_faithfulness_zero_with_empty_contexts_without_asking() -> None:
+    result = Faithfulness().score(sample(contexts=[]), Tools(judge=ScriptedJudge([])))
+    assert result.score == 0.0
+    assert "no contexts were retrieved" in result.details["note"]
+
+
+def test_faithfulness_too_many_questions_fails_loudly() -> None:
+    with pytest.raises(OutOfAnswers):
+        Faithfulness().score(sample(), Tools(judge=ScriptedJudge([0.5])))
+
+
+# -- context recall ----------------------------------------------------------------------
+
+
+def test_context_recall_mean_attribution() -> None:
+    judge = ScriptedJudge([0.8, 0.0])
+    s = sample(reference_answer="It was finished in 1889. It was painted red.")
+    result = ContextRecall().score(s, Tools(judge=judge))
+    judge.assert_done()
+    assert result.score == pytest.approx(0.4)
+    assert result.details["verdicts"] == ["attributed", "not attributed"]
+
+
+def test_context_recall_undefined_without_reference() -> None:
+    result = ContextRecall().score(sample(reference_answer=None), Tools(judge=ScriptedJudge()))
+    assert result.score is None and result.reason == "no reference_answer"
+
+
+def test_context_recall_zero_with_empty_contexts() -> None:
+    result = ContextRecall().score(sample(contexts=[]), Tools(judge=ScriptedJudge()))
+    assert result.score == 0.0
+
+
+# -- context precision -------------------------------------------------------------------
+
+
+def test_average_precision_matches_definition() -> None:
+    # useful chunks at ranks 1 and 3: (1/1*1 + 2/3*1) / 2
+    assert average_precision([1, 0, 1]) == pytest.approx((1 + 2 / 3) / 2)
+    assert average_precision([0, 1]) == pytest.approx(0.5)
+    assert average_precision([1, 1]) == pytest.approx(1.0)
+    assert average_precision([0, 0, 0]) == 0.0
+
+
+def test_context_precision_uses_probabilities_in_rank_order() -> None:
+    judge = ScriptedJudge([0.0, 1.0])
+    result = ContextPrecision().score(sample(), Tools(judge=judge))
+    judge.assert_done()
+    assert result.score == pytest.approx(0.5)
+    assert result.details["verdicts"] == ["not useful", "useful"]
+    assert result.details["judged_against"] == "reference_answer"
+
+
+def test_context_precision_all_chunks_irrelevant_is_zero() -> None:
+    result = ContextPrecision().score(sample(), Tools(judge=ScriptedJudge([0.0, 0.0])))
+    assert result.score == 0.0
+
+
+def test_context_precision_reads_chunks_incrementally() -> None:
+    judge = ScriptedJudge([1.0, 1.0])
+    ContextPrecision().score(sample(), Tools(judge=judge))
+    first, second = (p.user for p in judge.prompts)
+    assert CONTEXTS[1] not in first  # chunk 2 is not shown when chunk 1 is judged
+    assert second.startswith(first[: first.index(CONTEXTS[0]) + len(CONTEXTS[0])])
+
+
+def test_context_precision_falls_back_to_answer() -> None:
+    judge = ScriptedJudge([1.0, 0.0])
+    result = ContextPrecision().score(sample(reference_answer=None), Tools(judge=judge))
+    assert result.details["judged_against"] == "answer"
+    assert result.score == pytest.approx(1.0)
+
+
+def test_context_precision_undefined_cases() -> None:
+    tools = Tools(judge=ScriptedJudge())
+    assert ContextPrecision().score(sample(contexts=[]), tools).reason == "no contexts"
+    assert ContextPrecision().score(sample(contexts=None), tools).reason == "no contexts"
+    no_target = sample(reference_answer=None, answer=None)
+    assert "no reference_answer or answer" in (ContextPrecision().score(no_target, tools).reason
+                                                or "")
+
+
+def test_context_precision_empty_chunk_not_useful_without_asking() -> None:
+    judge = ScriptedJudge([1.0])
+    result = ContextPrecision().score(sample(contexts=["  ", CONTEXTS[1]]), Tools(judge=judge))
+    judge.assert_done()
+    assert result.details["usefulness"] == [0.0, 1.0]
+
+
+# -- answer relevancy --------------------------------------------------------------------
+
+
+def test_answer_relevancy_mean_cosine_of_generated_questions() -> None:
+    question = "When was the Eiffel Tower finished?"
+    judge = ScriptedJudge([0.1, {"questions": [question, question, "Where is Paris?"]}])
+    embedder = FakeEmbedder()
+    result = AnswerRelevancy().score(sample(), Tools(judge=judge, embedder=embedder))
+    judge.assert_done()
+    sims = result.details["similarities"]
+    assert sims[0] == pytest.approx(1.0) and sims[1] == pytest.approx(1.0)
+    assert sims[2] < 0.5
+    assert result.score == pytest.approx(sum(sims) / 3, abs=1e-3)
+    assert result.details["language"] == "en"
+
+
+def test_answer_relevancy_noncommittal_answer_scores_zero() -> None:
+    question = "When was the Eiffel Tower finished?"
+    judge = ScriptedJudge([0.93, {"questions": [question] * 3}])
+    result = AnswerRelevancy().score(
+        sample(answer="I don't know."), Tools(judge=judge, embedder=FakeEmbedder())
+    )
+    assert result.score == 0.0
+    assert result.details["noncommittal_probability"] == 0.93
+
+
+def test_answer_relevancy_chinese_question_gets_chinese_prompt() -> None:
+    judge = ScriptedJudge([0.0, {"questions": ["埃菲尔铁塔何时建成？"] * 3}])
+    s = sample(question="埃菲尔铁塔何时建成？", answer="埃菲尔铁塔于1889年建成。")
+    result = AnswerRelevancy().score(s, Tools(judge=judge, embedder=FakeEmbedder()))
+    assert result.details["language"] == "zh"
+    assert "中文" in judge.prompts[1].user
+    assert result.score == pytest.approx(1.0)
+
+
+def test_answer_relevancy_undefined_without_answer() -> None:
+    result = AnswerRelevancy().score(sample(answer=None), Tools(judge=ScriptedJudge()))
+    assert result.score is None and result.reason == "no answer"

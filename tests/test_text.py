@@ -1,0 +1,47 @@
+"""Sentence splitting and language detection for English, Chinese and mixed text."""
+
+from __future__ import annotations
+
+from localeval.text import detect_language, split_sentences
+
+
+def test_english_sentences() -> None:
+    text = "Dr. Smith joined U.S. Steel in 1990. He left in 2001! Why? Nobody knows."
+    assert split_sentences(text) == [
+        "Dr. Smith joined U.S. Steel in 1990.",
+        "He left in 2001!",
+        "Why?",
+        "Nobody knows.",
+    ]
+
+
+def test_decimals_and_initials_do_not_split() -> None:
+    assert split_sentences("It weighs 3.5 kg. J. R. R. Tolkien wrote it.") == [
+        "It weighs 3.5 kg.",
+        "J. R. R. Tolkien wrote it.",
+    ]
+
+
+def test_chinese_sentences() -> None:
+    text = "团队版每月12欧元。个人版免费！是否支持退款？支持。"
+    assert split_sentences(text) == ["团队版每月12欧元。", "个人版免费！", "是否支持退款？", "支持。"]
+
+
+def test_mixed_lines_and_bullets() -> None:
+    text = "Plans:\n- Personal is free.\n- Team costs 12 EUR.\n\n中文句子。"
+    assert split_sentences(text) == ["Plans:", "- Personal is free.", "- Team costs 12 EUR.",
+                                     "中文句子。"]
+
+
+def test_pieces_without_letters_join_a_sentence() -> None:
+    assert split_sentences("It is done. 1.") == ["It is done. 1."]
+    assert split_sentences("1. Open it. 2. Close it.") == ["1. Open it.", "2. Close it."]
+    assert split_sentences("") == []
+    assert split_sentences("...") == []
+
+
+def test_detect_language() -> None:
+    assert detect_language("团队版每月多少钱？") == "zh"
+    assert detect_language("How much is the Team plan?") == "en"
+    assert detect_language("Nimbus Drive 团队版每月多少钱？") == "zh"
+    assert detect_language("12345") == "en"
