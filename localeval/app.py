@@ -10,7 +10,7 @@ import click
 from localeval.config import load_models_config
 from localeval.dataset import load_samples
 from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates, parse_threshold
-from localeval.metrics import METRIC_NAMES, build_metric
+from localeval.metrics import build_metric, metric_names
 from localeval.modelfiles import check_embedder_dir, check_gguf
 from localeval.progress import Progress
 from localeval.report import console
@@ -36,7 +36,7 @@ def evaluate_file(
     names = order_metrics(metrics)
     thresholds = dict(DEFAULT_THRESHOLDS)
     for text in threshold_overrides:
-        metric, value = parse_threshold(text, METRIC_NAMES)
+        metric, value = parse_threshold(text, metric_names())
         thresholds[metric] = value
     samples = load_samples(data)
     if output is not None:

@@ -13,7 +13,7 @@ from localeval.config import ModelsConfig
 from localeval.dataset import Sample
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Usage
-from localeval.metrics import METRIC_NAMES, RAG_METRICS, Metric, MetricResult, Tools, build_metric
+from localeval.metrics import RAG_METRICS, Metric, MetricResult, Tools, build_metric, metric_names
 from localeval.prompts import PROMPT_VERSION
 from localeval.stats import MetricSummary, summarize
 
@@ -68,12 +68,14 @@ class RunResult:
 def order_metrics(names: Iterable[str]) -> list[str]:
     """Validate metric names and put them in the order that shares prompt prefixes best."""
     wanted = list(dict.fromkeys(names)) or list(RAG_METRICS)
-    unknown = [n for n in wanted if n not in METRIC_NAMES]
+    known = metric_names()
+    unknown = [n for n in wanted if n not in known]
     if unknown:
-        raise UsageError(
-            f"unknown metric '{unknown[0]}' (known: {', '.join(sorted(METRIC_NAMES))})"
-        )
-    return sorted(wanted, key=RAG_METRICS.index)
+        raise UsageError(f"unknown metric '{unknown[0]}' (known: {', '.join(sorted(known))})")
+    # the RAG metrics first, in prefix-sharing order; any others after, as given
+    return sorted(
+        wanted, key=lambda n: RAG_METRICS.index(n) if n in RAG_METRICS else len(RAG_METRICS)
+    )
 
 
 def new_run_id() -> str:

@@ -19,9 +19,10 @@ class OutOfAnswers(AssertionError):
 
 
 class ScriptedJudge:
-    """Answers each call with the next canned answer: a float for `yes_probability`, a list of
-    floats for `choice_probabilities`, a JSON value for `generate`. Raises when the script runs out or the call kind does not match,
-    so a test fails if a metric asks more, fewer or other questions than it should."""
+    """Answers each call with the next canned answer: a float for `yes_probability`, a list
+    of floats for `choice_probabilities`, a JSON value for `generate`. Raises when the script
+    runs out or the call kind does not match, so a test fails if a metric asks more, fewer or
+    other questions than it should."""
 
     name = "scripted"
     sha256 = "0" * 64

@@ -67,8 +67,13 @@ def test_evaluate_passes_gates_and_writes_contract(
     report = json.loads(out.read_text())
     assert set(report) >= {"run", "summary", "gates", "samples"}
     assert set(report["run"]) >= {"id", "created", "judge", "embedder", "metrics", "usage"}
-    assert set(report["run"]["usage"]) >= {"judge_calls", "cached_calls", "prompt_tokens",
-                                           "generated_tokens", "seconds"}
+    assert set(report["run"]["usage"]) >= {
+        "judge_calls",
+        "cached_calls",
+        "prompt_tokens",
+        "generated_tokens",
+        "seconds",
+    }
     assert report["run"]["usage"]["judge_calls"] == 5
     assert report["summary"]["faithfulness"]["mean"] == pytest.approx(0.95)
     assert set(report["summary"]["faithfulness"]) == {"mean", "n", "n_undefined", "ci95"}
@@ -76,7 +81,11 @@ def test_evaluate_passes_gates_and_writes_contract(
     assert sample["sample_id"] == "q1" and sample["category"] == "history"
     assert sample["details"]["faithfulness"]["statements"] == ["It was finished in 1889."]
     assert {g["metric"] for g in report["gates"]} == {
-        "faithfulness", "answer_relevancy", "context_recall", "context_precision"}
+        "faithfulness",
+        "answer_relevancy",
+        "context_recall",
+        "context_precision",
+    }
 
 
 def test_failing_gate_exits_1_with_cause_and_remedy(
@@ -98,9 +107,7 @@ def test_threshold_override(monkeypatch: pytest.MonkeyPatch, data: Path) -> None
     answers = good_answers()
     answers[1] = 0.2
     use_fakes(monkeypatch, answers)
-    result = CliRunner().invoke(
-        main, ["evaluate", str(data), "--threshold", "faithfulness=0.1"]
-    )
+    result = CliRunner().invoke(main, ["evaluate", str(data), "--threshold", "faithfulness=0.1"])
     assert result.exit_code == 0, result.output
     assert "PASS  faithfulness = 0.200 >= 0.10" in result.stdout
 
@@ -123,11 +130,16 @@ def test_undefined_scores_are_counted(monkeypatch: pytest.MonkeyPatch, tmp_path:
     )
     assert result.exit_code == 1  # a gate with no defined score fails
     report = json.loads(out.read_text())
-    assert report["summary"]["context_recall"] == {"mean": None, "n": 0, "n_undefined": 1,
-                                                   "ci95": None}
+    assert report["summary"]["context_recall"] == {
+        "mean": None,
+        "n": 0,
+        "n_undefined": 1,
+        "ci95": None,
+    }
     assert report["samples"][0]["scores"] == {"context_recall": None}
     assert report["samples"][0]["details"]["context_recall"] == {
-        "undefined_reason": "no reference_answer"}
+        "undefined_reason": "no reference_answer"
+    }
 
 
 def test_bad_input_exits_2_before_loading_models(

@@ -14,8 +14,9 @@ ROW = {"question": "Q?", "contexts": ["c1", "c2"], "answer": "A.", "reference_an
 
 
 def write_jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8"
+    )
     return path
 
 
@@ -33,11 +34,21 @@ def test_jsonl_loads_with_defaults(tmp_path: Path) -> None:
 
 
 def test_ragas_aliases_load_unchanged(tmp_path: Path) -> None:
-    row = {"user_input": "Q?", "retrieved_contexts": ["c"], "response": "A.",
-           "reference": "R.", "id": 7}
+    row = {
+        "user_input": "Q?",
+        "retrieved_contexts": ["c"],
+        "response": "A.",
+        "reference": "R.",
+        "id": 7,
+    }
     (s,) = load_samples(write_jsonl(tmp_path / "d.jsonl", [row]))
     assert (s.question, s.contexts, s.answer, s.reference_answer, s.sample_id) == (
-        "Q?", ["c"], "A.", "R.", "7")
+        "Q?",
+        ["c"],
+        "A.",
+        "R.",
+        "7",
+    )
     (g,) = load_samples(write_jsonl(tmp_path / "g.jsonl", [{"question": "Q", "ground_truth": "G"}]))
     assert g.reference_answer == "G"
 
@@ -62,15 +73,16 @@ def test_json_that_is_not_an_array(tmp_path: Path) -> None:
 
 def test_csv_with_contexts_as_json_array(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
-    path.write_text('question,contexts,answer\n"Q, with comma","[""c1"", ""c2""]",A\n',
-                    encoding="utf-8")
+    path.write_text(
+        'question,contexts,answer\n"Q, with comma","[""c1"", ""c2""]",A\n', encoding="utf-8"
+    )
     (s,) = load_samples(path)
     assert s.question == "Q, with comma" and s.contexts == ["c1", "c2"] and s.line == 2
 
 
 def test_csv_bad_contexts_cell(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
-    path.write_text("question,contexts\nQ1,\"[\"\"ok\"\"]\"\nQ2,not json\n")
+    path.write_text('question,contexts\nQ1,"[""ok""]"\nQ2,not json\n')
     assert str(error_of(path)) == (
         f"{path}, line 3, field 'contexts': must be a JSON array of strings in a CSV cell"
     )

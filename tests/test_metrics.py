@@ -145,8 +145,9 @@ def test_context_precision_undefined_cases() -> None:
     assert ContextPrecision().score(sample(contexts=[]), tools).reason == "no contexts"
     assert ContextPrecision().score(sample(contexts=None), tools).reason == "no contexts"
     no_target = sample(reference_answer=None, answer=None)
-    assert "no reference_answer or answer" in (ContextPrecision().score(no_target, tools).reason
-                                                or "")
+    assert "no reference_answer or answer" in (
+        ContextPrecision().score(no_target, tools).reason or ""
+    )
 
 
 def test_context_precision_empty_chunk_not_useful_without_asking() -> None:

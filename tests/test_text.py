@@ -24,13 +24,22 @@ def test_decimals_and_initials_do_not_split() -> None:
 
 def test_chinese_sentences() -> None:
     text = "团队版每月12欧元。个人版免费！是否支持退款？支持。"
-    assert split_sentences(text) == ["团队版每月12欧元。", "个人版免费！", "是否支持退款？", "支持。"]
+    assert split_sentences(text) == [
+        "团队版每月12欧元。",
+        "个人版免费！",
+        "是否支持退款？",
+        "支持。",
+    ]
 
 
 def test_mixed_lines_and_bullets() -> None:
     text = "Plans:\n- Personal is free.\n- Team costs 12 EUR.\n\n中文句子。"
-    assert split_sentences(text) == ["Plans:", "- Personal is free.", "- Team costs 12 EUR.",
-                                     "中文句子。"]
+    assert split_sentences(text) == [
+        "Plans:",
+        "- Personal is free.",
+        "- Team costs 12 EUR.",
+        "中文句子。",
+    ]
 
 
 def test_pieces_without_letters_join_a_sentence() -> None:
