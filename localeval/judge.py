@@ -17,17 +17,29 @@ from localeval.schema import Schema
 
 @dataclass(frozen=True)
 class Prompt:
-    """A system message and a user message.
+    """A system message and a user message, the user message in segments.
 
-    Write the parts several prompts share (the passages) at the start of `user` and what
-    differs (the statement being asked about) at its end: the judge re-evaluates only the
-    tokens after the longest prefix it has already evaluated.
+    Put what several prompts share (the contexts) in the first segments and what differs
+    (the statement asked about) in the last: the judge reuses the evaluated state of a run
+    of identical leading segments instead of evaluating them again. Segment boundaries are
+    also where reuse may start, so the numbers a prompt gives never depend on which prompts
+    came before it.
     """
 
     system: str
-    user: str
+    segments: tuple[str, ...]
     #: text the reply is made to begin with (e.g. "Score: "), for reading what comes next
     reply_prefix: str = ""
+
+    @classmethod
+    def of(cls, system: str, *segments: str, reply_prefix: str = "") -> Prompt:
+        """A prompt whose user message is the given segments, in order."""
+        return cls(system, tuple(s for s in segments if s), reply_prefix)
+
+    @property
+    def user(self) -> str:
+        """The whole user message."""
+        return "".join(self.segments)
 
 
 @dataclass

@@ -2,10 +2,13 @@
 
 Three things make its verdicts cheap and reproducible:
 
-* Prefix reuse. llama.cpp keeps the key/value state of the tokens it has evaluated. Before
-  each call the new prompt's tokens are compared with those; only the tokens after the
-  longest common prefix are evaluated. Prompts that share their passages cost the passages
-  once.
+* Prefix reuse at segment boundaries. llama.cpp keeps the key/value state of the tokens
+  it has evaluated. A prompt is a list of segments (the chat template's head with the
+  system message, one segment per context chunk, the question); the leading segments a new
+  prompt shares with the evaluated state are reused and only the rest is evaluated, one
+  segment per llama.cpp call. Because a segment is always evaluated on its own, from its
+  own start, its numbers are the same whichever prompts came before: reuse saves time and
+  never changes a score.
 * Yes/no verdicts are read, not generated: after the prompt, the logits of the first reply
   token give P(Yes) against P(No), which is both the verdict and its confidence.
 * Structured replies are generated greedily under a grammar compiled from a typed schema
@@ -15,6 +18,7 @@ Three things make its verdicts cheap and reproducible:
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -35,6 +39,8 @@ NO_WORDS = ("No", "no", "NO", " No", " no", "否")
 _SYSTEM_SLOT = "\x00localeval-system\x00"
 _USER_SLOT = "\x00localeval-user\x00"
 
+Segment = tuple[int, ...]
+
 
 class LlamaJudge:
     """Judge backed by llama-cpp-python; load once per run and reuse for every sample."""
@@ -45,8 +51,6 @@ class LlamaJudge:
             f"judge model '{config.name}'",
             "Run scripts/setup.sh to provision it, or fix its path/sha256 in models.toml.",
         )
-        import os
-
         from llama_cpp import Llama
 
         self.name = config.name
@@ -69,20 +73,23 @@ class LlamaJudge:
             raise JudgeError(f"llama.cpp could not load {config.path}: {exc}") from exc
         self.n_ctx = self._llm.n_ctx()
         self._n_vocab = self._llm.n_vocab()
+        self._add_bos = self._llm.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
         self._template = self._compile_template(config)
         self._yes_ids = self._single_token_ids(YES_WORDS)
         self._no_ids = self._single_token_ids(NO_WORDS)
         if not self._yes_ids or not self._no_ids:
             raise JudgeError(f"judge '{self.name}': no single-token Yes/No in its vocabulary")
         self._samplers: dict[Schema, Any] = {}
+        # the segments whose key/value state llama.cpp holds, in order
+        self._state: list[Segment] = []
 
     # -- prompt rendering ---------------------------------------------------------------
 
-    def _compile_template(self, config: JudgeConfig) -> list[str]:
+    def _compile_template(self, config: JudgeConfig) -> tuple[str, str, str]:
         """Render the chat template once around placeholder messages, and keep the pieces.
 
         Prompts are then built by putting the messages between those pieces; only the
-        template's own text may contain special tokens (see `_tokens`).
+        template's own text may contain special tokens (see `_segments`).
         """
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -107,116 +114,135 @@ class LlamaJudge:
             bos_token="",
             eos_token="",
         )
-        before_system, _, rest = rendered.partition(_SYSTEM_SLOT)
-        between, found, after_user = rest.partition(_USER_SLOT)
-        if not found or _SYSTEM_SLOT in after_user or _USER_SLOT in after_user:
+        head, _, rest = rendered.partition(_SYSTEM_SLOT)
+        middle, found, tail = rest.partition(_USER_SLOT)
+        if not found or _SYSTEM_SLOT in tail or _USER_SLOT in tail:
             raise ConfigError(
                 f"judge '{self.name}': the chat template does not place a system and a user "
                 "message once each; set chat_template in models.toml"
             )
-        return [before_system, between, after_user]
+        return head, middle, tail
 
     def render(self, prompt: Prompt) -> str:
         """The prompt as the model sees it, through its chat template."""
         head, middle, tail = self._template
         return head + prompt.system + middle + prompt.user + tail + prompt.reply_prefix
 
-    def _tokens(self, prompt: Prompt) -> list[int]:
-        """Tokens of the rendered prompt. Text from the data is tokenized with special tokens
-        disabled: an "<|im_end|>" inside a retrieved chunk is plain text, and cannot end the
-        user's turn and start a reply of its own."""
-        tokenize = self._llm.tokenize
+    def _tokenize(self, text: str, special: bool) -> list[int]:
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def _segments(self, prompt: Prompt) -> list[Segment]:
+        """The prompt's token segments: template head and system message, each user segment,
+        then the template's tail with the reply prefix.
+
+        Text from the data is tokenized with special tokens disabled: an "<|im_end|>" inside
+        a retrieved chunk is plain text, and cannot end the user's turn and start a reply.
+        """
         head, middle, tail = self._template
-        add_bos = self._llm.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
-        tokens = tokenize(head.encode("utf-8"), add_bos=add_bos, special=True)
-        tokens += tokenize(prompt.system.encode("utf-8"), add_bos=False, special=False)
-        tokens += tokenize(middle.encode("utf-8"), add_bos=False, special=True)
-        tokens += tokenize(prompt.user.encode("utf-8"), add_bos=False, special=False)
-        tokens += tokenize(tail.encode("utf-8"), add_bos=False, special=True)
+        first = self._llm.tokenize(head.encode("utf-8"), add_bos=self._add_bos, special=True)
+        first += self._tokenize(prompt.system, special=False)
+        first += self._tokenize(middle, special=True)
+        segments = [tuple(first)]
+        segments += [tuple(self._tokenize(text, special=False)) for text in prompt.segments]
+        last = self._tokenize(tail, special=True)
         if prompt.reply_prefix:
-            tokens += tokenize(prompt.reply_prefix.encode("utf-8"), add_bos=False, special=False)
-        return tokens
+            last += self._tokenize(prompt.reply_prefix, special=False)
+        segments.append(tuple(last))
+        return [s for s in segments if s]
 
     def _single_token_ids(self, words: tuple[str, ...]) -> list[int]:
         ids: list[int] = []
         for word in words:
-            tokens = self._llm.tokenize(word.encode("utf-8"), add_bos=False, special=False)
+            tokens = self._tokenize(word, special=False)
             if len(tokens) == 1 and tokens[0] not in ids:
                 ids.append(tokens[0])
         return ids
 
+    def count_tokens(self, prompt: Prompt) -> int:
+        return sum(len(s) for s in self._segments(prompt))
+
     def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
-        return len(self._tokens(prompt)) + reserve <= self.n_ctx
+        return self.count_tokens(prompt) + reserve <= self.n_ctx
 
-    # -- evaluation with prefix reuse ---------------------------------------------------
+    # -- evaluation with segment reuse --------------------------------------------------
 
-    def _evaluate(self, tokens: list[int], reserve: int) -> None:
-        """Make `tokens` the model's state, evaluating only what differs from the last call."""
-        if len(tokens) + reserve > self.n_ctx:
-            raise PromptTooLongError(len(tokens) + reserve, self.n_ctx)
+    def _evaluate(self, segments: Sequence[Segment], reserve: int) -> None:
+        """Make `segments` the model's state, evaluating only those that differ from it."""
+        total = sum(len(s) for s in segments)
+        if total + reserve > self.n_ctx:
+            raise PromptTooLongError(total + reserve, self.n_ctx)
+        keep = 0
+        # the last segment is always evaluated again: its logits are what the caller reads
+        while (
+            keep < len(segments) - 1
+            and keep < len(self._state)
+            and self._state[keep] == segments[keep]
+        ):
+            keep += 1
         llm = self._llm
-        cached = llm.input_ids[: llm.n_tokens]
-        limit = min(len(cached), len(tokens) - 1)  # evaluate at least one token for logits
-        common = 0
-        while common < limit and cached[common] == tokens[common]:
-            common += 1
-        llm.n_tokens = common  # eval() drops the KV entries from here on
-        try:
-            llm.eval(tokens[common:])
-        except RuntimeError as exc:
-            llm.n_tokens = 0
-            raise JudgeError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
-        self.usage.prompt_tokens += len(tokens) - common
+        llm.n_tokens = sum(len(s) for s in self._state[:keep])  # eval() drops the KV after
+        del self._state[keep:]
+        for segment in segments[keep:]:
+            try:
+                llm.eval(list(segment))
+            except RuntimeError as exc:
+                llm.n_tokens = 0
+                self._state.clear()
+                raise JudgeError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
+            self._state.append(segment)
+            self.usage.prompt_tokens += len(segment)
 
-    def _last_logits(self) -> np.ndarray:
+    def _extend(self, token: int) -> None:
+        """Evaluate one more token after the current state, as a segment of its own."""
+        self._llm.eval([token])
+        self._state.append((token,))
+
+    def _last_log_probs(self) -> np.ndarray:
         pointer = self._llm._ctx.get_logits_ith(-1)
-        return np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).astype(np.float64)
+        logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).astype(np.float64)
+        return logits - np.logaddexp.reduce(logits)
+
+    # -- the Judge protocol -------------------------------------------------------------
 
     def yes_probability(self, prompt: Prompt) -> float:
         started = time.perf_counter()
-        self._evaluate(self._tokens(prompt), reserve=1)
-        logits = self._last_logits()
+        self._evaluate(self._segments(prompt), reserve=1)
+        log_probs = self._last_log_probs()
         # Compare the two labels only: this is the reply a grammar of "Yes" | "No" admits,
         # with its probability kept instead of being rounded to the likelier label.
-        yes = np.logaddexp.reduce(logits[self._yes_ids])
-        no = np.logaddexp.reduce(logits[self._no_ids])
+        yes = np.logaddexp.reduce(log_probs[self._yes_ids])
+        no = np.logaddexp.reduce(log_probs[self._no_ids])
         self.usage.judge_calls += 1
         self.usage.seconds += time.perf_counter() - started
         return float(1.0 / (1.0 + np.exp(no - yes)))
 
     def choice_probabilities(self, prompt: Prompt, options: Sequence[str]) -> list[float]:
         started = time.perf_counter()
-        base = self._tokens(prompt)
-        sequences = [
-            self._llm.tokenize(option.encode("utf-8"), add_bos=False, special=False)
-            for option in options
-        ]
-        if any(not seq for seq in sequences) or len({tuple(s) for s in sequences}) < len(options):
+        base = self._segments(prompt)
+        sequences = [tuple(self._tokenize(option, special=False)) for option in options]
+        if any(not seq for seq in sequences) or len(set(sequences)) < len(sequences):
             raise JudgeError(f"options must be distinct and non-empty: {list(options)!r}")
         longest = max(len(seq) for seq in sequences)
-        # log-probabilities of each token path, each prefix evaluated once (prefix reuse)
-        memo: dict[tuple[int, ...], np.ndarray] = {}
+        # next-token log-probabilities after each token path; option tokens are single-token
+        # segments, so a path shared by two options ("1" of "1" and "10") is evaluated once
+        memo: dict[Segment, np.ndarray] = {}
 
-        def log_softmax_after(path: tuple[int, ...]) -> np.ndarray:
+        def after(path: Segment) -> np.ndarray:
             if path not in memo:
-                self._evaluate(base + list(path), reserve=longest)
-                logits = self._last_logits()
-                memo[path] = logits - np.logaddexp.reduce(logits)
+                self._evaluate(base + [(t,) for t in path], reserve=longest)
+                memo[path] = self._last_log_probs()
             return memo[path]
 
         scores = []
         for seq in sequences:
-            total = 0.0
-            for i, token in enumerate(seq):
-                total += float(log_softmax_after(tuple(seq[:i]))[token])
-            # an option that other options extend ("1" of "10") counts only if the reply
-            # stops there: take away the mass of the tokens that continue it
+            total = sum(float(after(seq[:i])[token]) for i, token in enumerate(seq))
+            # an option that others extend ("1" of "10") counts only if the reply stops
+            # there: take away the probability of the tokens that continue it
             continuing = {
                 o[len(seq)] for o in sequences if len(o) > len(seq) and o[: len(seq)] == seq
             }
             if continuing:
-                after = log_softmax_after(tuple(seq))
-                stop = 1.0 - float(np.exp(after[list(continuing)]).sum())
+                stop = 1.0 - float(np.exp(after(seq)[list(continuing)]).sum())
                 total += float(np.log(max(stop, 1e-12)))
             scores.append(total)
         values = np.exp(np.array(scores) - np.logaddexp.reduce(scores))
@@ -242,7 +268,7 @@ class LlamaJudge:
 
         started = time.perf_counter()
         limit = max_bytes(schema) + 1  # every grammar token adds >= 1 byte; +1 for the end
-        self._evaluate(self._tokens(prompt), reserve=limit)
+        self._evaluate(self._segments(prompt), reserve=limit)
         sampler = self._sampler(schema)
         vocab = self._llm._model.vocab
         output: list[int] = []
@@ -251,7 +277,7 @@ class LlamaJudge:
             if llama_cpp.llama_vocab_is_eog(vocab, token):
                 break
             output.append(token)
-            self._llm.eval([token])
+            self._extend(token)
         else:
             raise JudgeError(f"judge output exceeded the schema's bound of {limit} tokens")
         self.usage.judge_calls += 1

@@ -19,18 +19,24 @@ from localeval.judge import Prompt
 SYSTEM_JUDGE = "You are a helpful assistant."
 
 
-def context_block(contexts: Sequence[str], upto: int | None = None) -> str:
-    """The shared start of the judge prompts about a sample: the chunks 1..upto, one a line."""
+def context_segments(contexts: Sequence[str], upto: int | None = None) -> tuple[str, ...]:
+    """The shared start of the judge prompts about a sample: chunks 1..upto, one a line.
+
+    One segment per chunk, so that the prompt showing chunks 1..k is a segment prefix of
+    the one showing 1..k+1 and of the one showing them all.
+    """
     shown = contexts if upto is None else contexts[:upto]
-    return "Context:\n" + "\n".join(chunk.strip() for chunk in shown) + "\n\n"
+    # a newline leads each chunk rather than ending it, so that every boundary falls where
+    # the tokenizer would split anyway ("\n\n" before the question stays one token)
+    return ("Context:", *("\n" + chunk.strip() for chunk in shown))
 
 
 def context_says(contexts: Sequence[str], statement: str) -> Prompt:
     """Faithfulness and context recall: does the context state this sentence?"""
-    return Prompt(
+    return Prompt.of(
         SYSTEM_JUDGE,
-        context_block(contexts)
-        + f'Does the context above say that "{statement.strip()}"? Answer Yes or No.',
+        *context_segments(contexts),
+        f'\n\nDoes the context above say that "{statement.strip()}"? Answer Yes or No.',
     )
 
 
@@ -40,10 +46,10 @@ def passage_useful(question: str, contexts: Sequence[str], k: int, target: str) 
     Only chunks 1..k are shown, so the prompt for chunk k+1 extends the one for chunk k and
     the chunks are evaluated once in all.
     """
-    return Prompt(
+    return Prompt.of(
         SYSTEM_JUDGE,
-        context_block(contexts, upto=k)
-        + f"Question: {question.strip()}\nAnswer: {target.strip()}\n\n"
+        *context_segments(contexts, upto=k),
+        f"\n\nQuestion: {question.strip()}\nAnswer: {target.strip()}\n\n"
         "Is the last line of the context above useful for arriving at this answer? "
         "Answer Yes or No.",
     )
@@ -63,18 +69,18 @@ def questions_for_answer(answer: str, n: int, language: str) -> Prompt:
             f"请写出{n}个不同的问题，使上面的回答是对每个问题完整、直接的回答。"
             "问题必须用中文书写。"
         )
-        return Prompt(SYSTEM_QUESTIONS["zh"], user)
+        return Prompt.of(SYSTEM_QUESTIONS["zh"], user)
     user = (
         f"Answer:\n{answer}\n\n"
         f"Write {n} different questions to which the answer above is a complete and direct "
         "response. Write the questions in the same language as the answer."
     )
-    return Prompt(SYSTEM_QUESTIONS["en"], user)
+    return Prompt.of(SYSTEM_QUESTIONS["en"], user)
 
 
 def answer_noncommittal(question: str, answer: str) -> Prompt:
     """Answer relevancy: is the answer evasive, vague, or an admission of not knowing?"""
-    return Prompt(
+    return Prompt.of(
         SYSTEM_JUDGE,
         f"Question: {question.strip()}\nAnswer: {answer.strip()}\n\n"
         "Is this answer noncommittal, that is evasive, vague, or saying that it does not know "
