@@ -1,4 +1,9 @@
-"""Checks on model files before any library loads them: present, right format, right sha256.
+"""Checks on model files before any library loads them: present, complete, right format,
+right sha256.
+
+A GGUF file is checked in three steps, cheapest first: its magic number and version; that
+the file is as long as its header says (a truncated download is refused in milliseconds
+even when models.toml pins no sha256, see localeval.gguf_header); then its sha256.
 
 Hashing a 500 MB GGUF takes about a second, so a file's hash is remembered in a small JSON
 file beside it, keyed by size and modification time, and recomputed only when either changes.
@@ -14,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localeval.errors import ModelFileError
+from localeval.gguf_header import GGUF_MAGIC, SUPPORTED_VERSIONS, truncation_problem
 
-GGUF_MAGIC = b"GGUF"
 _HASH_MEMO = ".localeval-sha256.json"
 
 
@@ -66,7 +71,11 @@ class FileCheck:
 
 
 def check_gguf(path: Path, expected_sha256: str | None) -> FileCheck:
-    """Check that `path` is a complete GGUF file (and the pinned one, when a sha256 is given)."""
+    """Check that `path` is a complete GGUF file (and the pinned one, when a sha256 is given).
+
+    Nothing here hands the file to llama.cpp: a bad file is refused with a clear reason
+    before the native loader could crash or misread it.
+    """
     if not path.exists():
         return FileCheck(path, None, "file not found")
     if not path.is_file():
@@ -79,8 +88,10 @@ def check_gguf(path: Path, expected_sha256: str | None) -> FileCheck:
     if len(header) < 24 or header[:4] != GGUF_MAGIC:
         return FileCheck(path, None, "is not a GGUF file (bad magic number)")
     version = struct.unpack("<I", header[4:8])[0]
-    if version not in (2, 3):
+    if version not in SUPPORTED_VERSIONS:
         return FileCheck(path, None, f"has unsupported GGUF version {version}")
+    if problem := truncation_problem(path):
+        return FileCheck(path, None, problem)
     digest = cached_sha256(path)
     if expected_sha256 and digest != expected_sha256.lower():
         return FileCheck(
