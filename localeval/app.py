@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from localeval.config import load_models_config
-from localeval.dataset import load_samples
+from localeval.dataset import DatasetWarning, load_samples
+from localeval.errors import DatasetError
 from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates, parse_threshold
 from localeval.metrics import build_metric, metric_names
 from localeval.modelfiles import check_embedder_dir, check_gguf
@@ -27,22 +28,36 @@ def evaluate_file(
     embedder_name: str | None = None,
     models_path: str | None = None,
     show_progress: bool = True,
+    skip_invalid: bool = False,
 ) -> bool:
     """Evaluate a data file, print the summary and gates, write results; True if all gates pass.
 
     Everything that can be checked without the models (options, the data file, the output
-    folder, the model files) is checked before any model is loaded.
+    folder, the model files) is checked before any model is loaded. With `skip_invalid`,
+    invalid rows are listed on stderr and in results.json instead of stopping the run.
     """
     names = order_metrics(metrics)
     thresholds = dict(DEFAULT_THRESHOLDS)
     for text in threshold_overrides:
         metric, value = parse_threshold(text, metric_names())
         thresholds[metric] = value
-    samples = load_samples(data)
+    skipped: list[DatasetError] = []
+
+    def skip(error: DatasetError) -> None:
+        skipped.append(error)
+        click.echo(f"Skipped: {error}", err=True)
+
+    def warn(warning: DatasetWarning) -> None:
+        click.echo(f"Warning: {warning}", err=True)
+
+    samples = load_samples(data, skip if skip_invalid else None, warn)
     if output is not None:
         check_writable(output)
     models = load_models_config(models_path)
-    click.echo(f"Loaded {len(samples)} samples from {data}; metrics: {', '.join(names)}", err=True)
+    loaded = f"Loaded {len(samples)} samples from {data}"
+    if skipped:
+        loaded += f" ({len(skipped)} invalid rows skipped)"
+    click.echo(f"{loaded}; metrics: {', '.join(names)}", err=True)
     tools = load_tools(models, [build_metric(n) for n in names], judge_name, embedder_name)
 
     progress = Progress(len(samples), "Evaluating", enabled=show_progress)
@@ -52,6 +67,9 @@ def evaluate_file(
         )
     finally:
         progress.close()
+    run.info.skipped_rows = [
+        {"file": e.path, "line": e.line, "field": e.field, "reason": e.detail} for e in skipped
+    ]
 
     summaries = run.summary()
     gates = evaluate_gates(summaries, thresholds)

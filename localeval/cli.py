@@ -103,6 +103,12 @@ def main() -> None:
     show_default=True,
     help="Show progress and the time left on stderr.",
 )
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Evaluate the valid rows and skip invalid ones, listing each (file, line, reason) "
+    "on stderr and in results.json. Default: the first invalid row stops the run.",
+)
 @translate_errors
 def evaluate(
     data: Path,
@@ -113,6 +119,7 @@ def evaluate(
     embedder_name: str | None,
     models_path: str | None,
     progress: bool,
+    skip_invalid: bool,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV) and check the quality gates.
 
@@ -129,6 +136,7 @@ def evaluate(
         embedder_name=embedder_name,
         models_path=models_path,
         show_progress=progress,
+        skip_invalid=skip_invalid,
     )
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 

@@ -1,21 +1,33 @@
 """Reading evaluation samples from JSONL, JSON (an array) or CSV files.
 
 Every row is checked before any model is loaded; a problem stops the run with a
-DatasetError that names the file, the line and the field. Field aliases let Ragas-style
+DatasetError that names the file, the line and the field, or, when the caller passes
+`on_invalid`, skips the row and reports it there. Field aliases let Ragas-style
 datasets load unchanged (SPEC.md). Fields localeval does not know are kept in
-`Sample.extra` (labels for `calibrate`, `answer_a`/`answer_b` for A/B comparison, ...).
+`Sample.extra` (labels for `calibrate`, `answer_a`/`answer_b` for A/B comparison, ...)
+and reported once per file to `on_warning`, with a suggestion when one looks like a typo.
+
+What is accepted, beyond plain valid rows (tests/bad_inputs/ holds one file per case):
+a UTF-8 byte-order mark at the start of the file or of any line (files joined with
+`cat`); blank lines; CRLF line ends; Unicode line separators inside strings. What is
+refused, besides wrong types: text that is not UTF-8, NaN/Infinity (not JSON), a key given
+twice in one row, unpaired surrogate escapes (not text), a string field longer than
+MAX_FIELD_CHARS, more than MAX_CHUNKS contexts in a row, nesting too deep to decode.
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
+import io
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import DatasetError
+from localeval.errors import DatasetError, locate
 
 #: accepted alias -> canonical field name
 ALIASES: dict[str, str] = {
@@ -27,6 +39,33 @@ ALIASES: dict[str, str] = {
     "id": "sample_id",
 }
 CANONICAL = ("question", "contexts", "answer", "reference_answer", "sample_id", "category")
+
+#: longest string accepted in one field or chunk: far beyond any judge's context window
+#: (about 250,000 tokens), so a longer one is a data error (a whole document pasted in)
+MAX_FIELD_CHARS = 1_000_000
+#: most chunks accepted in one row's contexts: each costs a judge call for context
+#: precision, and no judge's window holds more than a few hundred
+MAX_CHUNKS = 1_000
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass(frozen=True)
+class DatasetWarning:
+    """Something in a usable row the user may not have meant (an unknown field name)."""
+
+    path: str
+    message: str
+    line: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        return f"{locate(self.path, self.line, self.field)}: {self.message}"
+
+
+#: receives each invalid row's error when rows are to be skipped rather than stop the read
+OnInvalid = Callable[[DatasetError], None]
+OnWarning = Callable[[DatasetWarning], None]
 
 
 @dataclass(frozen=True)
@@ -43,39 +82,104 @@ class Sample:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _canonical_fields(raw: dict[str, Any], path: str, line: int) -> dict[str, Any]:
-    """Map aliases onto canonical names; a field given twice with different values is an error."""
-    fields: dict[str, Any] = {}
-    source_name: dict[str, str] = {}
-    extra: dict[str, Any] = {}
-    for key, value in raw.items():
-        name = ALIASES.get(key, key)
-        if name not in CANONICAL:
-            extra[key] = value
-            continue
-        if name in fields and fields[name] != value:
-            raise DatasetError(
-                path,
-                f"given twice, as '{source_name[name]}' and as '{key}', with different values",
-                line,
+class _Row:
+    """One decoded row under validation: its fields by canonical name, and for each the name
+    the file used, so that errors quote the file's own field names ('user_input', ...)."""
+
+    def __init__(self, raw: dict[str, Any], path: str, line: int):
+        self.path = path
+        self.line = line
+        self.fields: dict[str, Any] = {}
+        self.source: dict[str, str] = {}
+        self.extra: dict[str, Any] = {}
+        for key, value in raw.items():
+            name = ALIASES.get(key, key)
+            if name not in CANONICAL:
+                self.extra[key] = value
+                continue
+            if name in self.fields and self.fields[name] != value:
+                raise DatasetError(
+                    path,
+                    f"given twice, as '{self.source[name]}' and as '{key}', with different values",
+                    line,
+                    name,
+                )
+            self.fields[name] = value
+            self.source[name] = key
+
+    def error(self, name: str, message: str) -> DatasetError:
+        return DatasetError(self.path, message, self.line, self.source.get(name, name))
+
+    def check_text(self, name: str, value: str, item: int | None = None) -> None:
+        """Refuse text no model should be given: absurdly long, or not valid Unicode."""
+        what = "" if item is None else f"item {item} "
+        if len(value) > MAX_FIELD_CHARS:
+            raise self.error(
                 name,
+                f"{what}is {len(value):,} characters long, more than the {MAX_FIELD_CHARS:,} "
+                "localeval accepts in one field",
             )
-        fields[name] = value
-        source_name[name] = key
-    fields["extra"] = extra
-    return fields
+        if found := _SURROGATE.search(value):
+            raise self.error(
+                name,
+                f"{what}holds an unpaired surrogate (\\u{ord(found.group()):04x}), which is "
+                "not valid Unicode text",
+            )
 
+    def optional_text(self, name: str) -> str | None:
+        value = self.fields.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self.error(name, f"must be a string, got {_kind(value)}")
+        self.check_text(name, value)
+        return value
 
-def _optional_text(fields: dict[str, Any], name: str, path: str, line: int) -> str | None:
-    value = fields.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise DatasetError(path, f"must be a string, got {_kind(value)}", line, name)
-    return value
+    def question(self) -> str:
+        question = self.fields.get("question")
+        if question is None:
+            raise self.error("question", "missing (also accepted as 'user_input')")
+        if not isinstance(question, str):
+            raise self.error("question", f"must be a string, got {_kind(question)}")
+        if not question.strip():
+            raise self.error("question", "is empty")
+        self.check_text("question", question)
+        return question
+
+    def contexts(self) -> list[str] | None:
+        contexts = self.fields.get("contexts")
+        if contexts is None:  # null: nothing was retrieved, or the field is not used
+            return None
+        if not isinstance(contexts, list):
+            raise self.error("contexts", f"must be a list of strings, got {_kind(contexts)}")
+        if len(contexts) > MAX_CHUNKS:
+            raise self.error(
+                "contexts",
+                f"has {len(contexts):,} chunks, more than the {MAX_CHUNKS:,} localeval accepts "
+                "in one row",
+            )
+        for index, chunk in enumerate(contexts):
+            if not isinstance(chunk, str):
+                raise self.error("contexts", f"item {index} must be a string, got {_kind(chunk)}")
+            self.check_text("contexts", chunk, item=index)
+        return contexts
+
+    def sample_id(self) -> str:
+        sample_id = self.fields.get("sample_id")
+        if sample_id is None:
+            return str(self.line)
+        if isinstance(sample_id, bool) or not isinstance(sample_id, str | int):
+            raise self.error("sample_id", f"must be a string or an integer, got {_kind(sample_id)}")
+        if isinstance(sample_id, str):
+            if not sample_id.strip():
+                raise self.error("sample_id", "is empty")
+            self.check_text("sample_id", sample_id)
+        return str(sample_id)
 
 
 def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
     return {
         dict: "an object",
         list: "a list",
@@ -90,47 +194,16 @@ def sample_from_row(raw: Any, path: str, line: int) -> Sample:
     """Validate one decoded row and build a Sample from it."""
     if not isinstance(raw, dict):
         raise DatasetError(path, f"each row must be a JSON object, got {_kind(raw)}", line)
-    fields = _canonical_fields(raw, path, line)
-
-    question = fields.get("question")
-    if question is None:
-        raise DatasetError(path, "missing (also accepted as 'user_input')", line, "question")
-    if not isinstance(question, str):
-        raise DatasetError(path, f"must be a string, got {_kind(question)}", line, "question")
-    if not question.strip():
-        raise DatasetError(path, "is empty", line, "question")
-
-    contexts = fields.get("contexts")
-    if contexts is not None:
-        if not isinstance(contexts, list):
-            raise DatasetError(
-                path, f"must be a list of strings, got {_kind(contexts)}", line, "contexts"
-            )
-        for index, chunk in enumerate(contexts):
-            if not isinstance(chunk, str):
-                raise DatasetError(
-                    path, f"item {index} must be a string, got {_kind(chunk)}", line, "contexts"
-                )
-
-    sample_id = fields.get("sample_id")
-    if sample_id is None:
-        sample_id = str(line)
-    elif isinstance(sample_id, bool) or not isinstance(sample_id, str | int):
-        raise DatasetError(
-            path, f"must be a string or an integer, got {_kind(sample_id)}", line, "sample_id"
-        )
-    elif isinstance(sample_id, str) and not sample_id.strip():
-        raise DatasetError(path, "is empty", line, "sample_id")
-
+    row = _Row(raw, path, line)
     return Sample(
-        sample_id=str(sample_id),
-        question=question,
-        contexts=contexts,
-        answer=_optional_text(fields, "answer", path, line),
-        reference_answer=_optional_text(fields, "reference_answer", path, line),
-        category=_optional_text(fields, "category", path, line),
+        sample_id=row.sample_id(),
+        question=row.question(),
+        contexts=row.contexts(),
+        answer=row.optional_text("answer"),
+        reference_answer=row.optional_text("reference_answer"),
+        category=row.optional_text("category"),
         line=line,
-        extra=fields["extra"],
+        extra=row.extra,
     )
 
 
@@ -143,29 +216,94 @@ def _open_text(path: Path) -> str:
         raise DatasetError(str(path), "file not found") from None
     except OSError as exc:
         raise DatasetError(str(path), f"cannot be read ({exc.strerror})") from None
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise DatasetError(str(path), "is UTF-16 text; save it as UTF-8")
+    if data[:2] == b"\x1f\x8b":
+        raise DatasetError(str(path), "is gzip-compressed; decompress it first")
     try:
         text = data.decode("utf-8-sig")  # a UTF-8 byte-order mark is tolerated
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise DatasetError(str(path), f"is not valid UTF-8 (byte {exc.start})", line) from None
+        raise DatasetError(
+            str(path), f"is not valid UTF-8 (byte {exc.start}); save the file as UTF-8", line
+        ) from None
     return text
 
 
-def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    for number, raw_line in enumerate(text.splitlines(), start=1):
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+class _NotJSON(ValueError):
+    """NaN, Infinity or -Infinity: Python's json reads them, JSON has no such values."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object hook: a key given twice would otherwise keep its last value silently."""
+    row = dict(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return row
+
+
+def _not_json(constant: str) -> Any:
+    raise _NotJSON(f"{constant} is not a JSON value")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys, parse_constant=_not_json)
+
+
+def _decode_error(path: Path, exc: Exception, line: int, text: str = "") -> DatasetError:
+    """The one-line error for a row that cannot be decoded, whatever the decoder raised."""
+    if isinstance(exc, _DuplicateKey):
+        return DatasetError(str(path), "given twice in the same row", line, exc.key)
+    if isinstance(exc, RecursionError):
+        return DatasetError(str(path), "invalid JSON (nested too deeply)", line)
+    if isinstance(exc, json.JSONDecodeError):
+        unclosed = exc.msg.startswith("Unterminated string")
+        if unclosed:
+            message = f"invalid JSON (the string at column {exc.colno} is never closed)"
+        else:
+            message = f"invalid JSON ({exc.msg}, column {exc.colno})"
+        if text and (unclosed or exc.pos >= len(text.rstrip())):
+            message += "; the line ends before the row does (cut short, or split over lines?)"
+        return DatasetError(str(path), message, line)
+    if isinstance(exc, _NotJSON):
+        return DatasetError(str(path), f"invalid JSON ({exc})", line)
+    if "digits" in str(exc):  # int() refuses numbers of more than 4,300 digits
+        return DatasetError(str(path), "invalid JSON (a number with too many digits)", line)
+    return DatasetError(str(path), f"invalid JSON ({exc})", line)
+
+
+# what a row generator yields: the line a row starts on, and the decoded row or the error
+# that makes it unusable (a row-level error the caller may skip)
+Row = tuple[int, Any]
+
+
+def _jsonl_rows(path: Path, text: str) -> Iterator[Row]:
+    # split on "\n" only: str.splitlines() would also split at U+2028 and other separators,
+    # which are allowed unescaped inside JSON strings
+    for number, raw_line in enumerate(text.split("\n"), start=1):
+        raw_line = raw_line.lstrip("\ufeff")  # a BOM where files were joined with cat
         if not raw_line.strip():
             continue
         try:
-            yield number, json.loads(raw_line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(
-                str(path), f"invalid JSON ({exc.msg}, column {exc.colno})", number
-            ) from None
+            yield number, _DECODER.decode(raw_line)
+        except (ValueError, RecursionError) as exc:
+            yield number, _decode_error(path, exc, number, raw_line)
 
 
-def _json_array_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """Decode a JSON array element by element, so each row knows the line it starts on."""
-    decoder = json.JSONDecoder()
+def _json_array_rows(path: Path, text: str) -> Iterator[Row]:
+    """Decode a JSON array element by element, so each row knows the line it starts on.
+
+    A syntax error inside the array ends the read: where the next row starts is unknown.
+    """
     position = _skip_space(text, 0)
     if position >= len(text) or text[position] != "[":
         raise DatasetError(
@@ -179,15 +317,27 @@ def _json_array_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
     while True:
         line = text.count("\n", 0, position) + 1
         try:
-            value, position = decoder.raw_decode(text, position)
+            value, position = _DECODER.raw_decode(text, position)
         except json.JSONDecodeError as exc:
-            raise DatasetError(
-                str(path), f"invalid JSON ({exc.msg}, column {exc.colno})", exc.lineno
-            ) from None
-        yield line, value
+            raise _decode_error(path, exc, exc.lineno) from None
+        except (ValueError, RecursionError) as exc:
+            if isinstance(exc, _DuplicateKey | _NotJSON):
+                yield line, _decode_error(path, exc, line)
+                position = _skip_row(text, position)
+            else:
+                raise _decode_error(path, exc, line) from None
+        else:
+            yield line, value
         position = _skip_space(text, position)
         if position < len(text) and text[position] == ",":
+            comma = position
             position = _skip_space(text, position + 1)
+            if position < len(text) and text[position] == "]":
+                raise DatasetError(
+                    str(path),
+                    "invalid JSON (a comma after the last row)",
+                    text.count("\n", 0, comma) + 1,
+                )
             continue
         if position < len(text) and text[position] == "]":
             return
@@ -198,22 +348,42 @@ def _json_array_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         )
 
 
+def _skip_row(text: str, position: int) -> int:
+    """The end of the JSON value starting at `position`, decoded without our checks."""
+    return json.JSONDecoder().raw_decode(text, position)[1]
+
+
 def _skip_space(text: str, position: int) -> int:
     while position < len(text) and text[position] in " \t\r\n":
         position += 1
     return position
 
 
-def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """CSV rows as dicts; `contexts` holds a JSON array string; empty cells are missing fields."""
-    reader = csv.reader(text.splitlines(keepends=True))
+def _csv_header(path: Path, reader: Any) -> list[str]:
     try:
-        header = next(reader)
+        header = [name.strip() for name in next(reader)]
     except StopIteration:
-        return
+        return []
     except csv.Error as exc:
         raise DatasetError(str(path), f"invalid CSV ({exc})", 1) from None
-    header = [name.strip() for name in header]
+    named = [name for name in header if name]
+    for name in named:
+        if named.count(name) > 1:
+            raise DatasetError(str(path), f"the header names the column '{name}' twice", 1)
+    return header
+
+
+def _csv_rows(path: Path, text: str) -> Iterator[Row]:
+    """CSV rows as dicts; `contexts` holds a JSON array string; empty cells are missing fields.
+
+    Quoted cells may span lines; a row's line is the one it starts on.
+    """
+    # newline="" leaves line ends inside quoted cells to the csv module; strict mode
+    # reports a quote that is never closed instead of swallowing the rest of the file
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    # the csv module's own cell limit (128 KiB) would hide MAX_FIELD_CHARS's clearer message
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+    header = _csv_header(path, reader)
     start = reader.line_num + 1
     while True:
         try:
@@ -221,60 +391,131 @@ def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         except StopIteration:
             return
         except csv.Error as exc:
-            raise DatasetError(str(path), f"invalid CSV ({exc})", start) from None
+            detail = str(exc)
+            if "unexpected end of data" in detail:
+                detail = "a quoted cell is never closed"
+            raise DatasetError(str(path), f"invalid CSV ({detail})", start) from None
         line, start = start, reader.line_num + 1
         if not any(cell.strip() for cell in cells):
             continue
         if len(cells) != len(header):
-            raise DatasetError(
-                str(path), f"has {len(cells)} cells, the header has {len(header)}", line
+            yield (
+                line,
+                DatasetError(
+                    str(path), f"has {len(cells)} cells, the header has {len(header)}", line
+                ),
             )
-        row: dict[str, Any] = {}
-        for name, cell in zip(header, cells, strict=True):
-            if cell == "":
-                continue
-            if ALIASES.get(name, name) == "contexts":
-                try:
-                    cell = json.loads(cell)
-                except json.JSONDecodeError:
-                    raise DatasetError(
-                        str(path), "must be a JSON array of strings in a CSV cell", line, "contexts"
-                    ) from None
-            row[name] = cell
-        yield line, row
+            continue
+        yield line, _csv_row(path, header, cells, line)
 
 
-def read_samples(path: str | Path) -> Iterator[Sample]:
-    """Yield the samples of a file, validating each; raise DatasetError on the first bad row."""
+def _csv_row(path: Path, header: list[str], cells: list[str], line: int) -> Any:
+    row: dict[str, Any] = {}
+    for column, (name, cell) in enumerate(zip(header, cells, strict=True), start=1):
+        if cell == "":
+            continue
+        if not name:
+            return DatasetError(
+                str(path), f"has a value in column {column}, which the header leaves unnamed", line
+            )
+        if ALIASES.get(name, name) == "contexts":
+            try:
+                cell = _DECODER.decode(cell)
+            except (ValueError, RecursionError):
+                return DatasetError(
+                    str(path), "must be a JSON array of strings in a CSV cell", line, "contexts"
+                )
+        row[name] = cell
+    return row
+
+
+def _unknown_field_warning(path: str, line: int, names: list[str]) -> DatasetWarning:
+    known = [*CANONICAL, *ALIASES]
+    described = []
+    for name in names:
+        close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
+        described.append(f"'{name}' (did you mean '{close[0]}'?)" if close else f"'{name}'")
+    noun = "field" if len(names) == 1 else "fields"
+    return DatasetWarning(
+        path,
+        f"unknown {noun} {', '.join(described)} kept with the sample but not scored",
+        line,
+    )
+
+
+def read_samples(
+    path: str | Path,
+    on_invalid: OnInvalid | None = None,
+    on_warning: OnWarning | None = None,
+) -> Iterator[Sample]:
+    """Yield the samples of a file, validating each.
+
+    An invalid row raises DatasetError, unless `on_invalid` is given: the row's error is
+    then passed to it and the row skipped. Errors that leave the rest of the file unreadable
+    (not UTF-8, broken JSON array or CSV quoting) always raise. Unknown field names are
+    reported to `on_warning` on the first row that has them.
+    """
     file = Path(path)
-    text = _open_text(file)
     suffix = file.suffix.lower()
+    if suffix not in (".jsonl", ".ndjson", ".json", ".csv"):
+        if file.is_dir():
+            raise DatasetError(str(file), "is a directory, not a data file")
+        raise DatasetError(str(file), f"unknown file type '{suffix}' (use .jsonl, .json or .csv)")
+    text = _open_text(file)
     if suffix in (".jsonl", ".ndjson"):
         rows = _jsonl_rows(file, text)
     elif suffix == ".json":
         rows = _json_array_rows(file, text)
-    elif suffix == ".csv":
-        rows = _csv_rows(file, text)
     else:
-        raise DatasetError(str(file), f"unknown file type '{suffix}' (use .jsonl, .json or .csv)")
+        rows = _csv_rows(file, text)
     seen: dict[str, int] = {}
+    unknown: set[str] = set()
     for line, raw in rows:
-        sample = sample_from_row(raw, str(file), line)
-        if sample.sample_id in seen:
-            raise DatasetError(
-                str(file),
-                f"duplicate sample_id '{sample.sample_id}' (first on line "
-                f"{seen[sample.sample_id]})",
-                line,
-                "sample_id",
-            )
+        try:
+            if isinstance(raw, DatasetError):
+                raise raw
+            sample = sample_from_row(raw, str(file), line)
+            if sample.sample_id in seen:
+                raise DatasetError(
+                    str(file),
+                    f"duplicate sample_id '{sample.sample_id}' (first on line "
+                    f"{seen[sample.sample_id]})",
+                    line,
+                    "sample_id",
+                )
+        except DatasetError as exc:
+            if on_invalid is None:
+                raise
+            on_invalid(exc)
+            continue
         seen[sample.sample_id] = line
+        if new := [name for name in sample.extra if name not in unknown]:
+            unknown.update(new)
+            if on_warning is not None:
+                on_warning(_unknown_field_warning(str(file), line, new))
         yield sample
 
 
-def load_samples(path: str | Path) -> list[Sample]:
-    """All samples of a file, validated; raises DatasetError if any row is bad or there are none."""
-    samples = list(read_samples(path))
+def load_samples(
+    path: str | Path,
+    on_invalid: OnInvalid | None = None,
+    on_warning: OnWarning | None = None,
+) -> list[Sample]:
+    """All samples of a file, validated; raises DatasetError if there are none (or, without
+    `on_invalid`, if any row is bad)."""
+    skipped = 0
+
+    def count_skipped(error: DatasetError) -> None:
+        nonlocal skipped
+        skipped += 1
+        assert on_invalid is not None
+        on_invalid(error)
+
+    samples = list(
+        read_samples(path, count_skipped if on_invalid is not None else None, on_warning)
+    )
     if not samples:
+        if skipped:
+            raise DatasetError(str(path), f"holds no valid samples ({skipped} invalid rows)")
         raise DatasetError(str(path), "holds no samples")
     return samples

@@ -16,6 +16,14 @@ class UsageError(LocalevalError):
     exit_code = 2
 
 
+def locate(path: str, line: int | None = None, field: str | None = None) -> str:
+    """'PATH, line N, field 'F'', leaving out what is not known."""
+    where = path if line is None else f"{path}, line {line}"
+    if field is not None:
+        where += f", field '{field}'"
+    return where
+
+
 class DatasetError(UsageError):
     """An input file is unreadable or a row in it is invalid.
 
@@ -27,10 +35,7 @@ class DatasetError(UsageError):
         self.line = line
         self.field = field
         self.detail = message
-        where = path if line is None else f"{path}, line {line}"
-        if field is not None:
-            where += f", field '{field}'"
-        super().__init__(f"{where}: {message}")
+        super().__init__(f"{locate(path, line, field)}: {message}")
 
 
 class ConfigError(UsageError):

@@ -40,6 +40,8 @@ class RunInfo:
     embedder: dict[str, str] | None
     prompt_version: str = PROMPT_VERSION
     dataset: str | None = None
+    #: rows of the dataset left out by --skip-invalid: file, line, field, reason
+    skipped_rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -36,6 +36,7 @@ def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
             "id": info.run_id,
             "created": info.created,
             "dataset": info.dataset,
+            "skipped_rows": info.skipped_rows,
             "judge": info.judge,
             "embedder": info.embedder,
             "metrics": info.metrics,
