@@ -6,10 +6,13 @@ question's language; score = mean cosine similarity between the embedded user qu
 and each generated question. 0 when the judge finds the answer noncommittal (probability
 of "noncommittal" >= 0.5). In [0, 1] (negative cosines are clipped to 0).
 Details: generated questions, their similarities, the noncommittal probability, language.
-Undefined without an answer.
+Undefined without an answer. An answer too long for the judge's window is judged on its
+beginning, as much as fits (localeval.metrics.long_context), said in details.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from localeval.dataset import Sample
 from localeval.embedder import cosine
@@ -20,8 +23,9 @@ from localeval.metrics.base import (
     require_embedder,
     require_judge,
 )
+from localeval.metrics.long_context import NoRoomForContext, fit_text
 from localeval.prompts import rag
-from localeval.schema import Array, Object, Str
+from localeval.schema import Array, Object, Str, max_bytes
 from localeval.text import detect_language
 
 QUESTION_CHARS = 200
@@ -43,13 +47,33 @@ class AnswerRelevancy:
         assert sample.answer is not None
         judge = require_judge(tools)
         language = detect_language(sample.question)
+        # 0. as much of the answer as both prompts hold: all of it, but for a huge answer
+        try:
+            answer = fit_text(
+                judge,
+                sample.answer,
+                lambda text: rag.answer_noncommittal(sample.question, text),
+                reserve=1,
+            )
+        except NoRoomForContext:
+            return MetricResult.undefined("the question is too long for the judge's context window")
+        try:
+            answer = fit_text(
+                judge,
+                answer,
+                lambda text: rag.questions_for_answer(text, self.n_questions, language),
+                reserve=max_bytes(self.schema) + 1,
+            )
+        except NoRoomForContext:
+            return MetricResult.undefined(
+                "the judge's context window is too small to write the questions "
+                f"(they need up to {max_bytes(self.schema) + 1} tokens; raise n_ctx)"
+            )
         # 1. is the answer an answer at all?
-        noncommittal = judge.yes_probability(
-            rag.answer_noncommittal(sample.question, sample.answer)
-        )
+        noncommittal = judge.yes_probability(rag.answer_noncommittal(sample.question, answer))
         # 2. the questions this answer would answer, written in the question's language
         reply = judge.generate(
-            rag.questions_for_answer(sample.answer, self.n_questions, language), self.schema
+            rag.questions_for_answer(answer, self.n_questions, language), self.schema
         )
         questions = [q.strip() for q in reply["questions"]]
         # 3. how close they are to the question asked
@@ -57,12 +81,16 @@ class AnswerRelevancy:
         similarities = [max(0.0, cosine(vectors[0], v)) for v in vectors[1:]]
         mean = sum(similarities) / len(similarities)
         score = 0.0 if noncommittal >= 0.5 else mean
-        return MetricResult(
-            score,
-            {
-                "generated_questions": questions,
-                "similarities": [round(s, 4) for s in similarities],
-                "noncommittal_probability": round(noncommittal, 4),
-                "language": language,
-            },
-        )
+        details: dict[str, Any] = {
+            "generated_questions": questions,
+            "similarities": [round(s, 4) for s in similarities],
+            "noncommittal_probability": round(noncommittal, 4),
+            "language": language,
+        }
+        if answer != sample.answer:
+            details["long_context"] = {
+                "rule": "answer too long for the judge's window: its beginning judged",
+                "answer_chars": len(sample.answer),
+                "judged_chars": len(answer),
+            }
+        return MetricResult(score, details)

@@ -7,14 +7,17 @@ Details: statements (the reference's sentences), verdicts ("attributed" / "not a
 attribution probabilities.
 Undefined without a reference answer or contexts, or when the reference has no statements.
 With an empty list of contexts nothing is attributed: the score is 0, said in details.
+Contexts too long for the judge's window: as for faithfulness (localeval.metrics.long_context).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricResult, Tools, missing_field, require_judge
-from localeval.metrics.faithfulness import verdict_label
-from localeval.prompts import rag
+from localeval.metrics.faithfulness import TOO_LONG_STATEMENT, statement_support, verdict_label
+from localeval.metrics.long_context import NoRoomForContext
 from localeval.text import split_sentences
 
 
@@ -43,16 +46,18 @@ class ContextRecall:
                 },
             )
         # 2. one yes/no question per statement, sharing the passages as prompt prefix
-        judge = require_judge(tools)
-        attribution = [
-            judge.yes_probability(rag.context_says(sample.contexts, s)) for s in statements
-        ]
+        try:
+            attribution, long_context = statement_support(
+                require_judge(tools), sample.contexts, statements
+            )
+        except NoRoomForContext:
+            return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
         # 3. the share of the reference the passages cover
-        return MetricResult(
-            sum(attribution) / len(attribution),
-            {
-                "statements": statements,
-                "verdicts": [verdict_label(p, "attributed", "not attributed") for p in attribution],
-                "attribution": [round(p, 4) for p in attribution],
-            },
-        )
+        details: dict[str, Any] = {
+            "statements": statements,
+            "verdicts": [verdict_label(p, "attributed", "not attributed") for p in attribution],
+            "attribution": [round(p, 4) for p in attribution],
+        }
+        if long_context is not None:
+            details["long_context"] = long_context
+        return MetricResult(sum(attribution) / len(attribution), details)

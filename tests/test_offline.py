@@ -1,0 +1,132 @@
+"""Offline, proven: localeval evaluates with every network call made to fail, and tries none.
+
+Each test runs a fresh interpreter with tests/network_block/sitecustomize.py loaded first:
+it makes every socket connection and name lookup fail and logs each attempt. Where the
+system allows it (`unshare -rn`), the process also runs in a network namespace of its own,
+with no interface but a down loopback, so native code (llama.cpp, tokenizers) is cut off too.
+The offline switches are removed from the environment first: localeval must set them itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = Path(__file__).resolve().parent / "network_block"
+DEMO = ROOT / "examples" / "demo.jsonl"
+SWITCHES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "DO_NOT_TRACK")
+
+
+@cache
+def isolation_prefix() -> tuple[str, ...]:
+    """`unshare -rn` where this system allows a private network namespace, else nothing."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return ()
+    probe = subprocess.run([unshare, "-rn", "true"], capture_output=True, check=False)
+    return (unshare, "-rn") if probe.returncode == 0 else ()
+
+
+def run_blocked(
+    args: list[str], log: Path, timeout: float, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in SWITCHES and not k.startswith(("HF_", "TRANSFORMERS_"))
+    }
+    env.update(extra_env or {})
+    env["PYTHONPATH"] = str(BLOCK)
+    env["LOCALEVAL_NETWORK_LOG"] = str(log)
+    return subprocess.run(
+        [*isolation_prefix(), sys.executable, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def log_lines(log: Path) -> list[str]:
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
+def attempts(log: Path) -> list[str]:
+    return [line for line in log_lines(log) if line.startswith("attempt ")]
+
+
+def test_the_block_stops_and_logs_a_connection(tmp_path: Path) -> None:
+    """The block itself works: a plain HTTP request fails and is logged (the tests below
+    would prove nothing otherwise)."""
+    log = tmp_path / "net.log"
+    code = (
+        "import socket, urllib.request\n"
+        "for attempt in (\n"
+        "    lambda: urllib.request.urlopen('http://example.com/', timeout=5),\n"
+        "    lambda: socket.getaddrinfo('example.com', 443),\n"
+        "    lambda: socket.socket().connect(('127.0.0.1', 9)),\n"
+        "):\n"
+        "    try:\n"
+        "        attempt()\n"
+        "        print('connected')\n"
+        "    except OSError:\n"
+        "        print('failed')\n"
+    )
+    done = run_blocked(["-c", code], log, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["failed"] * 3
+    assert [line.split()[1] for line in attempts(log)] == [
+        "create_connection",
+        "getaddrinfo",
+        "socket.connect",
+    ]
+
+
+def test_importing_localeval_and_its_libraries_sets_offline_and_connects_nowhere(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "net.log"
+    code = (
+        "import localeval.cli, localeval.app, localeval.llama_judge, localeval.embedder\n"
+        "import sentence_transformers, llama_cpp, transformers, huggingface_hub\n"
+    )
+    # a user's HF_HUB_OFFLINE=0 does not turn the network back on
+    done = run_blocked(["-c", code], log, timeout=300, extra_env={"HF_HUB_OFFLINE": "0"})
+    assert done.returncode == 0, done.stderr
+    assert attempts(log) == []
+    assert [line for line in log_lines(log) if line.startswith("env ")] == [
+        f"env {name}=1" for name in SWITCHES
+    ]
+
+
+@pytest.mark.real_models
+def test_full_evaluation_with_network_blocked(tmp_path: Path) -> None:
+    """A full `localeval evaluate` with the real judge and embedder, all four metrics."""
+    data = tmp_path / "one.jsonl"
+    data.write_text(DEMO.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    out = tmp_path / "results.json"
+    log = tmp_path / "net.log"
+    done = run_blocked(
+        ["-m", "localeval.cli", "evaluate", str(data), "-o", str(out), "--no-progress"],
+        log,
+        timeout=900,
+    )
+    assert done.returncode in (0, 1), done.stderr  # gates may pass or fail; the run completes
+    assert attempts(log) == []
+    assert [line for line in log_lines(log) if line.startswith("env ")] == [
+        f"env {name}=1" for name in SWITCHES
+    ]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    (sample,) = report["samples"]
+    assert all(score is not None for score in sample["scores"].values()), sample["scores"]
+    assert report["run"]["usage"]["judge_calls"] > 0
