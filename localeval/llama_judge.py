@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,6 +41,9 @@ _SYSTEM_SLOT = "\x00localeval-system\x00"
 _USER_SLOT = "\x00localeval-user\x00"
 
 Segment = tuple[int, ...]
+#: data segments whose tokens are remembered: every prompt about a sample tokenizes the same
+#: chunks again, and fitting long contexts into the window (metrics.long_context) even more
+_SEGMENT_CACHE = 4096
 
 
 class LlamaJudge:
@@ -80,6 +84,7 @@ class LlamaJudge:
         if not self._yes_ids or not self._no_ids:
             raise JudgeError(f"judge '{self.name}': no single-token Yes/No in its vocabulary")
         self._samplers: dict[Schema, Any] = {}
+        self._segment_tokens: OrderedDict[str, Segment] = OrderedDict()
         # the segments whose key/value state llama.cpp holds, in order
         self._state: list[Segment] = []
 
@@ -143,12 +148,24 @@ class LlamaJudge:
         first += self._tokenize(prompt.system, special=False)
         first += self._tokenize(middle, special=True)
         segments = [tuple(first)]
-        segments += [tuple(self._tokenize(text, special=False)) for text in prompt.segments]
+        segments += [self._data_segment(text) for text in prompt.segments]
         last = self._tokenize(tail, special=True)
         if prompt.reply_prefix:
             last += self._tokenize(prompt.reply_prefix, special=False)
         segments.append(tuple(last))
         return [s for s in segments if s]
+
+    def _data_segment(self, text: str) -> Segment:
+        """Tokens of a user-message segment (special tokens off), from a bounded cache."""
+        tokens = self._segment_tokens.get(text)
+        if tokens is None:
+            tokens = tuple(self._tokenize(text, special=False))
+            self._segment_tokens[text] = tokens
+            if len(self._segment_tokens) > _SEGMENT_CACHE:
+                self._segment_tokens.popitem(last=False)
+        else:
+            self._segment_tokens.move_to_end(text)
+        return tokens
 
     def _single_token_ids(self, words: tuple[str, ...]) -> list[int]:
         ids: list[int] = []

@@ -8,13 +8,38 @@ the question, the whole answer, or a strict fact-checker persona.
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
 differs (see localeval.llama_judge).
+
+Retrieved chunks, answers and questions are data, not instructions: everything from the
+sample passes through `as_data` (chat-template control strings rewritten so they no longer
+spell one) and a quoted statement through `quoted` (it cannot close its own quotes). The
+judge also tokenizes data with special tokens disabled. tests/injection/ and
+scripts/injection_bench.py measure what injected text still moves.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from localeval.judge import Prompt
+
+# Chat-template control strings as they appear in text: ChatML and its kin ("<|im_end|>",
+# "<|eot_id|>", "<|assistant|>"), Llama 2 / Mistral ("[INST]", "<<SYS>>"), Gemma
+# ("<start_of_turn>"). In data they become "(im_end)", "(INST)", ...: still readable, no
+# longer the shape of a turn boundary.
+_CONTROL = re.compile(r"<\|([^|<>\s]{1,40})\|>|\[(/?INST)\]|<<(/?SYS)>>|<((?:start|end)_of_turn)>")
+
+
+def as_data(text: str) -> str:
+    """Text from a sample, with chat-template control strings neutralised."""
+    return _CONTROL.sub(lambda m: "(" + next(g for g in m.groups() if g) + ")", text)
+
+
+def quoted(statement: str) -> str:
+    """A statement to put between double quotes: its own double quotes become single ones,
+    so that it cannot close the quotation and continue as the judge's instructions."""
+    return as_data(statement.strip()).replace('"', "'")
+
 
 SYSTEM_JUDGE = "You are a helpful assistant."
 
@@ -28,7 +53,7 @@ def context_segments(contexts: Sequence[str], upto: int | None = None) -> tuple[
     shown = contexts if upto is None else contexts[:upto]
     # a newline leads each chunk rather than ending it, so that every boundary falls where
     # the tokenizer would split anyway ("\n\n" before the question stays one token)
-    return ("Context:", *("\n" + chunk.strip() for chunk in shown))
+    return ("Context:", *("\n" + as_data(chunk.strip()) for chunk in shown))
 
 
 def context_says(contexts: Sequence[str], statement: str) -> Prompt:
@@ -36,7 +61,7 @@ def context_says(contexts: Sequence[str], statement: str) -> Prompt:
     return Prompt.of(
         SYSTEM_JUDGE,
         *context_segments(contexts),
-        f'\n\nDoes the context above say that "{statement.strip()}"? Answer Yes or No.',
+        f'\n\nDoes the context above say that "{quoted(statement)}"? Answer Yes or No.',
     )
 
 
@@ -49,7 +74,7 @@ def passage_useful(question: str, contexts: Sequence[str], k: int, target: str) 
     return Prompt.of(
         SYSTEM_JUDGE,
         *context_segments(contexts, upto=k),
-        f"\n\nQuestion: {question.strip()}\nAnswer: {target.strip()}\n\n"
+        f"\n\nQuestion: {as_data(question.strip())}\nAnswer: {as_data(target.strip())}\n\n"
         "Is the last line of the context above useful for arriving at this answer? "
         "Answer Yes or No.",
     )
@@ -63,6 +88,7 @@ SYSTEM_QUESTIONS = {
 
 def questions_for_answer(answer: str, n: int, language: str) -> Prompt:
     """Answer relevancy: write n questions the answer would answer, in the sample's language."""
+    answer = as_data(answer)
     if language == "zh":
         user = (
             f"回答：\n{answer}\n\n"
@@ -82,7 +108,7 @@ def answer_noncommittal(question: str, answer: str) -> Prompt:
     """Answer relevancy: is the answer evasive, vague, or an admission of not knowing?"""
     return Prompt.of(
         SYSTEM_JUDGE,
-        f"Question: {question.strip()}\nAnswer: {answer.strip()}\n\n"
+        f"Question: {as_data(question.strip())}\nAnswer: {as_data(answer.strip())}\n\n"
         "Is this answer noncommittal, that is evasive, vague, or saying that it does not know "
         "or cannot answer? Answer Yes or No.",
     )
