@@ -7,15 +7,28 @@ from pathlib import Path
 
 import click
 
+from localeval.compare import DEFAULT_MAX_DROP, DEFAULT_TOP, compare_runs
 from localeval.config import load_models_config
-from localeval.dataset import load_samples
-from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates, parse_threshold
+from localeval.errors import UsageError
+from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates, parse_threshold
+from localeval.history import RunStore
 from localeval.metrics import build_metric, metric_names
-from localeval.modelfiles import check_embedder_dir, check_gguf
-from localeval.progress import Progress
-from localeval.report import console
-from localeval.report.results_json import check_writable, run_to_dict, write_json
-from localeval.runner import evaluate, load_tools, order_metrics
+from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
+from localeval.recording import (
+    RESUME_MATCHING,
+    check_resume_target,
+    choose_run,
+    header_of,
+    is_run_ref,
+    load_scores,
+    record_samples,
+    scan_dataset,
+    stored_run_scores,
+)
+from localeval.report import console, history_text
+from localeval.report.results_json import check_writable, write_json, write_results
+from localeval.runner import describe_run, load_tools, order_metrics
+from localeval.store import default_db_path
 
 
 def evaluate_file(
@@ -27,45 +40,161 @@ def evaluate_file(
     embedder_name: str | None = None,
     models_path: str | None = None,
     show_progress: bool = True,
+    db_path: Path | None = None,
+    resume: str | None = None,
+    new_run: bool = False,
+    baseline: str | None = None,
+    max_drop: float = DEFAULT_MAX_DROP,
 ) -> bool:
-    """Evaluate a data file, print the summary and gates, write results; True if all gates pass.
+    """Evaluate a data file into the run history, print the summary and gates, write results;
+    True if all gates (and the regression gate against `baseline`) pass.
 
     Everything that can be checked without the models (options, the data file, the output
-    folder, the model files) is checked before any model is loaded.
+    folder, the database, the baseline, the run to resume) is checked before any model is
+    loaded. `resume`: a run id, RESUME_MATCHING, or None to continue an interrupted run of
+    the same evaluation if there is one; `new_run` always starts a new run.
     """
+    if resume is not None and new_run:
+        raise UsageError("--resume and --no-resume contradict each other; give one")
+    check_max_drop(max_drop)
     names = order_metrics(metrics)
     thresholds = dict(DEFAULT_THRESHOLDS)
     for text in threshold_overrides:
         metric, value = parse_threshold(text, metric_names())
         thresholds[metric] = value
-    samples = load_samples(data)
+    dataset = scan_dataset(data)
     if output is not None:
         check_writable(output)
-    models = load_models_config(models_path)
-    click.echo(f"Loaded {len(samples)} samples from {data}; metrics: {', '.join(names)}", err=True)
-    tools = load_tools(models, [build_metric(n) for n in names], judge_name, embedder_name)
-
-    progress = Progress(len(samples), "Evaluating", enabled=show_progress)
+    store = RunStore.open(db_path)
     try:
-        run = evaluate(
-            samples, names, tools, on_sample=lambda _: progress.advance(), dataset=str(data)
+        base = load_scores(baseline, store) if baseline is not None else None
+        target = None
+        if resume is not None and resume != RESUME_MATCHING:
+            target = check_resume_target(store, resume, dataset, names)
+        models = load_models_config(models_path)
+        click.echo(
+            f"Loaded {dataset.n_samples} samples from {data}; metrics: {', '.join(names)}",
+            err=True,
         )
-    finally:
-        progress.close()
+        metric_objects = [build_metric(n) for n in names]
+        tools = load_tools(models, metric_objects, judge_name, embedder_name)
+        info = describe_run(metric_objects, tools, str(data), dataset.sha256)
+        run = choose_run(store, info, dataset.n_samples, thresholds, resume, new_run, target)
+        record_samples(store, run, data, metric_objects, tools, show_progress)
+        if sha256_file(data) != dataset.sha256:
+            raise UsageError(
+                f"{data} changed while it was being evaluated; the run is not complete "
+                "(evaluate it again with --no-resume)"
+            )
 
-    summaries = run.summary()
-    gates = evaluate_gates(summaries, thresholds)
-    click.echo(console.summary_table(summaries))
-    categories = console.category_tables(run.summary_by_category())
-    if categories:
-        click.echo("\n" + categories)
-    if gates:
-        click.echo("\n" + console.gates_text(gates))
-    click.echo("\n" + console.usage_text(run.usage))
+        columns = store.score_columns(run)
+        summaries = columns.summaries()
+        gates = evaluate_gates(summaries, thresholds)
+        run = store.complete(run.id, gates)
+        click.echo(console.summary_table(summaries))
+        categories = console.category_tables(columns.summaries_by_category())
+        if categories:
+            click.echo("\n" + categories)
+        if gates:
+            click.echo("\n" + console.gates_text(gates))
+        click.echo("\n" + console.usage_text(store.usage(run.id)))
+        if output is not None:
+            write_results(output, header_of(store, run), store.sample_dicts(run))
+            click.echo(f"Results written to {output}")
+        click.echo(f"Run {run.id} saved in {store.path}")
+        passed = all(g.passed for g in gates)
+        if base is not None:
+            comparison = compare_runs(base, stored_run_scores(store, run, run.id))
+            click.echo("\n" + history_text.comparison_text(comparison))
+            click.echo("\n" + history_text.regression_text(comparison, max_drop))
+            passed = passed and not comparison.regressions(max_drop)
+        return passed
+    finally:
+        store.close()
+
+
+def check_max_drop(max_drop: float) -> None:
+    if not 0.0 <= max_drop <= 1.0:
+        raise UsageError(f"--max-drop {max_drop:g}: must be between 0 and 1")
+
+
+def list_runs(db_path: Path | None = None, limit: int = 20) -> str:
+    """The newest runs in the history, incomplete ones marked."""
+    path = db_path or default_db_path()
+    if not path.exists():
+        return f"No runs yet: {path} does not exist. `localeval evaluate DATA` records one."
+    store = RunStore.open(path)
+    try:
+        return history_text.runs_table(store.list_runs(limit))
+    finally:
+        store.close()
+
+
+def show_run(ref: str, db_path: Path | None = None, output: Path | None = None) -> str:
+    """One run: its settings, summary, gates and usage; optionally its results.json again."""
     if output is not None:
-        write_json(output, run_to_dict(run, gates))
-        click.echo(f"Results written to {output}")
-    return all(g.passed for g in gates)
+        check_writable(output)
+    store = _open_existing(db_path)
+    try:
+        run = store.resolve(ref)
+        columns = store.score_columns(run)
+        parts = [history_text.run_description(run), console.summary_table(columns.summaries())]
+        categories = console.category_tables(columns.summaries_by_category())
+        if categories:
+            parts.append(categories)
+        if run.gates:
+            parts.append(console.gates_text([GateResult(**g) for g in run.gates]))
+        parts.append(console.usage_text(store.usage(run.id)))
+        if output is not None:
+            write_results(output, header_of(store, run), store.sample_dicts(run))
+            parts.append(f"Results written to {output}")
+        return "\n\n".join(parts)
+    finally:
+        store.close()
+
+
+def diff_runs(
+    base_ref: str,
+    new_ref: str,
+    db_path: Path | None = None,
+    fail_on_regression: bool = False,
+    max_drop: float = DEFAULT_MAX_DROP,
+    top: int = DEFAULT_TOP,
+    output: Path | None = None,
+) -> bool:
+    """Compare two runs (or results.json files) and print it; False if the regression gate
+    was asked for and failed."""
+    check_max_drop(max_drop)
+    if top < 0:
+        raise UsageError(f"--top {top}: must be 0 or more")
+    if output is not None:
+        check_writable(output)
+    needs_db = is_run_ref(base_ref) or is_run_ref(new_ref)
+    store = _open_existing(db_path) if needs_db else None
+    try:
+        comparison = compare_runs(load_scores(base_ref, store), load_scores(new_ref, store), top)
+        click.echo(history_text.comparison_text(comparison))
+        passed = True
+        if fail_on_regression:
+            click.echo("\n" + history_text.regression_text(comparison, max_drop))
+            passed = not comparison.regressions(max_drop)
+        if output is not None:
+            write_json(output, comparison.as_dict())
+            click.echo(f"Comparison written to {output}")
+        return passed
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _open_existing(db_path: Path | None) -> RunStore:
+    path = db_path or default_db_path()
+    if not path.exists():
+        raise UsageError(
+            f"no run history at {path}: `localeval evaluate DATA` creates it "
+            "(or give --db PATH / set LOCALEVAL_DB)"
+        )
+    return RunStore.open(path)
 
 
 def describe_models(models_path: str | None = None) -> str:
