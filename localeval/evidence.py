@@ -41,9 +41,10 @@ def _notable(before: float, after: float) -> bool:
 
 
 def _statements(
-    items: str, probabilities: str, lost: str, gained: str, yes: str, no: str, gone: str
+    items: str, probabilities: str, noun: str, yes: str, no: str, lost: str, gained: str, gone: str
 ) -> Callable[[Details | None, Details | None], list[tuple[float, str]]]:
-    """Explainer for metrics that judge a list of statements, matched between runs by text."""
+    """Explainer for metrics that judge a list of statements, matched between runs by text.
+    A statement whose verdict moved comes first, then new statements, then removed ones."""
 
     def explain(base: Details | None, new: Details | None) -> list[tuple[float, str]]:
         before = dict(_pairs(base, items, probabilities))
@@ -53,16 +54,18 @@ def _statements(
             if statement in before:
                 q = before[statement]
                 if _notable(q, p):
-                    word = lost if p < q else gained
-                    lines.append((abs(p - q), f"{word}: {_quote(statement)} ({q:.2f} -> {p:.2f})"))
+                    moved = lost if p < q else gained
+                    text = f"{noun} {moved}: {_quote(statement)} ({q:.2f} -> {p:.2f})"
+                    lines.append((2.0 + abs(p - q), text))
             else:
                 verdict = yes if p >= 0.5 else no
-                lines.append((abs(p - 0.5) + 0.5, f"new {verdict} ({p:.2f}): {_quote(statement)}"))
+                text = f"new {verdict} {noun} ({p:.2f}): {_quote(statement)}"
+                lines.append((1.0 + abs(p - 0.5), text))
         now = {statement for statement, _ in after}
         for statement, q in before.items():
             if statement not in now:
                 verdict = yes if q >= 0.5 else no
-                lines.append((0.5, f"{gone} (was {verdict}, {q:.2f}): {_quote(statement)}"))
+                lines.append((0.5, f"{noun} {gone} (was {verdict}, {q:.2f}): {_quote(statement)}"))
         return lines
 
     return explain
@@ -129,20 +132,22 @@ EXPLAINERS: dict[str, Callable[[Details | None, Details | None], list[tuple[floa
     "faithfulness": _statements(
         "statements",
         "support",
-        "statement lost support",
-        "statement gained support",
-        "supported statement",
-        "unsupported statement",
-        "statement no longer in the answer",
+        noun="statement",
+        yes="supported",
+        no="unsupported",
+        lost="lost support",
+        gained="gained support",
+        gone="no longer in the answer",
     ),
     "context_recall": _statements(
         "statements",
         "attribution",
-        "reference statement no longer in the contexts",
-        "reference statement now in the contexts",
-        "attributed reference statement",
-        "unattributed reference statement",
-        "reference statement gone",
+        noun="reference statement",
+        yes="attributed",
+        no="unattributed",
+        lost="no longer found in the contexts",
+        gained="now found in the contexts",
+        gone="no longer in the reference",
     ),
     "context_precision": _chunks,
     "answer_relevancy": _questions,

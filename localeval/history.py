@@ -179,7 +179,8 @@ class RunStore:
             try:
                 yield self.connection
             except BaseException:
-                self.connection.execute("ROLLBACK")
+                if self.connection.in_transaction:  # SQLite ends it itself on a full disk
+                    self.connection.execute("ROLLBACK")
                 raise
             self.connection.execute("COMMIT")
 
