@@ -86,9 +86,13 @@ def _chunks(base: Details | None, new: Details | None) -> list[tuple[float, str]
     if len(before) != len(after):
         lines.append((1.0, f"{len(after)} chunks retrieved (before: {len(before)})"))
     for rank, (q, p) in enumerate(zip(before, after, strict=False), start=1):
-        if _notable(q, p):
-            state = "useful" if p >= 0.5 else "irrelevant"
-            lines.append((abs(p - q), f"chunk {rank} became {state} ({q:.2f} -> {p:.2f})"))
+        if (q >= 0.5) != (p >= 0.5):
+            state = "became useful" if p >= 0.5 else "became irrelevant"
+        elif abs(p - q) >= NOTABLE_SHIFT:
+            state = "more useful" if p > q else "less useful"
+        else:
+            continue
+        lines.append((abs(p - q), f"chunk {rank} {state} ({q:.2f} -> {p:.2f})"))
     return lines
 
 

@@ -97,12 +97,16 @@ def _change_rows(changes: Sequence[MetricChange], title: str | None = None) -> l
     return lines
 
 
+def _side(label: str, run: dict[str, object]) -> str:
+    described = f"run {run.get('id')} ({run.get('created')})"
+    return described if label == run.get("id") else f"{label}: {described}"
+
+
 def comparison_text(comparison: Comparison) -> str:
     """The whole comparison: header, warnings, per metric, per category, the movers."""
     base, new = comparison.base, comparison.new
     lines = [
-        f"BASE {base.label}: run {base.run.get('id')} ({base.run.get('created')})",
-        f"NEW  {new.label}: run {new.run.get('id')} ({new.run.get('created')})",
+        f"{role} {_side(side.label, side.run)}" for role, side in (("BASE", base), ("NEW ", new))
     ]
     lines += [f"Warning: {w}." for w in comparison.warnings]
     shared = f"{comparison.n_shared} samples in both runs"
