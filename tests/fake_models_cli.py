@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 # this checkout's localeval, not an installed one, and the test helpers beside this file
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).parent)]
@@ -21,9 +24,18 @@ from localeval.cli import main  # noqa: E402
 from localeval.metrics import Tools  # noqa: E402
 
 
+class ForgetfulEmbedder(FakeEmbedder):
+    """FakeEmbedder without its record of calls, which would grow with the run."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = super().embed(texts)
+        self.calls.clear()
+        return vectors
+
+
 def fake_tools(*_args: object, **_kwargs: object) -> Tools:
     delay = float(os.environ.get("FAKE_JUDGE_DELAY", "0"))
-    return Tools(judge=HashJudge(delay), embedder=FakeEmbedder())
+    return Tools(judge=HashJudge(delay), embedder=ForgetfulEmbedder())
 
 
 if __name__ == "__main__":
