@@ -99,7 +99,13 @@ def evaluate_file(
             click.echo("\n" + console.gates_text(gates))
         click.echo("\n" + console.usage_text(store.usage(run.id)))
         if output is not None:
-            write_results(output, header_of(store, run), store.sample_dicts(run))
+            try:
+                write_results(output, header_of(store, run), store.sample_dicts(run))
+            except UsageError as exc:
+                raise UsageError(
+                    f"{exc}. The run is saved: `localeval runs show {run.id} -o PATH` writes "
+                    "its results again"
+                ) from None
             click.echo(f"Results written to {output}")
         click.echo(f"Run {run.id} saved in {store.path}")
         passed = all(g.passed for g in gates)

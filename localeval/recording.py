@@ -166,6 +166,12 @@ def load_scores(ref: str, store: RunStore | None) -> RunScores:
     return stored_run_scores(store, run, ref)
 
 
+def results_dict(store: RunStore, run: StoredRun) -> dict[str, Any]:
+    """A stored run's whole results.json as one dict (all samples in memory: for reports;
+    results.json itself is written streaming, see write_results)."""
+    return {**header_of(store, run), "samples": list(store.sample_dicts(run))}
+
+
 def header_of(store: RunStore, run: StoredRun) -> dict[str, Any]:
     """results.json without its samples, for a stored run."""
     columns = store.score_columns(run)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,20 @@ def test_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) ->
     reopened = RunStore.open(tmp_path / "h.db")
     assert reopened.get(stored.id).n_done == kept
     assert reopened.connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_full_disk_while_writing_results_keeps_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "results.json"
+    out.write_text('{"old": true}\n')
+
+    def disk_full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(UsageError) as err:
+        write_results(out, {"run": {}}, iter([{"sample_id": "a"}]))
+    assert str(err.value) == f"cannot write {out}: No space left on device"
+    assert out.read_text() == '{"old": true}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # no half-written file

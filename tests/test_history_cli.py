@@ -249,6 +249,10 @@ def test_regression_gate_fails_on_a_real_drop_and_passes_on_a_rerun(
     # results.json files work as well as run ids, without the database
     by_file = run("diff", "latest~1", tmp_path / "new.json", "--fail-on-regression")
     assert by_file.exit_code == 1
+    as_json = tmp_path / "diff.json"
+    assert run("diff", "latest~1", "latest", "-o", as_json).exit_code == 0
+    (faithfulness,) = json.loads(as_json.read_text())["metrics"]
+    assert faithfulness["verdict"] == "worse" and faithfulness["n_paired"] == 24
     assert run("diff", "latest", "latest", "--max-drop", "2").stderr == (
         "Error: --max-drop 2: must be between 0 and 1\n"
     )
