@@ -16,6 +16,7 @@ from localeval.progress import Progress
 from localeval.report import console
 from localeval.report.results_json import check_writable, run_to_dict, write_json
 from localeval.runner import evaluate, load_tools, order_metrics
+from localeval.store import open_store
 
 
 def evaluate_file(
@@ -27,6 +28,7 @@ def evaluate_file(
     embedder_name: str | None = None,
     models_path: str | None = None,
     show_progress: bool = True,
+    use_cache: bool = True,
 ) -> bool:
     """Evaluate a data file, print the summary and gates, write results; True if all gates pass.
 
@@ -43,7 +45,10 @@ def evaluate_file(
         check_writable(output)
     models = load_models_config(models_path)
     click.echo(f"Loaded {len(samples)} samples from {data}; metrics: {', '.join(names)}", err=True)
-    tools = load_tools(models, [build_metric(n) for n in names], judge_name, embedder_name)
+    cache = open_store() if use_cache else None
+    tools = load_tools(
+        models, [build_metric(n) for n in names], judge_name, embedder_name, cache=cache
+    )
 
     progress = Progress(len(samples), "Evaluating", enabled=show_progress)
     try:
@@ -85,3 +90,20 @@ def describe_models(models_path: str | None = None) -> str:
         lines.append(f" {mark} {name:<24} {status:<10} {embedder.path}  (device {embedder.device})")
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
     return "\n".join(lines)
+
+
+def describe_cache() -> str:
+    """What the judge/embedding cache in the local database holds."""
+    from localeval.cache import cache_stats
+    from localeval.store import default_db_path
+
+    stats = cache_stats(open_store())
+    return "\n".join([f"database: {default_db_path()}", *stats.lines()])
+
+
+def empty_cache() -> str:
+    """Delete every cached judge call and embedding."""
+    from localeval.cache import clear_cache
+
+    judged, embedded = clear_cache(open_store())
+    return f"Deleted {judged} cached judge calls and {embedded} cached embeddings."

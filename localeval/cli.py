@@ -103,6 +103,14 @@ def main() -> None:
     show_default=True,
     help="Show progress and the time left on stderr.",
 )
+@click.option(
+    "--cache/--no-cache",
+    "use_cache",
+    default=True,
+    show_default=True,
+    help="Answer judge calls and embeddings made before from the local cache (re-runs of "
+    "unchanged data cost nothing); --no-cache asks the models again.",
+)
 @translate_errors
 def evaluate(
     data: Path,
@@ -113,6 +121,7 @@ def evaluate(
     embedder_name: str | None,
     models_path: str | None,
     progress: bool,
+    use_cache: bool,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV) and check the quality gates.
 
@@ -129,6 +138,7 @@ def evaluate(
         embedder_name=embedder_name,
         models_path=models_path,
         show_progress=progress,
+        use_cache=use_cache,
     )
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 
@@ -141,6 +151,30 @@ def models_command(models_path: str | None) -> None:
     from localeval.app import describe_models
 
     click.echo(describe_models(models_path))
+
+
+@main.group("cache")
+def cache_group() -> None:
+    """The cache of judge calls and embeddings ($LOCALEVAL_DB, default .localeval/localeval.db)."""
+
+
+@cache_group.command("stats")
+@translate_errors
+def cache_stats_command() -> None:
+    """Show how many judge calls and embeddings are cached."""
+    from localeval.app import describe_cache
+
+    click.echo(describe_cache())
+
+
+@cache_group.command("clear")
+@click.confirmation_option(prompt="Delete every cached judge call and embedding?")
+@translate_errors
+def cache_clear_command() -> None:
+    """Delete every cached judge call and embedding (the run history is kept)."""
+    from localeval.app import empty_cache
+
+    click.echo(empty_cache())
 
 
 if __name__ == "__main__":  # pragma: no cover
