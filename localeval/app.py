@@ -9,11 +9,13 @@ import click
 
 from localeval.compare import DEFAULT_MAX_DROP, DEFAULT_TOP, compare_runs
 from localeval.config import load_models_config
+from localeval.dataset import load_samples
 from localeval.errors import UsageError
 from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates, parse_threshold
 from localeval.history import RunStore
 from localeval.metrics import build_metric, metric_names
 from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
+from localeval.progress import Progress
 from localeval.recording import (
     RESUME_MATCHING,
     check_resume_target,
@@ -28,7 +30,7 @@ from localeval.recording import (
 from localeval.report import console, history_text
 from localeval.report.results_json import check_writable, write_json, write_results
 from localeval.runner import describe_run, load_tools, order_metrics
-from localeval.store import default_db_path
+from localeval.store import default_db_path, open_store
 
 
 def evaluate_file(
@@ -45,6 +47,7 @@ def evaluate_file(
     new_run: bool = False,
     baseline: str | None = None,
     max_drop: float = DEFAULT_MAX_DROP,
+    use_cache: bool = True,
 ) -> bool:
     """Evaluate a data file into the run history, print the summary and gates, write results;
     True if all gates (and the regression gate against `baseline`) pass.
@@ -77,7 +80,9 @@ def evaluate_file(
             err=True,
         )
         metric_objects = [build_metric(n) for n in names]
-        tools = load_tools(models, metric_objects, judge_name, embedder_name)
+        # the judge/embedding cache lives in the same database as the run history
+        cache = store.connection if use_cache else None
+        tools = load_tools(models, metric_objects, judge_name, embedder_name, cache=cache)
         info = describe_run(metric_objects, tools, str(data), dataset.sha256)
         run = choose_run(store, info, dataset.n_samples, thresholds, resume, new_run, target)
         record_samples(store, run, data, metric_objects, tools, show_progress)
@@ -220,3 +225,80 @@ def describe_models(models_path: str | None = None) -> str:
         lines.append(f" {mark} {name:<24} {status:<10} {embedder.path}  (device {embedder.device})")
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
     return "\n".join(lines)
+
+
+def describe_cache() -> str:
+    """What the judge/embedding cache in the local database holds."""
+    from localeval.cache import cache_stats
+    from localeval.store import default_db_path, open_store
+
+    stats = cache_stats(open_store())
+    return "\n".join([f"database: {default_db_path()}", *stats.lines()])
+
+
+def empty_cache() -> str:
+    """Delete every cached judge call and embedding."""
+    from localeval.cache import clear_cache
+
+    judged, embedded = clear_cache(open_store())
+    return f"Deleted {judged} cached judge calls and {embedded} cached embeddings."
+
+
+def calibrate_files(
+    paths: Sequence[Path],
+    output: Path | None = None,
+    limit: int | None = None,
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+    models_path: str | None = None,
+    show_progress: bool = True,
+    use_cache: bool = True,
+) -> None:
+    """Measure agreement between metric scores and the labels of labelled files."""
+    from localeval.calibrate import (
+        PAIRWISE,
+        SCORED_AS,
+        calibrate,
+        format_table,
+        label_of,
+        metric_of,
+    )
+
+    rows = []
+    names = set()
+    for path in paths:
+        for sample in load_samples(path)[: limit or None]:
+            # every row is checked before any model loads
+            names.add(metric_of(sample, str(path)))
+            label_of(sample, str(path))
+            dataset = sample.extra.get("dataset")
+            rows.append((dataset if isinstance(dataset, str) else path.stem, sample))
+    if output is not None:
+        check_writable(output)
+    used = [build_metric(SCORED_AS.get(n, n)) for n in names if n != PAIRWISE]
+    models = load_models_config(models_path)
+    cache = open_store() if use_cache else None
+    tools = load_tools(models, used, judge_name, embedder_name, cache=cache)
+    click.echo(f"Calibrating on {len(rows)} labelled rows: {', '.join(sorted(names))}", err=True)
+    progress = Progress(len(rows), "Calibrating", enabled=show_progress)
+    try:
+        result = calibrate(rows, tools, on_row=lambda _: progress.advance())
+    finally:
+        progress.close()
+    click.echo(format_table(result))
+    judge = tools.judge
+    if judge is not None:
+        click.echo("\n" + console.usage_text(judge.usage))
+    if output is not None:
+        write_json(
+            output,
+            {
+                "judge": {"name": judge.name, "sha256": judge.sha256} if judge else None,
+                "agreements": [a.as_dict() for a in result.agreements],
+                "counts": [
+                    {"dataset": d, "metric": m, **c} for (d, m), c in result.counts().items()
+                ],
+                "rows": [vars(r) for r in result.rows],
+            },
+        )
+        click.echo(f"Calibration written to {output}")

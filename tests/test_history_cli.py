@@ -293,5 +293,5 @@ def test_unusable_database_fails_before_models(
         "--db PATH / set LOCALEVAL_DB)\n"
     )
     assert run("evaluate", DEMO, "--baseline", "latest").stderr == (
-        f"Error: 'latest': {tmp_path / 'history.db'} holds 0 complete runs\n"
+        f"Error: 'latest': {tmp_path / 'localeval-test.db'} holds 0 complete runs\n"
     )

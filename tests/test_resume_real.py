@@ -47,12 +47,14 @@ def run_in(db: Path, out: Path) -> subprocess.Popen[str]:
 
 
 def comparable(results: Path) -> dict[str, Any]:
-    """Everything but the run's id, time and cost: tokens evaluated depend on what the judge
-    held in memory from the sample before, which a resumed process does not have."""
+    """Everything but the run's id, time and cost. The number of calls asked is the same,
+    but how many the cache answered, and the tokens evaluated (which depend on what the judge
+    held from the sample before) differ in a resumed process."""
     data = json.loads(results.read_text())
     for key in ("id", "created"):
         del data["run"][key]
-    data["run"]["usage"] = {"judge_calls": data["run"]["usage"]["judge_calls"]}
+    usage = data["run"]["usage"]
+    data["run"]["usage"] = {"calls": usage["judge_calls"] + usage["cached_calls"]}
     return data
 
 
