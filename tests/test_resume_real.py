@@ -47,14 +47,12 @@ def run_in(db: Path, out: Path) -> subprocess.Popen[str]:
 
 
 def comparable(results: Path) -> dict[str, Any]:
-    """Everything but the run's id, time and cost. The number of calls asked is the same,
-    but how many the cache answered, and the tokens evaluated (which depend on what the judge
-    held from the sample before) differ in a resumed process."""
+    """Everything but the run's id, time and cost: a resumed process redoes the sample that
+    was cut short, partly from the cache, and evaluates tokens that an uninterrupted judge
+    still held from the sample before."""
     data = json.loads(results.read_text())
-    for key in ("id", "created"):
+    for key in ("id", "created", "usage"):
         del data["run"][key]
-    usage = data["run"]["usage"]
-    data["run"]["usage"] = {"calls": usage["judge_calls"] + usage["cached_calls"]}
     return data
 
 
