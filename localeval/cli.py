@@ -54,8 +54,8 @@ db_option = click.option(
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Run-history database (default: $LOCALEVAL_DB, else .localeval/localeval.db in the "
-    "working folder).",
+    help="Database of the run history and the judge/embedding cache (default: $LOCALEVAL_DB, "
+    "else .localeval/localeval.db in the working folder).",
 )
 
 max_drop_option = click.option(
