@@ -156,6 +156,7 @@ class Comparison:
     by_category: dict[str, list[MetricChange]]
     movers: list[SampleChange]
     not_compared: list[str]  # metrics in only one of the runs
+    top: int = DEFAULT_TOP  # how many movers per metric were asked for
 
     def regressions(self, max_drop: float = DEFAULT_MAX_DROP) -> list[MetricChange]:
         return [m for m in self.metrics if m.worse_than(max_drop)]
@@ -321,6 +322,7 @@ def compare_runs(base: RunScores, new: RunScores, top: int = DEFAULT_TOP) -> Com
         by_category=by_category,
         movers=movers,
         not_compared=list(dict.fromkeys(not_compared)),
+        top=top,
     )
 
 

@@ -123,6 +123,8 @@ def comparison_text(comparison: Comparison) -> str:
     for category, changes in comparison.by_category.items():
         lines.append("")
         lines += _change_rows(changes, title=f"category: {category}")
+    if not comparison.top:
+        return "\n".join(lines)
     lines.append("")
     if not comparison.movers:
         lines.append("No sample's score changed.")
