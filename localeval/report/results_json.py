@@ -25,6 +25,11 @@ def sample_to_dict(result: SampleResult) -> dict[str, Any]:
         "category": result.sample.category,
         "scores": result.scores(),
         "details": details,
+        # the inputs, so a report can show each sample's evidence without the data file
+        "question": result.sample.question,
+        "answer": result.sample.answer,
+        "reference_answer": result.sample.reference_answer,
+        "contexts": result.sample.contexts,
     }
 
 
