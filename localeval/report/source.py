@@ -12,6 +12,8 @@ from typing import Any
 
 from localeval.errors import DatasetError, UsageError
 
+HINT = "; write one with `localeval evaluate DATA --output FILE`"
+
 
 def results_for_run(reference: str) -> dict[str, Any]:
     """The results dict a report is rendered from, for a run reference given by the user.
@@ -39,14 +41,12 @@ def load_results_file(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(str(path), f"invalid JSON ({exc.msg})", exc.lineno) from None
+        raise DatasetError(
+            str(path), f"not a localeval results file (invalid JSON: {exc.msg}){HINT}", exc.lineno
+        ) from None
     problem = results_problem(data)
     if problem:
-        raise DatasetError(
-            str(path),
-            f"not a localeval results file ({problem}); "
-            "write one with `localeval evaluate DATA --output FILE`",
-        )
+        raise DatasetError(str(path), f"not a localeval results file ({problem}){HINT}")
     return data
 
 

@@ -143,32 +143,60 @@ def _first_with(details: Mapping[str, Any], verdict: str, key: str = "statements
     return None
 
 
-def evidence_hint(metric: str, details: Any) -> str | None:
-    """One line of evidence for why a sample scored low on a metric, from its details."""
+def _weakest(details: Mapping[str, Any], key: str, label: str) -> Evidence | None:
+    """The statement with the lowest probability, when none was judged outright bad."""
+    statements, probabilities = details.get("statements"), details.get(key)
+    if not isinstance(statements, list) or not isinstance(probabilities, list):
+        return None
+    pairs = [(number(p), text(s)) for s, p in zip(statements, probabilities, strict=False)]
+    scored = [(p, s) for p, s in pairs if p is not None]
+    if not scored:
+        return None
+    probability, statement = min(scored)
+    return Evidence(f"{label} ({probability:.2f})", statement)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a sample scored low: our words (`label`), and dataset text (`quote`) if any."""
+
+    label: str
+    quote: str | None = None
+
+    def plain(self) -> str:
+        return self.label if self.quote is None else f"{self.label}: {self.quote}"
+
+
+def evidence_hint(metric: str, details: Any) -> Evidence | None:
+    """The first piece of evidence for why a sample scored low on a metric, from its details."""
     if not isinstance(details, dict):
         return None
     if "undefined_reason" in details:
-        return f"undefined: {text(details['undefined_reason'])}"
+        return Evidence("undefined", text(details["undefined_reason"]))
     if metric == "faithfulness":
         statement = _first_with(details, "unsupported")
-        return None if statement is None else f"unsupported: {statement}"
+        if statement is not None:
+            return Evidence("unsupported", statement)
+        return _weakest(details, "support", "least supported")
     if metric == "context_recall":
         statement = _first_with(details, "not attributed")
-        return None if statement is None else f"not in the contexts: {statement}"
+        if statement is not None:
+            return Evidence("not in the contexts", statement)
+        return _weakest(details, "attribution", "least attributed")
     if metric == "context_precision":
         verdicts = details.get("verdicts")
         if isinstance(verdicts, list):
             useless = [str(k) for k, v in enumerate(verdicts, start=1) if v == "not useful"]
             if useless:
-                return f"chunks not useful: {', '.join(useless)} of {len(verdicts)}"
+                return Evidence(f"chunks not useful: {', '.join(useless)} of {len(verdicts)}")
     if metric == "answer_relevancy":
         if (number(details.get("noncommittal_probability")) or 0.0) >= 0.5:
-            return "the answer is noncommittal"
+            return Evidence("the answer is noncommittal")
         questions, sims = details.get("generated_questions"), details.get("similarities")
-        if isinstance(questions, list) and isinstance(sims, list) and questions and sims:
+        if isinstance(questions, list) and isinstance(sims, list):
             pairs = [(number(s), text(q)) for q, s in zip(questions, sims, strict=False)]
-            pairs = [(s, q) for s, q in pairs if s is not None]
-            if pairs:
-                similarity, question = min(pairs)
-                return f"answers instead: {question} ({similarity:.2f})"
+            scored = [(s, q) for s, q in pairs if s is not None]
+            if scored:
+                similarity, question = min(scored)
+                return Evidence(f"answers instead ({similarity:.2f})", question)
     return None
