@@ -90,7 +90,8 @@ def radar_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
         )
         x, y = point(0, ring)
         parts.append(
-            f'<text x="{x + 4:.1f}" y="{y + 4:.1f}" font-size="10" fill="#6b7280">{ring:.2f}</text>'
+            f'<text x="{x + 4:.1f}" y="{y + 4:.1f}" font-size="10" fill="#6b7280" '
+            f'stroke="#fff" stroke-width="3" paint-order="stroke">{ring:.2f}</text>'
         )
     for index in range(count):
         x, y = point(index, 1.0)
