@@ -109,7 +109,7 @@ def _samples(data: DataArg) -> tuple[list[Sample], str]:
         samples.append(sample)
     if not samples:
         raise DatasetError("<samples>", "holds no samples")
-    return samples, f"{len(samples)} given samples"
+    return samples, "the samples given"
 
 
 def _thresholds(names: Sequence[str], overrides: Mapping[str, float] | None) -> dict[str, float]:
@@ -139,9 +139,10 @@ def failure_message(quality: QualityRun, source: str) -> str:
     and the samples that pulled the means down."""
     failed = [g for g in quality.gates if not g.passed]
     passed = [g for g in quality.gates if g.passed]
+    count = len(quality.run.samples)
     lines = [
-        f"RAG quality gates failed: {len(failed)} of {len(quality.gates)} "
-        f"({source}, {len(quality.run.samples)} samples)"
+        f"RAG quality gates failed: {len(failed)} of {len(quality.gates)} on {source} "
+        f"({count} sample{'' if count == 1 else 's'})"
     ]
     lines += [f"  FAIL {g.explanation()}" for g in failed]
     if passed:
