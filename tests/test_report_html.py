@@ -186,3 +186,17 @@ def test_chart_places_values_on_the_axes() -> None:
     assert 'points="280.0,45.0 345.0,175.0 280.0,175.0 150.0,175.0"' in svg
     with pytest.raises(ValueError):
         metrics_chart_svg(["a", "b"], [Series("x", "run", [0.1])])
+
+
+def test_gaps_in_a_series_are_ticks_not_a_polygon_through_zero() -> None:
+    svg = metrics_chart_svg(
+        ["a", "b", "c"],
+        [
+            Series("this run", "run", [0.5, 0.5, 0.5]),
+            Series("gate", "threshold", [0.8, None, 0.6]),
+        ],
+    )
+    assert svg.count('<polygon class="series-threshold"') == 0
+    assert svg.count('<line class="series-threshold"') == 2
+    # the tick on axis a (pointing up) is horizontal, at 0.8 of the radius above the centre
+    assert '<line class="series-threshold" x1="271.0" y1="71.0" x2="289.0" y2="71.0"' in svg

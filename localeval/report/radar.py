@@ -9,7 +9,7 @@ metrics the same series are drawn as horizontal bars with the threshold as a tic
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -101,6 +101,9 @@ def radar_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
     # series: thresholds and baseline under the run, so the run's fill does not hide them
     order = {"threshold": 0, "baseline": 1, "run": 2}
     for line in sorted(series, key=lambda s: order[s.kind]):
+        if line.kind != "run" and any(v is None for v in line.values):
+            parts.append(_axis_ticks(line, point, count))
+            continue
         values = [0.0 if v is None else v for v in line.values]
         parts.append(
             f'<polygon class="series-{line.kind}" points="{polygon(values)}" '
@@ -136,6 +139,26 @@ def radar_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _axis_ticks(
+    line: Series, point: Callable[[int, float], tuple[float, float]], count: int
+) -> str:
+    """A series with gaps (a metric without a gate, or missing from the baseline) as a short
+    tick across each axis it has a value on: a polygon through 0 would misstate it."""
+    ticks = []
+    for index, value in enumerate(line.values):
+        if value is None:
+            continue
+        angle = -math.pi / 2 + 2 * math.pi * index / count
+        x, y = point(index, value)
+        dx, dy = -math.sin(angle) * 9, math.cos(angle) * 9
+        ticks.append(
+            f'<line class="series-{line.kind}" x1="{x - dx:.1f}" y1="{y - dy:.1f}" '
+            f'x2="{x + dx:.1f}" y2="{y + dy:.1f}" {STYLES[line.kind].replace("6 4", "3 2")}>'
+            f"<title>{escape(line.label)}: {_fmt(value)}</title></line>"
+        )
+    return "".join(ticks)
 
 
 def bars_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
