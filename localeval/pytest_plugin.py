@@ -40,8 +40,7 @@ def localeval_model_cache() -> Iterator[ModelCache]:
     """The judges and embedders loaded for this test session."""
     cache = ModelCache()
     yield cache
-    cache.judges.clear()
-    cache.embedders.clear()
+    cache.close()
 
 
 @pytest.fixture

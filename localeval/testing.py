@@ -14,6 +14,7 @@ same and loads the models once per test session.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,8 @@ from localeval.judge import Judge
 from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names
 from localeval.report import view
 from localeval.report.results_json import run_to_dict
-from localeval.runner import RunResult, evaluate, order_metrics
+from localeval.runner import RunResult, evaluate, load_tools, order_metrics
+from localeval.store import open_store
 
 #: how many of the worst samples a failure message names
 WORST_IN_MESSAGE = 3
@@ -56,10 +58,18 @@ class QualityRun:
 
 @dataclass
 class ModelCache:
-    """Loaded judges and embedders by their settings, so several checks load each once."""
+    """Judges and embedders by their settings, so that many checks load each model once.
 
+    Models come from runner.load_tools, with their files checked; with `use_cache` (the
+    default) they sit behind the persistent judge/embedding cache of the local database
+    ($LOCALEVAL_DB or .localeval/localeval.db), so a test re-run with unchanged samples
+    makes no judge call and loads no model.
+    """
+
+    use_cache: bool = True
     judges: dict[JudgeConfig, Judge] = field(default_factory=dict)
     embedders: dict[EmbedderConfig, Embedder] = field(default_factory=dict)
+    _store: sqlite3.Connection | None = field(default=None, init=False, repr=False)
 
     def tools(
         self,
@@ -70,27 +80,38 @@ class ModelCache:
     ) -> Tools:
         """The models these metrics use (and no others), loading any not loaded yet."""
         built = [build_metric(n) for n in metrics]
-        needs_judge = any(m.uses_judge for m in built)
-        needs_embedder = any(m.uses_embedder for m in built)
-        if not (needs_judge or needs_embedder):
+        if not any(m.uses_judge or m.uses_embedder for m in built):
             return Tools()
         config = load_models_config(models)
-        tools = Tools()
-        if needs_judge:
-            judge_config = config.judge(judge)
-            if judge_config not in self.judges:
-                from localeval.llama_judge import LlamaJudge
+        judge_config = config.judge(judge) if any(m.uses_judge for m in built) else None
+        embedder_config = config.embedder(embedder) if any(m.uses_embedder for m in built) else None
+        missing = [
+            m
+            for m in built
+            if (m.uses_judge and judge_config not in self.judges)
+            or (m.uses_embedder and embedder_config not in self.embedders)
+        ]
+        if missing:
+            if self.use_cache and self._store is None:
+                self._store = open_store()
+            loaded = load_tools(config, missing, judge, embedder, cache=self._store)
+            # behind the cache, models load on their first miss, so a surplus wrapper
+            # of a model already held costs nothing
+            if judge_config is not None and loaded.judge is not None:
+                self.judges.setdefault(judge_config, loaded.judge)
+            if embedder_config is not None and loaded.embedder is not None:
+                self.embedders.setdefault(embedder_config, loaded.embedder)
+        return Tools(
+            judge=self.judges[judge_config] if judge_config is not None else None,
+            embedder=self.embedders[embedder_config] if embedder_config is not None else None,
+        )
 
-                self.judges[judge_config] = LlamaJudge(judge_config)
-            tools.judge = self.judges[judge_config]
-        if needs_embedder:
-            embedder_config = config.embedder(embedder)
-            if embedder_config not in self.embedders:
-                from localeval.embedder import SentenceTransformerEmbedder
-
-                self.embedders[embedder_config] = SentenceTransformerEmbedder(embedder_config)
-            tools.embedder = self.embedders[embedder_config]
-        return tools
+    def close(self) -> None:
+        self.judges.clear()
+        self.embedders.clear()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
 
 def _samples(data: DataArg) -> tuple[list[Sample], str]:
@@ -173,6 +194,7 @@ def assert_rag_quality(
     models: str | os.PathLike[str] | None = None,
     tools: Tools | None = None,
     cache: ModelCache | None = None,
+    use_cache: bool = True,
 ) -> QualityRun:
     """Evaluate `data` and raise AssertionError unless every quality gate passes.
 
@@ -180,17 +202,27 @@ def assert_rag_quality(
     fields. thresholds: gates replacing SPEC.md's defaults (metric -> minimum mean).
     metrics: default the four RAG metrics. judge, embedder: names from models.toml
     (`models`, default as for the CLI). tools: already loaded models (e.g. test doubles);
-    cache: a ModelCache to load models into once for many checks.
+    cache: a ModelCache to load models into once for many checks; use_cache=False (without
+    `cache`) asks the judge afresh instead of reusing cached answers of earlier runs.
     Returns the run and its gates when all pass, for further checks or a report.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     names = order_metrics(metrics if metrics is not None else RAG_METRICS)
     limits = _thresholds(names, thresholds)
     samples, source = _samples(data)
-    if tools is None:
-        tools = (cache or ModelCache()).tools(names, judge, embedder, models)
     dataset = str(Path(data)) if isinstance(data, str | os.PathLike) else None
-    run = evaluate(samples, names, tools, dataset=dataset)
+    if tools is not None:
+        run = evaluate(samples, names, tools, dataset=dataset)
+    elif cache is not None:
+        run = evaluate(samples, names, cache.tools(names, judge, embedder, models), dataset=dataset)
+    else:
+        own = ModelCache(use_cache=use_cache)
+        try:
+            run = evaluate(
+                samples, names, own.tools(names, judge, embedder, models), dataset=dataset
+            )
+        finally:
+            own.close()
     quality = QualityRun(run, evaluate_gates(run.summary(), limits))
     if not quality.passed:
         raise AssertionError(failure_message(quality, source))

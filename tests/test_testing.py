@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sqlite3
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,9 @@ from fakes import FakeEmbedder, ScriptedJudge
 from test_cli import QUESTION, ROW, good_answers
 
 from localeval import metrics as metrics_module
+from localeval import testing
 from localeval.dataset import Sample
-from localeval.errors import DatasetError, UsageError
+from localeval.errors import ConfigError, DatasetError, UsageError
 from localeval.metrics import MetricResult, Tools
 from localeval.testing import ModelCache, assert_rag_quality
 
@@ -130,28 +132,36 @@ def test_samples_given_in_code() -> None:
 
 
 def test_model_cache_loads_each_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    loaded: list[str] = []
+    calls: list[tuple[list[str], bool]] = []
 
-    class CountingJudge(ScriptedJudge):
-        def __init__(self, config: Any):
-            loaded.append(f"judge {config.name}")
-            super().__init__()
+    def fake_load_tools(
+        models: Any, metrics: list[Any], judge: Any, embedder: Any, cache: Any = None
+    ) -> Tools:
+        calls.append(([m.name for m in metrics], isinstance(cache, sqlite3.Connection)))
+        tools = Tools()
+        if any(m.uses_judge for m in metrics):
+            tools.judge = ScriptedJudge()
+        if any(m.uses_embedder for m in metrics):
+            tools.embedder = FakeEmbedder()
+        return tools
 
-    class CountingEmbedder(FakeEmbedder):
-        def __init__(self, config: Any):
-            loaded.append(f"embedder {config.name}")
-            super().__init__()
-
-    monkeypatch.setattr("localeval.llama_judge.LlamaJudge", CountingJudge)
-    monkeypatch.setattr("localeval.embedder.SentenceTransformerEmbedder", CountingEmbedder)
+    monkeypatch.setattr(testing, "load_tools", fake_load_tools)
     cache = ModelCache()
     models = ROOT / "models.toml"
     first = cache.tools(["faithfulness"], models=models)
     assert first.judge is not None and first.embedder is None
     second = cache.tools(["faithfulness", "answer_relevancy"], models=models)
     assert second.judge is first.judge and second.embedder is not None
-    assert cache.tools(["answer_relevancy"], models=models).embedder is second.embedder
-    assert len(loaded) == 2 and loaded[0].startswith("judge ") and loaded[1].startswith("embedder ")
+    third = cache.tools(["answer_relevancy"], models=models)
+    assert third.judge is first.judge and third.embedder is second.embedder
+    # only what was missing was asked for, behind the persistent cache
+    assert calls == [(["faithfulness"], True), (["answer_relevancy"], True)]
+    cache.close()
+    uncached = ModelCache(use_cache=False)
+    uncached.tools(["context_recall"], models=models)
+    assert calls[-1] == (["context_recall"], False)
+    with pytest.raises(ConfigError, match=r"no-such\.toml: models file not found"):
+        uncached.tools(["faithfulness"], models=ROOT / "no-such.toml")
 
 
 PLUGIN_CONFTEST = """
