@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from localeval.recording import (
     stored_run_scores,
 )
 from localeval.report import console, history_text
+from localeval.report.output import write_text
 from localeval.report.results_json import check_writable, write_json, write_results
 from localeval.runner import describe_run, load_tools, order_metrics
 from localeval.store import default_db_path, open_store
@@ -225,6 +227,61 @@ def describe_models(models_path: str | None = None) -> str:
         lines.append(f" {mark} {name:<24} {status:<10} {embedder.path}  (device {embedder.device})")
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
     return "\n".join(lines)
+
+
+REPORT_FORMATS = ("html", "md", "junit", "json")
+
+
+def render_report(
+    run: str,
+    report_format: str,
+    baseline: str | None = None,
+    junit_samples: bool = False,
+    worst: int = 5,
+    db_path: Path | None = None,
+) -> str:
+    """A run's report as text in one of REPORT_FORMATS (the run: see `results_for_run`)."""
+    from localeval.report.source import results_for_run
+
+    if report_format not in REPORT_FORMATS:
+        raise UsageError(
+            f"unknown report format '{report_format}' (use {', '.join(REPORT_FORMATS)})"
+        )
+    results = results_for_run(run, db_path)
+    base = results_for_run(baseline, db_path) if baseline is not None else None
+    if report_format == "html":
+        from localeval.report.html import render_html
+
+        return render_html(results, base)
+    if report_format == "md":
+        from localeval.report.markdown import render_markdown
+
+        return render_markdown(results, base, worst=worst)
+    if report_format == "junit":
+        from localeval.report.junit import render_junit
+
+        return render_junit(results, samples=junit_samples)
+    return json.dumps(results, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def write_report(
+    run: str,
+    report_format: str,
+    output: Path | None = None,
+    baseline: str | None = None,
+    junit_samples: bool = False,
+    worst: int = 5,
+    db_path: Path | None = None,
+) -> None:
+    """Render a run's report and write it to `output` (atomically), or to stdout."""
+    if output is not None:
+        check_writable(output)
+    text = render_report(run, report_format, baseline, junit_samples, worst, db_path)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_text(output, text)
+    click.echo(f"Report written to {output}", err=True)
 
 
 def describe_cache() -> str:

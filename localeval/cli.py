@@ -370,6 +370,66 @@ def calibrate(
     )
 
 
+@main.command("report")
+@click.argument("run", metavar="RUN")
+@click.option(
+    "-f",
+    "--format",
+    "report_format",
+    type=click.Choice(["html", "md", "junit", "json"]),
+    default="html",
+    show_default=True,
+    help="html: one self-contained page (chart, tables, every sample's evidence); "
+    "md: a summary for a pull-request comment; junit: JUnit XML, one test case per gate; "
+    "json: the results themselves.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the report here (default: standard output).",
+)
+@click.option(
+    "--baseline",
+    metavar="RUN",
+    default=None,
+    help="A second run to compare with (html and md): its means are drawn beside this run's.",
+)
+@click.option(
+    "--junit-samples",
+    is_flag=True,
+    help="junit: also one test case per sample, failing when a score is below its gate.",
+)
+@click.option(
+    "--worst",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="md: how many of the worst samples to list.",
+)
+@db_option
+@translate_errors
+def report(
+    run: str,
+    report_format: str,
+    output: Path | None,
+    baseline: str | None,
+    junit_samples: bool,
+    worst: int,
+    db_path: Path | None,
+) -> None:
+    """Write a report of a run. RUN is `latest`, `latest~N` or a run id from the history,
+    or a results file written by `localeval evaluate --output`.
+
+    Reports are drawn from the stored results alone: no model is loaded and no file named in
+    the data is opened. Exit status: 0 written, 2 bad usage or an unreadable results file.
+    """
+    from localeval.app import write_report
+
+    write_report(run, report_format, output, baseline, junit_samples, worst, db_path)
+
+
 @main.group("cache")
 def cache_group() -> None:
     """The cache of judge calls and embeddings ($LOCALEVAL_DB, default .localeval/localeval.db)."""

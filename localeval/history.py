@@ -30,6 +30,7 @@ from localeval import __version__
 from localeval.errors import UsageError
 from localeval.gates import GateResult
 from localeval.judge import Usage
+from localeval.report.results_json import sample_inputs
 from localeval.runner import RunInfo, SampleResult
 from localeval.stats import MetricSummary, summarize
 from localeval.store import default_db_path, open_store
@@ -238,8 +239,8 @@ class RunStore:
         with self._transaction("storing a sample's scores") as db:
             inserted = db.execute(
                 "INSERT OR IGNORE INTO run_samples (run_id, sample_id, position, line, category, "
-                "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds, inputs) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     sample.sample_id,
@@ -251,6 +252,7 @@ class RunStore:
                     usage.prompt_tokens,
                     usage.generated_tokens,
                     usage.seconds,
+                    _json(sample_inputs(sample)),
                 ),
             ).rowcount
             if not inserted:
@@ -372,16 +374,19 @@ class RunStore:
         order = {m: i for i, m in enumerate(run.info.metrics)}
         with self._errors("reading a run"):
             rows = self.connection.execute(
-                "SELECT r.sample_id, r.category, s.metric, s.score, s.undefined_reason, s.details "
+                "SELECT r.sample_id, r.category, r.inputs, s.metric, s.score, s.undefined_reason, "
+                "s.details "
                 "FROM run_samples r JOIN run_scores s "
                 "ON s.run_id = r.run_id AND s.sample_id = r.sample_id "
                 "WHERE r.run_id = ? ORDER BY r.position",
                 (run.id,),
             )
-            for (sample_id, category), group in itertools.groupby(rows, key=_sample_key):
+            for (sample_id, category, inputs), group in itertools.groupby(
+                rows, key=lambda row: (row[0], row[1], row[2])
+            ):
                 scores: dict[str, float | None] = {}
                 details: dict[str, Any] = {}
-                for _, _, metric, score, reason, details_json in group:
+                for _, _, _, metric, score, reason, details_json in group:
                     scores[metric] = score
                     entry = json.loads(details_json)
                     if reason is not None:
@@ -393,6 +398,7 @@ class RunStore:
                     "category": category,
                     "scores": {m: scores[m] for m in names},
                     "details": {m: details[m] for m in names},
+                    **json.loads(inputs),
                 }
 
     def sample_details(self, run_id: str, sample_id: str, metric: str) -> dict[str, Any] | None:

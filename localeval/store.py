@@ -72,6 +72,7 @@ MIGRATIONS: list[str] = [
         prompt_tokens INTEGER NOT NULL,
         generated_tokens INTEGER NOT NULL,
         seconds REAL NOT NULL,
+        inputs TEXT NOT NULL,          -- JSON: question, answer, reference_answer, contexts
         PRIMARY KEY (run_id, sample_id),
         UNIQUE (run_id, position)
     );

@@ -295,3 +295,20 @@ def test_unusable_database_fails_before_models(
     assert run("evaluate", DEMO, "--baseline", "latest").stderr == (
         f"Error: 'latest': {tmp_path / 'localeval-test.db'} holds 0 complete runs\n"
     )
+
+
+def test_report_of_a_stored_run_equals_the_report_of_its_results_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_judge(monkeypatch)
+    data = tmp_path / "demo.jsonl"
+    shutil.copy(DEMO, data)
+    assert run("evaluate", data, "-o", tmp_path / "r.json", *PASS_ALL).exit_code == 0
+    from_store = run("report", "latest", "-f", "md")
+    from_file = run("report", tmp_path / "r.json", "-f", "md")
+    assert from_store.exit_code == 0, from_store.output
+    assert from_store.stdout == from_file.stdout
+    assert "billing-1" in from_store.stdout or "zh-" in from_store.stdout
+    missing = run("report", "latest~5")
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith("Error: ")

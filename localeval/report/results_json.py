@@ -9,11 +9,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from localeval.dataset import Sample
 from localeval.errors import UsageError
 from localeval.gates import GateResult
 from localeval.judge import Usage
 from localeval.runner import RunInfo, RunResult, SampleResult
 from localeval.stats import MetricSummary
+
+
+def sample_inputs(sample: Sample) -> dict[str, Any]:
+    """The sample's own text, kept with its scores so a report can show the evidence in
+    place without the data file."""
+    return {
+        "question": sample.question,
+        "answer": sample.answer,
+        "reference_answer": sample.reference_answer,
+        "contexts": sample.contexts,
+    }
 
 
 def sample_to_dict(result: SampleResult) -> dict[str, Any]:
@@ -28,6 +40,7 @@ def sample_to_dict(result: SampleResult) -> dict[str, Any]:
         "category": result.sample.category,
         "scores": result.scores(),
         "details": details,
+        **sample_inputs(result.sample),
     }
 
 
