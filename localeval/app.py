@@ -2,21 +2,37 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
+from localeval.compare import DEFAULT_MAX_DROP, DEFAULT_TOP, compare_runs
 from localeval.config import load_models_config
 from localeval.dataset import DatasetWarning, load_samples
-from localeval.errors import DatasetError
-from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates, parse_threshold
+from localeval.errors import DatasetError, UsageError
+from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates, parse_threshold
+from localeval.history import RunStore
 from localeval.metrics import build_metric, metric_names
-from localeval.modelfiles import check_embedder_dir, check_gguf
+from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
 from localeval.progress import Progress
-from localeval.report import console
-from localeval.report.results_json import check_writable, run_to_dict, write_json
-from localeval.runner import evaluate, load_tools, order_metrics
+from localeval.recording import (
+    RESUME_MATCHING,
+    check_resume_target,
+    choose_run,
+    header_of,
+    is_run_ref,
+    load_scores,
+    record_samples,
+    scan_dataset,
+    stored_run_scores,
+)
+from localeval.report import console, history_text
+from localeval.report.output import write_text
+from localeval.report.results_json import check_writable, write_json, write_results
+from localeval.runner import describe_run, load_tools, order_metrics
+from localeval.store import default_db_path, open_store
 
 
 def evaluate_file(
@@ -29,13 +45,25 @@ def evaluate_file(
     models_path: str | None = None,
     show_progress: bool = True,
     skip_invalid: bool = False,
+    db_path: Path | None = None,
+    resume: str | None = None,
+    new_run: bool = False,
+    baseline: str | None = None,
+    max_drop: float = DEFAULT_MAX_DROP,
+    use_cache: bool = True,
 ) -> bool:
-    """Evaluate a data file, print the summary and gates, write results; True if all gates pass.
+    """Evaluate a data file into the run history, print the summary and gates, write results;
+    True if all gates (and the regression gate against `baseline`) pass.
 
     Everything that can be checked without the models (options, the data file, the output
-    folder, the model files) is checked before any model is loaded. With `skip_invalid`,
-    invalid rows are listed on stderr and in results.json instead of stopping the run.
+    folder, the database, the baseline, the run to resume) is checked before any model is
+    loaded. `resume`: a run id, RESUME_MATCHING, or None to continue an interrupted run of
+    the same evaluation if there is one; `new_run` always starts a new run. With
+    `skip_invalid`, invalid rows are listed on stderr and in results.json and left out.
     """
+    if resume is not None and new_run:
+        raise UsageError("--resume and --no-resume contradict each other; give one")
+    check_max_drop(max_drop)
     names = order_metrics(metrics)
     thresholds = dict(DEFAULT_THRESHOLDS)
     for text in threshold_overrides:
@@ -50,40 +78,153 @@ def evaluate_file(
     def warn(warning: DatasetWarning) -> None:
         click.echo(f"Warning: {warning}", err=True)
 
-    samples = load_samples(data, skip if skip_invalid else None, warn)
+    dataset = scan_dataset(data, skip if skip_invalid else None, warn)
     if output is not None:
         check_writable(output)
-    models = load_models_config(models_path)
-    loaded = f"Loaded {len(samples)} samples from {data}"
-    if skipped:
-        loaded += f" ({len(skipped)} invalid rows skipped)"
-    click.echo(f"{loaded}; metrics: {', '.join(names)}", err=True)
-    tools = load_tools(models, [build_metric(n) for n in names], judge_name, embedder_name)
-
-    progress = Progress(len(samples), "Evaluating", enabled=show_progress)
+    store = RunStore.open(db_path)
     try:
-        run = evaluate(
-            samples, names, tools, on_sample=lambda _: progress.advance(), dataset=str(data)
-        )
-    finally:
-        progress.close()
-    run.info.skipped_rows = [
-        {"file": e.path, "line": e.line, "field": e.field, "reason": e.detail} for e in skipped
-    ]
+        base = load_scores(baseline, store) if baseline is not None else None
+        target = None
+        if resume is not None and resume != RESUME_MATCHING:
+            target = check_resume_target(store, resume, dataset, names)
+        models = load_models_config(models_path)
+        loaded = f"Loaded {dataset.n_samples} samples from {data}"
+        if skipped:
+            loaded += f" ({len(skipped)} invalid rows skipped)"
+        click.echo(f"{loaded}; metrics: {', '.join(names)}", err=True)
+        metric_objects = [build_metric(n) for n in names]
+        # the judge/embedding cache lives in the same database as the run history
+        cache = store.connection if use_cache else None
+        tools = load_tools(models, metric_objects, judge_name, embedder_name, cache=cache)
+        info = describe_run(metric_objects, tools, str(data), dataset.sha256)
+        info.skipped_rows = [skipped_row(error) for error in skipped]
+        run = choose_run(store, info, dataset.n_samples, thresholds, resume, new_run, target)
+        record_samples(store, run, data, metric_objects, tools, show_progress, skip_invalid)
+        if sha256_file(data) != dataset.sha256:
+            raise UsageError(
+                f"{data} changed while it was being evaluated; the run is not complete "
+                "(evaluate it again with --no-resume)"
+            )
 
-    summaries = run.summary()
-    gates = evaluate_gates(summaries, thresholds)
-    click.echo(console.summary_table(summaries))
-    categories = console.category_tables(run.summary_by_category())
-    if categories:
-        click.echo("\n" + categories)
-    if gates:
-        click.echo("\n" + console.gates_text(gates))
-    click.echo("\n" + console.usage_text(run.usage))
+        columns = store.score_columns(run)
+        summaries = columns.summaries()
+        gates = evaluate_gates(summaries, thresholds)
+        run = store.complete(run.id, gates)
+        click.echo(console.summary_table(summaries))
+        categories = console.category_tables(columns.summaries_by_category())
+        if categories:
+            click.echo("\n" + categories)
+        if gates:
+            click.echo("\n" + console.gates_text(gates))
+        click.echo("\n" + console.usage_text(store.usage(run.id)))
+        if output is not None:
+            try:
+                write_results(output, header_of(store, run), store.sample_dicts(run))
+            except UsageError as exc:
+                raise UsageError(
+                    f"{exc}. The run is saved: `localeval runs show {run.id} -o PATH` writes "
+                    "its results again"
+                ) from None
+            click.echo(f"Results written to {output}")
+        click.echo(f"Run {run.id} saved in {store.path}")
+        passed = all(g.passed for g in gates)
+        if base is not None:
+            comparison = compare_runs(base, stored_run_scores(store, run, run.id))
+            click.echo("\n" + history_text.comparison_text(comparison))
+            click.echo("\n" + history_text.regression_text(comparison, max_drop))
+            passed = passed and not comparison.regressions(max_drop)
+        return passed
+    finally:
+        store.close()
+
+
+def skipped_row(error: DatasetError) -> dict[str, object]:
+    """A row --skip-invalid left out, as results.json lists it."""
+    return {"file": error.path, "line": error.line, "field": error.field, "reason": error.detail}
+
+
+def check_max_drop(max_drop: float) -> None:
+    if not 0.0 <= max_drop <= 1.0:
+        raise UsageError(f"--max-drop {max_drop:g}: must be between 0 and 1")
+
+
+def list_runs(db_path: Path | None = None, limit: int = 20) -> str:
+    """The newest runs in the history, incomplete ones marked."""
+    path = db_path or default_db_path()
+    if not path.exists():
+        return f"No runs yet: {path} does not exist. `localeval evaluate DATA` records one."
+    store = RunStore.open(path)
+    try:
+        return history_text.runs_table(store.list_runs(limit))
+    finally:
+        store.close()
+
+
+def show_run(ref: str, db_path: Path | None = None, output: Path | None = None) -> str:
+    """One run: its settings, summary, gates and usage; optionally its results.json again."""
     if output is not None:
-        write_json(output, run_to_dict(run, gates))
-        click.echo(f"Results written to {output}")
-    return all(g.passed for g in gates)
+        check_writable(output)
+    store = _open_existing(db_path)
+    try:
+        run = store.resolve(ref)
+        columns = store.score_columns(run)
+        parts = [history_text.run_description(run), console.summary_table(columns.summaries())]
+        categories = console.category_tables(columns.summaries_by_category())
+        if categories:
+            parts.append(categories)
+        if run.gates:
+            parts.append(console.gates_text([GateResult(**g) for g in run.gates]))
+        parts.append(console.usage_text(store.usage(run.id)))
+        if output is not None:
+            write_results(output, header_of(store, run), store.sample_dicts(run))
+            parts.append(f"Results written to {output}")
+        return "\n\n".join(parts)
+    finally:
+        store.close()
+
+
+def diff_runs(
+    base_ref: str,
+    new_ref: str,
+    db_path: Path | None = None,
+    fail_on_regression: bool = False,
+    max_drop: float = DEFAULT_MAX_DROP,
+    top: int = DEFAULT_TOP,
+    output: Path | None = None,
+) -> bool:
+    """Compare two runs (or results.json files) and print it; False if the regression gate
+    was asked for and failed."""
+    check_max_drop(max_drop)
+    if top < 0:
+        raise UsageError(f"--top {top}: must be 0 or more")
+    if output is not None:
+        check_writable(output)
+    needs_db = is_run_ref(base_ref) or is_run_ref(new_ref)
+    store = _open_existing(db_path) if needs_db else None
+    try:
+        comparison = compare_runs(load_scores(base_ref, store), load_scores(new_ref, store), top)
+        click.echo(history_text.comparison_text(comparison))
+        passed = True
+        if fail_on_regression:
+            click.echo("\n" + history_text.regression_text(comparison, max_drop))
+            passed = not comparison.regressions(max_drop)
+        if output is not None:
+            write_json(output, comparison.as_dict())
+            click.echo(f"Comparison written to {output}")
+        return passed
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _open_existing(db_path: Path | None) -> RunStore:
+    path = db_path or default_db_path()
+    if not path.exists():
+        raise UsageError(
+            f"no run history at {path}: `localeval evaluate DATA` creates it "
+            "(or give --db PATH / set LOCALEVAL_DB)"
+        )
+    return RunStore.open(path)
 
 
 def describe_models(models_path: str | None = None) -> str:
@@ -103,3 +244,135 @@ def describe_models(models_path: str | None = None) -> str:
         lines.append(f" {mark} {name:<24} {status:<10} {embedder.path}  (device {embedder.device})")
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
     return "\n".join(lines)
+
+
+REPORT_FORMATS = ("html", "md", "junit", "json")
+
+
+def render_report(
+    run: str,
+    report_format: str,
+    baseline: str | None = None,
+    junit_samples: bool = False,
+    worst: int = 5,
+    db_path: Path | None = None,
+) -> str:
+    """A run's report as text in one of REPORT_FORMATS (the run: see `results_for_run`)."""
+    from localeval.report.source import results_for_run
+
+    if report_format not in REPORT_FORMATS:
+        raise UsageError(
+            f"unknown report format '{report_format}' (use {', '.join(REPORT_FORMATS)})"
+        )
+    results = results_for_run(run, db_path)
+    base = results_for_run(baseline, db_path) if baseline is not None else None
+    if report_format == "html":
+        from localeval.report.html import render_html
+
+        return render_html(results, base)
+    if report_format == "md":
+        from localeval.report.markdown import render_markdown
+
+        return render_markdown(results, base, worst=worst)
+    if report_format == "junit":
+        from localeval.report.junit import render_junit
+
+        return render_junit(results, samples=junit_samples)
+    return json.dumps(results, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def write_report(
+    run: str,
+    report_format: str,
+    output: Path | None = None,
+    baseline: str | None = None,
+    junit_samples: bool = False,
+    worst: int = 5,
+    db_path: Path | None = None,
+) -> None:
+    """Render a run's report and write it to `output` (atomically), or to stdout."""
+    if output is not None:
+        check_writable(output)
+    text = render_report(run, report_format, baseline, junit_samples, worst, db_path)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_text(output, text)
+    click.echo(f"Report written to {output}", err=True)
+
+
+def describe_cache() -> str:
+    """What the judge/embedding cache in the local database holds."""
+    from localeval.cache import cache_stats
+    from localeval.store import default_db_path, open_store
+
+    stats = cache_stats(open_store())
+    return "\n".join([f"database: {default_db_path()}", *stats.lines()])
+
+
+def empty_cache() -> str:
+    """Delete every cached judge call and embedding."""
+    from localeval.cache import clear_cache
+
+    judged, embedded = clear_cache(open_store())
+    return f"Deleted {judged} cached judge calls and {embedded} cached embeddings."
+
+
+def calibrate_files(
+    paths: Sequence[Path],
+    output: Path | None = None,
+    limit: int | None = None,
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+    models_path: str | None = None,
+    show_progress: bool = True,
+    use_cache: bool = True,
+) -> None:
+    """Measure agreement between metric scores and the labels of labelled files."""
+    from localeval.calibrate import (
+        PAIRWISE,
+        SCORED_AS,
+        calibrate,
+        format_table,
+        label_of,
+        metric_of,
+    )
+
+    rows = []
+    names = set()
+    for path in paths:
+        for sample in load_samples(path)[: limit or None]:
+            # every row is checked before any model loads
+            names.add(metric_of(sample, str(path)))
+            label_of(sample, str(path))
+            dataset = sample.extra.get("dataset")
+            rows.append((dataset if isinstance(dataset, str) else path.stem, sample))
+    if output is not None:
+        check_writable(output)
+    used = [build_metric(SCORED_AS.get(n, n)) for n in names if n != PAIRWISE]
+    models = load_models_config(models_path)
+    cache = open_store() if use_cache else None
+    tools = load_tools(models, used, judge_name, embedder_name, cache=cache)
+    click.echo(f"Calibrating on {len(rows)} labelled rows: {', '.join(sorted(names))}", err=True)
+    progress = Progress(len(rows), "Calibrating", enabled=show_progress)
+    try:
+        result = calibrate(rows, tools, on_row=lambda _: progress.advance())
+    finally:
+        progress.close()
+    click.echo(format_table(result))
+    judge = tools.judge
+    if judge is not None:
+        click.echo("\n" + console.usage_text(judge.usage))
+    if output is not None:
+        write_json(
+            output,
+            {
+                "judge": {"name": judge.name, "sha256": judge.sha256} if judge else None,
+                "agreements": [a.as_dict() for a in result.agreements],
+                "counts": [
+                    {"dataset": d, "metric": m, **c} for (d, m), c in result.counts().items()
+                ],
+                "rows": [vars(r) for r in result.rows],
+            },
+        )
+        click.echo(f"Calibration written to {output}")

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import csv
 import difflib
-import io
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval import strict_json
 from localeval.errors import DatasetError, locate
+from localeval.textstream import json_array_values, text_chunks, text_lines
 
 #: accepted alias -> canonical field name
 ALIASES: dict[str, str] = {
@@ -207,156 +207,36 @@ def sample_from_row(raw: Any, path: str, line: int) -> Sample:
     )
 
 
-def _open_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise DatasetError(str(path), "is a directory, not a data file") from None
-    except FileNotFoundError:
-        raise DatasetError(str(path), "file not found") from None
-    except OSError as exc:
-        raise DatasetError(str(path), f"cannot be read ({exc.strerror})") from None
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise DatasetError(str(path), "is UTF-16 text; save it as UTF-8")
-    if data[:2] == b"\x1f\x8b":
-        raise DatasetError(str(path), "is gzip-compressed; decompress it first")
-    try:
-        text = data.decode("utf-8-sig")  # a UTF-8 byte-order mark is tolerated
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DatasetError(
-            str(path), f"is not valid UTF-8 (byte {exc.start}); save the file as UTF-8", line
-        ) from None
-    return text
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-class _NotJSON(ValueError):
-    """NaN, Infinity or -Infinity: Python's json reads them, JSON has no such values."""
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """json's object hook: a key given twice would otherwise keep its last value silently."""
-    row = dict(pairs)
-    if len(row) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return row
-
-
-def _not_json(constant: str) -> Any:
-    raise _NotJSON(f"{constant} is not a JSON value")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys, parse_constant=_not_json)
-
-
-def _decode_error(path: Path, exc: Exception, line: int, text: str = "") -> DatasetError:
-    """The one-line error for a row that cannot be decoded, whatever the decoder raised."""
-    if isinstance(exc, _DuplicateKey):
-        return DatasetError(str(path), "given twice in the same row", line, exc.key)
-    if isinstance(exc, RecursionError):
-        return DatasetError(str(path), "invalid JSON (nested too deeply)", line)
-    if isinstance(exc, json.JSONDecodeError):
-        unclosed = exc.msg.startswith("Unterminated string")
-        if unclosed:
-            message = f"invalid JSON (the string at column {exc.colno} is never closed)"
-        else:
-            message = f"invalid JSON ({exc.msg}, column {exc.colno})"
-        if text and (unclosed or exc.pos >= len(text.rstrip())):
-            message += "; the line ends before the row does (cut short, or split over lines?)"
-        return DatasetError(str(path), message, line)
-    if isinstance(exc, _NotJSON):
-        return DatasetError(str(path), f"invalid JSON ({exc})", line)
-    if "digits" in str(exc):  # int() refuses numbers of more than 4,300 digits
-        return DatasetError(str(path), "invalid JSON (a number with too many digits)", line)
-    return DatasetError(str(path), f"invalid JSON ({exc})", line)
-
-
 # what a row generator yields: the line a row starts on, and the decoded row or the error
 # that makes it unusable (a row-level error the caller may skip)
 Row = tuple[int, Any]
 
 
-def _jsonl_rows(path: Path, text: str) -> Iterator[Row]:
-    # split on "\n" only: str.splitlines() would also split at U+2028 and other separators,
-    # which are allowed unescaped inside JSON strings
-    for number, raw_line in enumerate(text.split("\n"), start=1):
-        raw_line = raw_line.lstrip("\ufeff")  # a BOM where files were joined with cat
+def _row_error(path: Path, exc: BaseException, line: int, text: str = "") -> DatasetError:
+    message, name = strict_json.describe(exc, text)
+    return DatasetError(str(path), message, line, name)
+
+
+def _jsonl_rows(path: Path, lines: Iterator[str]) -> Iterator[Row]:
+    for number, raw_line in enumerate(lines, start=1):
+        # without its line end (columns count within the line), and without a byte-order
+        # mark where files were joined with cat
+        raw_line = raw_line.rstrip("\r\n").lstrip("\ufeff")
         if not raw_line.strip():
             continue
         try:
-            yield number, _DECODER.decode(raw_line)
-        except (ValueError, RecursionError) as exc:
-            yield number, _decode_error(path, exc, number, raw_line)
+            yield number, strict_json.DECODER.decode(raw_line)
+        except strict_json.DECODE_ERRORS as exc:
+            yield number, _row_error(path, exc, number, raw_line)
 
 
-def _json_array_rows(path: Path, text: str) -> Iterator[Row]:
-    """Decode a JSON array element by element, so each row knows the line it starts on.
-
-    A syntax error inside the array ends the read: where the next row starts is unknown.
-    """
-    position = _skip_space(text, 0)
-    if position >= len(text) or text[position] != "[":
-        raise DatasetError(
-            str(path),
-            "a .json file must hold an array of objects",
-            text.count("\n", 0, position) + 1,
-        )
-    position = _skip_space(text, position + 1)
-    if position < len(text) and text[position] == "]":
-        return
-    while True:
-        line = text.count("\n", 0, position) + 1
-        try:
-            value, position = _DECODER.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            raise _decode_error(path, exc, exc.lineno) from None
-        except (ValueError, RecursionError) as exc:
-            if isinstance(exc, _DuplicateKey | _NotJSON):
-                yield line, _decode_error(path, exc, line)
-                position = _skip_row(text, position)
-            else:
-                raise _decode_error(path, exc, line) from None
-        else:
-            yield line, value
-        position = _skip_space(text, position)
-        if position < len(text) and text[position] == ",":
-            comma = position
-            position = _skip_space(text, position + 1)
-            if position < len(text) and text[position] == "]":
-                raise DatasetError(
-                    str(path),
-                    "invalid JSON (a comma after the last row)",
-                    text.count("\n", 0, comma) + 1,
-                )
-            continue
-        if position < len(text) and text[position] == "]":
-            return
-        raise DatasetError(
-            str(path),
-            "invalid JSON (expected ',' or ']' after a row)",
-            text.count("\n", 0, position) + 1,
-        )
-
-
-def _skip_row(text: str, position: int) -> int:
-    """The end of the JSON value starting at `position`, decoded without our checks."""
-    return json.JSONDecoder().raw_decode(text, position)[1]
-
-
-def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position] in " \t\r\n":
-        position += 1
-    return position
+def _json_array_rows(path: Path, chunks: Iterator[str]) -> Iterator[Row]:
+    return json_array_values(
+        path,
+        chunks,
+        strict_json.DECODER,
+        lambda exc, line: _row_error(path, exc, line),
+    )
 
 
 def _csv_header(path: Path, reader: Any) -> list[str]:
@@ -373,14 +253,14 @@ def _csv_header(path: Path, reader: Any) -> list[str]:
     return header
 
 
-def _csv_rows(path: Path, text: str) -> Iterator[Row]:
+def _csv_rows(path: Path, lines: Iterator[str]) -> Iterator[Row]:
     """CSV rows as dicts; `contexts` holds a JSON array string; empty cells are missing fields.
 
     Quoted cells may span lines; a row's line is the one it starts on.
     """
-    # newline="" leaves line ends inside quoted cells to the csv module; strict mode
-    # reports a quote that is never closed instead of swallowing the rest of the file
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    # lines keep their ends, so cells may span lines; strict mode reports a quote that is
+    # never closed instead of swallowing the rest of the file
+    reader = csv.reader(lines, strict=True)
     # the csv module's own cell limit (128 KiB) would hide MAX_FIELD_CHARS's clearer message
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     header = _csv_header(path, reader)
@@ -420,8 +300,8 @@ def _csv_row(path: Path, header: list[str], cells: list[str], line: int) -> Any:
             )
         if ALIASES.get(name, name) == "contexts":
             try:
-                cell = _DECODER.decode(cell)
-            except (ValueError, RecursionError):
+                cell = strict_json.DECODER.decode(cell)
+            except strict_json.DECODE_ERRORS:
                 return DatasetError(
                     str(path), "must be a JSON array of strings in a CSV cell", line, "contexts"
                 )
@@ -457,17 +337,17 @@ def read_samples(
     """
     file = Path(path)
     suffix = file.suffix.lower()
-    if suffix not in (".jsonl", ".ndjson", ".json", ".csv"):
-        if file.is_dir():
-            raise DatasetError(str(file), "is a directory, not a data file")
-        raise DatasetError(str(file), f"unknown file type '{suffix}' (use .jsonl, .json or .csv)")
-    text = _open_text(file)
+    # the file is read piece by piece, so memory does not grow with its size
     if suffix in (".jsonl", ".ndjson"):
-        rows = _jsonl_rows(file, text)
+        rows = _jsonl_rows(file, text_lines(text_chunks(file)))
     elif suffix == ".json":
-        rows = _json_array_rows(file, text)
+        rows = _json_array_rows(file, text_chunks(file))
+    elif suffix == ".csv":
+        rows = _csv_rows(file, text_lines(text_chunks(file)))
+    elif file.is_dir():
+        raise DatasetError(str(file), "is a directory, not a data file")
     else:
-        rows = _csv_rows(file, text)
+        raise DatasetError(str(file), f"unknown file type '{suffix}' (use .jsonl, .json or .csv)")
     seen: dict[str, int] = {}
     unknown: set[str] = set()
     for line, raw in rows:

@@ -31,6 +31,13 @@ class Prompt:
     #: text the reply is made to begin with (e.g. "Score: "), for reading what comes next
     reply_prefix: str = ""
 
+    def __post_init__(self) -> None:
+        # a bare string here would be taken character by character
+        if not isinstance(self.segments, tuple) or not all(
+            isinstance(s, str) for s in self.segments
+        ):
+            raise TypeError("Prompt.segments must be a tuple of strings; use Prompt.of()")
+
     @classmethod
     def of(cls, system: str, *segments: str, reply_prefix: str = "") -> Prompt:
         """A prompt whose user message is the given segments, in order."""
@@ -56,6 +63,10 @@ class Usage:
         data = asdict(self)
         data["seconds"] = round(self.seconds, 3)
         return data
+
+    def __add__(self, other: Usage) -> Usage:
+        """The work of two runs (or two samples) together."""
+        return Usage(**{k: v + getattr(other, k) for k, v in asdict(self).items()})
 
     def __sub__(self, other: Usage) -> Usage:
         """What was done between two snapshots of the same counter."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ class SampleResult:
 
     sample: Sample
     results: dict[str, MetricResult]
+    #: what scoring this sample cost (judge calls, tokens, seconds)
+    usage: Usage = field(default_factory=Usage)
 
     def scores(self) -> dict[str, float | None]:
         return {name: r.score for name, r in self.results.items()}
@@ -40,6 +43,9 @@ class RunInfo:
     embedder: dict[str, str] | None
     prompt_version: str = PROMPT_VERSION
     dataset: str | None = None
+    dataset_sha256: str | None = None
+    #: each metric's settings that change its scores, e.g. {"answer_relevancy": {"n_questions": 3}}
+    metric_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: rows of the dataset left out by --skip-invalid: file, line, field, reason
     skipped_rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -90,23 +96,55 @@ def load_tools(
     metrics: Sequence[Metric],
     judge_name: str | None = None,
     embedder_name: str | None = None,
+    cache: sqlite3.Connection | None = None,
 ) -> Tools:
-    """Load the judge and/or embedder, but only those the metrics use."""
+    """The judge and/or embedder the metrics use (only those), their files checked first.
+
+    With a cache connection, each model sits behind its cache and is loaded on the first
+    miss only; without one it is loaded now.
+    """
+    from localeval.cache import CachedEmbedder, CachedJudge
+    from localeval.embedder import SentenceTransformerEmbedder
+    from localeval.llama_judge import LlamaJudge
+    from localeval.modelfiles import verified_embedder_sha256, verified_judge_sha256
+
     tools = Tools()
     if any(m.uses_judge for m in metrics):
-        from localeval.llama_judge import LlamaJudge
-
-        tools.judge = LlamaJudge(models.judge(judge_name))
+        judge_config = models.judge(judge_name)
+        if cache is None:
+            tools.judge = LlamaJudge(judge_config)
+        else:
+            tools.judge = CachedJudge(
+                judge_config.name,
+                verified_judge_sha256(judge_config),
+                {
+                    "batch_size": judge_config.batch_size,
+                    "chat_template": judge_config.chat_template,
+                    # fits() answers depend on the window, and windowing on fits()
+                    "n_ctx": judge_config.n_ctx,
+                },
+                lambda: LlamaJudge(judge_config),
+                cache,
+            )
     if any(m.uses_embedder for m in metrics):
-        from localeval.embedder import SentenceTransformerEmbedder
-
-        tools.embedder = SentenceTransformerEmbedder(models.embedder(embedder_name))
+        embedder_config = models.embedder(embedder_name)
+        if cache is None:
+            tools.embedder = SentenceTransformerEmbedder(embedder_config)
+        else:
+            tools.embedder = CachedEmbedder(
+                embedder_config.name,
+                verified_embedder_sha256(embedder_config),
+                lambda: SentenceTransformerEmbedder(embedder_config),
+                cache,
+            )
     return tools
 
 
 def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> SampleResult:
-    """Score one sample with each metric; a prompt too long for the judge makes that metric
-    undefined for the sample (with the reason) instead of failing the run."""
+    """Score one sample with each metric, noting what it cost; a prompt too long for the judge
+    makes that metric undefined for the sample (with the reason) instead of failing the run."""
+    started = time.perf_counter()
+    before = tools.judge.usage.snapshot() if tools.judge is not None else Usage()
     results: dict[str, MetricResult] = {}
     for metric in metrics:
         try:
@@ -116,19 +154,27 @@ def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> Sam
                 f"too long for the judge: {exc.n_tokens} tokens needed, context holds "
                 f"{exc.n_ctx} (raise n_ctx in models.toml or shorten the contexts)"
             )
-    return SampleResult(sample, results)
+    usage = tools.judge.usage - before if tools.judge is not None else Usage()
+    usage.seconds = time.perf_counter() - started  # embedding included
+    return SampleResult(sample, results, usage)
 
 
-def evaluate(
-    samples: Sequence[Sample],
-    metric_names: Iterable[str],
+def metric_settings(metric: Metric) -> dict[str, Any]:
+    """A metric's settings: its public attributes that are plain values (e.g. n_questions)."""
+    return {
+        name: value
+        for name, value in sorted(vars(metric).items())
+        if not name.startswith("_") and isinstance(value, str | int | float | bool)
+    }
+
+
+def describe_run(
+    metrics: Sequence[Metric],
     tools: Tools,
-    on_sample: Callable[[SampleResult], None] | None = None,
     dataset: str | None = None,
-) -> RunResult:
-    """Score every sample with every metric named; call `on_sample` as each one finishes."""
-    names = order_metrics(metric_names)
-    metrics = [build_metric(n) for n in names]
+    dataset_sha256: str | None = None,
+) -> RunInfo:
+    """A new run's description: a fresh id, the time, and the models and metrics it uses."""
     judge_info = (
         {"name": tools.judge.name, "sha256": tools.judge.sha256}
         if tools.judge is not None
@@ -139,22 +185,36 @@ def evaluate(
         embedder_info = {"name": tools.embedder.name}
         if getattr(tools.embedder, "sha256", None):
             embedder_info["sha256"] = tools.embedder.sha256  # type: ignore[attr-defined]
-    info = RunInfo(
+    return RunInfo(
         new_run_id(),
         dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        names,
+        [m.name for m in metrics],
         judge_info,
         embedder_info,
         dataset=dataset,
+        dataset_sha256=dataset_sha256,
+        metric_settings={m.name: metric_settings(m) for m in metrics},
     )
-    started = time.perf_counter()
-    before = tools.judge.usage.snapshot() if tools.judge is not None else Usage()
+
+
+def evaluate(
+    samples: Iterable[Sample],
+    metric_names: Iterable[str],
+    tools: Tools,
+    on_sample: Callable[[SampleResult], None] | None = None,
+    dataset: str | None = None,
+) -> RunResult:
+    """Score every sample with every metric named, keeping all results in memory; call
+    `on_sample` as each one finishes. (`localeval evaluate` streams into the run history
+    instead, see localeval.history.)"""
+    metrics = [build_metric(n) for n in order_metrics(metric_names)]
+    info = describe_run(metrics, tools, dataset=dataset)
+    usage = Usage()
     results: list[SampleResult] = []
     for sample in samples:
         result = score_sample(sample, metrics, tools)
         results.append(result)
+        usage += result.usage
         if on_sample is not None:
             on_sample(result)
-    usage = tools.judge.usage - before if tools.judge is not None else Usage()
-    usage.seconds = time.perf_counter() - started  # the whole run, embedding included
     return RunResult(info, results, usage)

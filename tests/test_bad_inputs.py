@@ -378,6 +378,19 @@ def test_skip_invalid_evaluates_valid_rows_and_lists_the_others(
     ]
 
 
+def test_skipped_rows_are_kept_in_the_run_history(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = mixed_file(tmp_path)
+    use_fakes(monkeypatch, [0.9, 0.9])
+    assert evaluate(str(path), "--skip-invalid", "-m", "faithfulness").exit_code == 0
+    again = tmp_path / "again.json"
+    shown = CliRunner().invoke(main, ["runs", "show", "latest", "-o", str(again)])
+    assert shown.exit_code == 0, shown.output
+    rows = json.loads(again.read_text())["run"]["skipped_rows"]
+    assert [(r["line"], r["field"]) for r in rows] == [(2, "contexts"), (3, None), (5, "sample_id")]
+
+
 def test_without_skip_invalid_the_first_bad_row_stops_the_run(
     tmp_path: Path, no_models: None
 ) -> None:

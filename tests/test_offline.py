@@ -117,7 +117,17 @@ def test_full_evaluation_with_network_blocked(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
     log = tmp_path / "net.log"
     done = run_blocked(
-        ["-m", "localeval.cli", "evaluate", str(data), "-o", str(out), "--no-progress"],
+        # --no-cache: the models must really run, not answer from an earlier run's cache
+        [
+            "-m",
+            "localeval.cli",
+            "evaluate",
+            str(data),
+            "-o",
+            str(out),
+            "--no-progress",
+            "--no-cache",
+        ],
         log,
         timeout=900,
     )

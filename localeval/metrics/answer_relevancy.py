@@ -52,7 +52,7 @@ class AnswerRelevancy:
             answer = fit_text(
                 judge,
                 sample.answer,
-                lambda text: rag.answer_noncommittal(sample.question, text),
+                lambda text: rag.answer_noncommittal(sample.question, text, language),
                 reserve=1,
             )
         except NoRoomForContext:
@@ -70,7 +70,9 @@ class AnswerRelevancy:
                 f"(they need up to {max_bytes(self.schema) + 1} tokens; raise n_ctx)"
             )
         # 1. is the answer an answer at all?
-        noncommittal = judge.yes_probability(rag.answer_noncommittal(sample.question, answer))
+        noncommittal = judge.yes_probability(
+            rag.answer_noncommittal(sample.question, answer, language)
+        )
         # 2. the questions this answer would answer, written in the question's language
         reply = judge.generate(
             rag.questions_for_answer(answer, self.n_questions, language), self.schema

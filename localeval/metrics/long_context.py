@@ -162,4 +162,4 @@ def fit_text(judge: Judge, text: str, prompt_with: Callable[[str], Prompt], rese
     length = longest_fitting_prefix(text, lambda t: judge.fits(prompt_with(t), reserve))
     if length == 0:
         raise NoRoomForContext
-    return text[: natural_cut(text, length)]
+    return text[: natural_cut(text, length)].rstrip()
