@@ -63,7 +63,6 @@ def own_tokens(judge, sample) -> int:  # type: ignore[no-untyped-def]
     instructions = [
         rag.SYSTEM_JUDGE,
         rag.context_says([], "").segments[-1],
-        rag.passage_useful("", [], 0, "").segments[-1],
         rag.questions_for_answer("", 3, "en").segments[-1],
         rag.answer_noncommittal("", "", "en").segments[-1],
     ]

@@ -309,16 +309,14 @@ def test_null_contexts_mean_nothing_retrieved(
     assert sample["details"]["faithfulness"]["undefined_reason"] == "no contexts"
 
 
-def test_empty_chunk_is_useless_without_asking(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    judge = use_fakes(monkeypatch, [0.9])  # one question: the second, non-empty chunk
+def test_empty_chunk_is_useless(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    judge = use_fakes(monkeypatch, [])  # context precision asks the embedder only
     out = tmp_path / "r.json"
     result = evaluate(str(CORPUS / "empty_chunk.jsonl"), "-m", "context_precision", "-o", str(out))
-    assert result.exit_code == 1, result.output  # 0.9 ranked second: precision 0.5 < 0.65
+    assert result.exit_code == 1, result.output  # the useful chunk ranked second: 0.5 < 0.65
     judge.assert_done()
     details = json.loads(out.read_text())["samples"][0]["details"]["context_precision"]
-    assert details["usefulness"] == [0.0, 0.9]
+    assert details["usefulness"][0] == 0.0 and details["usefulness"][1] > 0.0
 
 
 # -- --skip-invalid ----------------------------------------------------------------------

@@ -57,7 +57,6 @@ def test_ordinary_text_is_unchanged(text: str) -> None:
 def test_every_prompt_neutralises_data() -> None:
     prompts = [
         rag.context_says([f"chunk {CHATML}"], f"statement {CHATML}"),
-        rag.passage_useful(f"question {CHATML}", [f"chunk {CHATML}"], 1, f"target {CHATML}"),
         rag.questions_for_answer(f"answer {CHATML}", 3, "en"),
         rag.questions_for_answer(f"回答 {CHATML}", 3, "zh"),
         rag.answer_noncommittal(f"question {CHATML}", f"answer {CHATML}", "en"),

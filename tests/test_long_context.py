@@ -14,7 +14,6 @@ from localeval.dataset import Sample
 from localeval.judge import Prompt
 from localeval.metrics import Tools
 from localeval.metrics.answer_relevancy import AnswerRelevancy
-from localeval.metrics.context_precision import ContextPrecision
 from localeval.metrics.context_recall import ContextRecall
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.long_context import natural_cut
@@ -132,49 +131,6 @@ def test_context_recall_uses_the_same_rule() -> None:
     judge.assert_done()
     assert result.score == pytest.approx(0.6)
     assert result.details["long_context"]["windows"] == [[1, 3], [4, 6]]
-
-
-def test_context_precision_judges_each_chunk_in_its_window() -> None:
-    s = sample()
-    question, target = s.question, STATEMENT
-    n_ctx = n_ctx_for(rag.passage_useful(question, CHUNKS[:3], 3, target))
-    judge = ScriptedJudge([0.9, 0.1, 0.2, 0.8, 0.3, 0.4], n_ctx=n_ctx)
-    result = ContextPrecision().score(s, Tools(judge=judge))
-    judge.assert_done()
-    assert_all_fit(judge)
-    # chunk k is the last line shown, after the chunks before it in its window
-    assert [shown_chunks(p) for p in judge.prompts] == [
-        [1],
-        [1, 2],
-        [1, 2, 3],
-        [4],
-        [4, 5],
-        [4, 5, 6],
-    ]
-    assert result.details["usefulness"] == [0.9, 0.1, 0.2, 0.8, 0.3, 0.4]
-    assert result.details["long_context"]["windows"] == [[1, 3], [4, 6]]
-
-
-def test_context_precision_takes_the_best_piece_of_a_cut_chunk() -> None:
-    s = sample(contexts=[chunk(1, words=60), chunk(2)])
-    # room for 25 words of context: pieces of 25, 25 and 10 words; chunk 2 joins the last
-    n_ctx = n_ctx_for(rag.passage_useful(s.question, [chunk(1, words=25)], 1, STATEMENT))
-    judge = ScriptedJudge([0.2, 0.7, 0.1, 0.5], n_ctx=n_ctx)
-    result = ContextPrecision().score(s, Tools(judge=judge))
-    judge.assert_done()
-    assert_all_fit(judge)
-    assert result.details["long_context"]["windows"] == [[1, 1], [1, 1], [1, 2]]
-    assert result.details["long_context"]["chunks_cut_into_pieces"] == [1]
-    assert result.details["usefulness"] == [0.7, 0.5]
-
-
-def test_context_precision_undefined_when_question_and_reference_do_not_fit() -> None:
-    judge = ScriptedJudge([], n_ctx=20)
-    result = ContextPrecision().score(sample(reference_answer="word " * 40), Tools(judge=judge))
-    assert result.reason == (
-        "the question and reference_answer are too long for the judge's context window even "
-        "with no chunk shown"
-    )
 
 
 def test_answer_relevancy_judges_the_beginning_of_a_huge_answer() -> None:

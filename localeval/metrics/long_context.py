@@ -1,7 +1,8 @@
 """Contexts longer than the judge's context window: the rule every metric follows.
 
 When a sample's prompt fits the judge's window (n_ctx in models.toml), nothing here is
-used. When it does not:
+used. When it does not (context precision asks the embedder, which reads a long chunk
+sentence by sentence, and needs no rule):
 
 * The chunks are split, in rank order, into *windows*: runs of consecutive chunks whose
   prompt fits. A chunk too long to fit on its own is first cut into pieces that do (at a
@@ -10,9 +11,6 @@ used. When it does not:
   best support: a statement counts as supported when some part of the context states it.
   (A statement that only two chunks in different windows support together is missed:
   the score can err low, never high.)
-* Context precision judges each part with the parts before it in its window, as it
-  judges chunks with the chunks before them normally; a chunk cut into pieces is as
-  useful as its most useful piece.
 * Answer relevancy, whose prompts hold the answer but no contexts, judges the beginning
   of an answer too long to fit: as much as fits.
 * A statement, question or answer too long to fit with no context at all makes the
