@@ -71,7 +71,9 @@ class LlamaJudge:
             )
         except (ValueError, RuntimeError) as exc:
             raise JudgeError(f"llama.cpp could not load {config.path}: {exc}") from exc
-        self.n_ctx = self._llm.n_ctx()
+        # llama.cpp rounds the context up (to a multiple of 256), but llama-cpp-python's
+        # token buffer holds only what was asked for: a prompt longer than that crashes it
+        self.n_ctx = min(self._llm.n_ctx(), len(self._llm.input_ids))
         self._n_vocab = self._llm.n_vocab()
         self._add_bos = self._llm.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
         self._template = self._compile_template(config)

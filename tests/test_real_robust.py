@@ -1,6 +1,6 @@
 """Real-model checks of the robustness rules: contexts longer than the judge's window.
 
-The default judge is loaded with a small window (n_ctx 1024) so that ten ordinary chunks
+The default judge is loaded with a small window (n_ctx 1000) so that ten ordinary chunks
 overflow it; the facts the answer needs sit late in the context, in a later window.
 """
 
@@ -57,7 +57,10 @@ INVENTED = "The tram was designed by a famous Italian architect."
 @pytest.fixture(scope="module")
 def small_window_judge() -> LlamaJudge:
     config = load_models_config().judge()
-    return LlamaJudge(dataclasses.replace(config, n_ctx=1024))
+    # not a multiple of 256: llama.cpp pads the context, llama-cpp-python's buffer is not
+    judge = LlamaJudge(dataclasses.replace(config, n_ctx=1000))
+    assert judge.n_ctx == 1000
+    return judge
 
 
 def test_contexts_longer_than_the_window_are_scored_by_windows(
