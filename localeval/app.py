@@ -8,9 +8,12 @@ from pathlib import Path
 import click
 
 from localeval.config import load_models_config
+from localeval.criteria import DEFAULT_CRITERIA, criteria_from_options, load_criteria_file
 from localeval.dataset import load_samples
+from localeval.errors import UsageError
 from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates, parse_threshold
-from localeval.metrics import build_metric, metric_names
+from localeval.metrics import MetricOptions, build_metric, metric_names
+from localeval.metrics.rubric import criterion_scores, criterion_summaries
 from localeval.modelfiles import check_embedder_dir, check_gguf
 from localeval.progress import Progress
 from localeval.report import console
@@ -27,13 +30,17 @@ def evaluate_file(
     embedder_name: str | None = None,
     models_path: str | None = None,
     show_progress: bool = True,
+    criteria_file: Path | None = None,
+    criterion_options: Sequence[str] = (),
 ) -> bool:
     """Evaluate a data file, print the summary and gates, write results; True if all gates pass.
 
     Everything that can be checked without the models (options, the data file, the output
-    folder, the model files) is checked before any model is loaded.
+    folder, the model files) is checked before any model is loaded. The rubric's criteria
+    come from `criteria_file` or `criterion_options` ("name: description"), else defaults.
     """
     names = order_metrics(metrics)
+    options = metric_options(names, criteria_file, criterion_options)
     thresholds = dict(DEFAULT_THRESHOLDS)
     for text in threshold_overrides:
         metric, value = parse_threshold(text, metric_names())
@@ -43,17 +50,26 @@ def evaluate_file(
         check_writable(output)
     models = load_models_config(models_path)
     click.echo(f"Loaded {len(samples)} samples from {data}; metrics: {', '.join(names)}", err=True)
-    tools = load_tools(models, [build_metric(n) for n in names], judge_name, embedder_name)
+    tools = load_tools(models, [build_metric(n, options) for n in names], judge_name, embedder_name)
 
     progress = Progress(len(samples), "Evaluating", enabled=show_progress)
     try:
         run = evaluate(
-            samples, names, tools, on_sample=lambda _: progress.advance(), dataset=str(data)
+            samples,
+            names,
+            tools,
+            on_sample=lambda _: progress.advance(),
+            dataset=str(data),
+            options=options,
         )
     finally:
         progress.close()
 
     summaries = run.summary()
+    criteria = options.rubric_criteria or DEFAULT_CRITERIA
+    if "rubric" in names:
+        # each rubric criterion is summarised like a metric of its own ("rubric.accuracy")
+        summaries.update(criterion_summaries([s.results["rubric"] for s in run.samples], criteria))
     gates = evaluate_gates(summaries, thresholds)
     click.echo(console.summary_table(summaries))
     categories = console.category_tables(run.summary_by_category())
@@ -63,9 +79,33 @@ def evaluate_file(
         click.echo("\n" + console.gates_text(gates))
     click.echo("\n" + console.usage_text(run.usage))
     if output is not None:
-        write_json(output, run_to_dict(run, gates))
+        results = run_to_dict(run, gates)
+        if "rubric" in names:
+            results["summary"] = {m: s.as_dict() for m, s in summaries.items()}
+            for entry, sample in zip(results["samples"], run.samples, strict=True):
+                entry["scores"].update(criterion_scores(sample.results["rubric"], criteria))
+        write_json(output, results)
         click.echo(f"Results written to {output}")
     return all(g.passed for g in gates)
+
+
+def metric_options(
+    names: Sequence[str], criteria_file: Path | None, criterion_options: Sequence[str]
+) -> MetricOptions:
+    """The metrics' options from the command line, checked against the metrics asked for."""
+    if criteria_file is not None and criterion_options:
+        raise UsageError(
+            "give the rubric's criteria either with --criteria FILE or with --criterion, not both"
+        )
+    if (criteria_file is not None or criterion_options) and "rubric" not in names:
+        raise UsageError(
+            "--criteria and --criterion set the rubric metric's criteria; add -m rubric"
+        )
+    if criteria_file is not None:
+        return MetricOptions(rubric_criteria=load_criteria_file(criteria_file))
+    if criterion_options:
+        return MetricOptions(rubric_criteria=criteria_from_options(criterion_options))
+    return MetricOptions()
 
 
 def describe_models(models_path: str | None = None) -> str:

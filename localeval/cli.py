@@ -76,7 +76,8 @@ def main() -> None:
     multiple=True,
     metavar="METRIC",
     help="Metric to compute; repeat for several. Default: faithfulness, "
-    "answer_relevancy, context_recall, context_precision.",
+    "answer_relevancy, context_recall, context_precision. Also: bleu, rouge_l (against "
+    "reference_answer, no model), rubric (judge scores 0-10 per criterion).",
 )
 @click.option(
     "-o",
@@ -91,6 +92,21 @@ def main() -> None:
     multiple=True,
     metavar="METRIC=VALUE",
     help="Override a quality gate, e.g. --threshold faithfulness=0.9.",
+)
+@click.option(
+    "--criteria",
+    "criteria_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TOML or YAML file of rubric criteria: a table 'criteria' of name = one-line "
+    "description. Default criteria: accuracy, completeness, clarity.",
+)
+@click.option(
+    "--criterion",
+    "criterion_options",
+    multiple=True,
+    metavar="'NAME: DESCRIPTION'",
+    help="A rubric criterion given inline; repeat for several (instead of --criteria).",
 )
 @click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
 @click.option(
@@ -109,6 +125,8 @@ def evaluate(
     metrics: tuple[str, ...],
     output: Path | None,
     thresholds: tuple[str, ...],
+    criteria_file: Path | None,
+    criterion_options: tuple[str, ...],
     judge_name: str | None,
     embedder_name: str | None,
     models_path: str | None,
@@ -129,6 +147,8 @@ def evaluate(
         embedder_name=embedder_name,
         models_path=models_path,
         show_progress=progress,
+        criteria_file=criteria_file,
+        criterion_options=criterion_options,
     )
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 

@@ -13,7 +13,15 @@ from localeval.config import ModelsConfig
 from localeval.dataset import Sample
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Usage
-from localeval.metrics import RAG_METRICS, Metric, MetricResult, Tools, build_metric, metric_names
+from localeval.metrics import (
+    RAG_METRICS,
+    Metric,
+    MetricOptions,
+    MetricResult,
+    Tools,
+    build_metric,
+    metric_names,
+)
 from localeval.prompts import PROMPT_VERSION
 from localeval.stats import MetricSummary, summarize
 
@@ -123,10 +131,12 @@ def evaluate(
     tools: Tools,
     on_sample: Callable[[SampleResult], None] | None = None,
     dataset: str | None = None,
+    options: MetricOptions | None = None,
 ) -> RunResult:
-    """Score every sample with every metric named; call `on_sample` as each one finishes."""
+    """Score every sample with every metric named, set up with `options`; call `on_sample`
+    as each one finishes."""
     names = order_metrics(metric_names)
-    metrics = [build_metric(n) for n in names]
+    metrics = [build_metric(n, options) for n in names]
     judge_info = (
         {"name": tools.judge.name, "sha256": tools.judge.sha256}
         if tools.judge is not None
