@@ -168,10 +168,11 @@ def _yaml_pairs(path: Path, text: str) -> list[tuple[str, Any, int | None]]:
                     pairs.append((str(name_node.value), None, line))
                 else:
                     pairs.append((str(name_node.value), description_node.value, line))
-            names = [name for name, _, _ in pairs]
+            seen: set[str] = set()
             for name, _, line in pairs:
-                if names.count(name) > 1:
+                if name in seen:
                     raise UsageError(f"{path}, line {line}: criterion '{name}' is given twice")
+                seen.add(name)
             return pairs
     raise UsageError(f"{path}: no 'criteria' mapping found")
 

@@ -13,7 +13,7 @@ from rouge_score.rouge_scorer import RougeScorer
 
 from localeval.cli import main
 from localeval.dataset import Sample
-from localeval.metrics import REGISTRY, RAG_METRICS, Tools, build_metric
+from localeval.metrics import RAG_METRICS, REGISTRY, Tools, build_metric
 from localeval.metrics.bleu import Bleu
 from localeval.metrics.reference_tokens import rouge_tokens, space_cjk
 from localeval.metrics.rouge import RougeL
