@@ -2,23 +2,38 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 from localeval.config import load_models_config
 from localeval.criteria import DEFAULT_CRITERIA, criteria_from_options, load_criteria_file
 from localeval.dataset import load_samples
-from localeval.errors import UsageError
+from localeval.errors import PromptTooLongError, UsageError
 from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates, parse_threshold
-from localeval.metrics import MetricOptions, build_metric, metric_names
+from localeval.judge import Usage
+from localeval.metrics import MetricOptions, Tools, build_metric, metric_names
 from localeval.metrics.rubric import criterion_scores, criterion_summaries
 from localeval.modelfiles import check_embedder_dir, check_gguf
+from localeval.pairwise import (
+    DIRECT_WEIGHT,
+    PairRow,
+    PairVerdict,
+    PairwiseSummary,
+    compare_pair,
+    load_pairs,
+    summarize_verdicts,
+    verdict_label,
+)
 from localeval.progress import Progress
+from localeval.prompts import PROMPT_VERSION
 from localeval.report import console
 from localeval.report.results_json import check_writable, run_to_dict, write_json
-from localeval.runner import evaluate, load_tools, order_metrics
+from localeval.runner import evaluate, load_tools, new_run_id, order_metrics
 
 
 def evaluate_file(
@@ -125,3 +140,99 @@ def describe_models(models_path: str | None = None) -> str:
         lines.append(f" {mark} {name:<24} {status:<10} {embedder.path}  (device {embedder.device})")
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
     return "\n".join(lines)
+
+
+def compare_answers_file(
+    data: Path,
+    output: Path | None = None,
+    fail_if_b_worse: bool = False,
+    a_field: str = "answer_a",
+    b_field: str = "answer_b",
+    judge_name: str | None = None,
+    models_path: str | None = None,
+    show_progress: bool = True,
+) -> bool:
+    """Judge every pair in DATA, print the verdicts and B's win rate, write them as JSON.
+
+    Returns False only when `fail_if_b_worse` is set and B is worse than A beyond noise
+    (the 95% interval of B's win rate lies wholly below 0.5).
+    """
+    if a_field == b_field:
+        raise UsageError(f"--a-field and --b-field are both '{a_field}'; name two fields")
+    rows = load_pairs(data, a_field, b_field)
+    if output is not None:
+        check_writable(output)
+    models = load_models_config(models_path)
+    click.echo(f"Loaded {len(rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
+    # the judge asks faithfulness questions of each answer, and nothing needs the embedder
+    tools = load_tools(models, [build_metric("faithfulness")], judge_name)
+    assert tools.judge is not None
+    started = time.perf_counter()
+    before = tools.judge.usage.snapshot()
+    verdicts: list[PairVerdict | None] = []
+    progress = Progress(len(rows), "Comparing", enabled=show_progress)
+    try:
+        for row in rows:
+            try:
+                verdict: PairVerdict | None = compare_pair(
+                    row.question, row.contexts, row.reference, row.answer_a, row.answer_b, tools
+                )
+            except PromptTooLongError:
+                verdict = None
+            verdicts.append(verdict)
+            progress.advance()
+    finally:
+        progress.close()
+    usage = tools.judge.usage - before
+    usage.seconds = time.perf_counter() - started
+
+    judged = [(r, v) for r, v in zip(rows, verdicts, strict=True) if v is not None]
+    summary = summarize_verdicts(
+        [r for r, _ in judged], [v for _, v in judged], n_undefined=len(rows) - len(judged)
+    )
+    gate_failed = fail_if_b_worse and summary.b_worse()
+    click.echo(console.pairwise_rows_table(rows, verdicts))
+    click.echo("\n" + console.pairwise_summary_text(summary))
+    if fail_if_b_worse:
+        state = "FAIL" if gate_failed else "PASS"
+        click.echo(f"\nGate --fail-if-b-worse: {state} (fails when the whole 95% CI is below 0.5)")
+    click.echo("\n" + console.usage_text(usage))
+    if output is not None:
+        write_json(output, pairwise_to_dict(data, tools, rows, verdicts, summary, usage))
+        click.echo(f"Verdicts written to {output}")
+    return not gate_failed
+
+
+def pairwise_to_dict(
+    data: Path,
+    tools: Tools,
+    rows: Sequence[PairRow],
+    verdicts: Sequence[PairVerdict | None],
+    summary: PairwiseSummary,
+    usage: Usage,
+) -> dict[str, Any]:
+    """The compare-answers results file: run, summary, and every row's verdict."""
+    assert tools.judge is not None
+    entries = []
+    for row, verdict in zip(rows, verdicts, strict=True):
+        entry: dict[str, Any] = {"sample_id": row.sample_id, "label": row.label}
+        if verdict is None:
+            entry["undefined_reason"] = "too long for the judge's context"
+        else:
+            entry.update(verdict.as_dict())
+            if row.label is not None:
+                entry["agrees_with_label"] = verdict_label(verdict.winner) == row.label
+        entries.append(entry)
+    return {
+        "run": {
+            "id": new_run_id(),
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "dataset": str(data),
+            "judge": {"name": tools.judge.name, "sha256": tools.judge.sha256},
+            "prompt_version": PROMPT_VERSION,
+            "direct_weight": DIRECT_WEIGHT,
+            "usage": usage.as_dict(),
+        },
+        "summary": summary.as_dict(),
+        "rows": entries,
+    }

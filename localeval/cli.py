@@ -153,6 +153,84 @@ def evaluate(
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 
 
+@main.command("compare-answers")
+@click.argument("data", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write every row's verdict (winner, confidence, scores, reason, both orders' "
+    "readings) and the summary as JSON here.",
+)
+@click.option(
+    "--fail-if-b-worse",
+    is_flag=True,
+    help="Exit 1 when B is worse than A beyond noise: the whole 95% interval of B's win "
+    "rate lies below 0.5.",
+)
+@click.option(
+    "--a-field",
+    default="answer_a",
+    show_default=True,
+    help="The field holding answer A (e.g. the old system's answers).",
+)
+@click.option(
+    "--b-field",
+    default="answer_b",
+    show_default=True,
+    help="The field holding answer B (e.g. the new system's answers).",
+)
+@click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
+@models_option
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Show progress and the time left on stderr.",
+)
+@translate_errors
+def compare_answers(
+    data: Path,
+    output: Path | None,
+    fail_if_b_worse: bool,
+    a_field: str,
+    b_field: str,
+    judge_name: str | None,
+    models_path: str | None,
+    progress: bool,
+) -> None:
+    """Judge which of two answers to each question is better, A or B.
+
+    DATA (JSONL, JSON array or CSV) has per row a question, optional contexts and
+    reference_answer, and two answers in answer_a and answer_b (other fields with
+    --a-field/--b-field, e.g. two answer columns of one file). An optional label (+1 B
+    better, -1 A better, 0 equal) is compared with the verdicts.
+
+    Each pair is judged in both orders, A first and B first; a row whose winner changes
+    with the order is a tie, so swapping A and B never changes the verdict. Prints each
+    row's verdict, B's win rate over A ((wins + ties/2) / rows) with its 95% bootstrap
+    interval, and how many rows flipped with the order.
+
+    Exit status: 0 done (and, with --fail-if-b-worse, B not worse), 1 --fail-if-b-worse
+    and the 95% interval of B's win rate lies wholly below 0.5, 2 bad usage or input,
+    3 internal error.
+    """
+    from localeval.app import compare_answers_file
+
+    passed = compare_answers_file(
+        data,
+        output=output,
+        fail_if_b_worse=fail_if_b_worse,
+        a_field=a_field,
+        b_field=b_field,
+        judge_name=judge_name,
+        models_path=models_path,
+        show_progress=progress,
+    )
+    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+
+
 @main.command("models")
 @models_option
 @translate_errors
