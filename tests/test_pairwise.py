@@ -32,51 +32,62 @@ GOOD = "It was finished in 1889."
 BAD = "It was finished in 1925."
 
 
-def test_verdict_weighs_direct_comparison_and_per_answer_evidence() -> None:
+def test_verdict_weighs_faithfulness_and_the_direct_comparison() -> None:
     judge = ScriptedJudge(
         [
             0.2,  # A: faithfulness of its one statement
-            0.4,  # A: answers the question
             0.9,  # B: faithfulness
-            0.9,  # B: answers the question
             [0.7, 0.3],  # A shown first: the judge prefers the first answer (A)
             [0.8, 0.2],  # B shown first: prefers the first answer (B)
         ]
     )
     verdict = compare_pair(QUESTION, CONTEXTS, None, BAD, GOOD, Tools(judge=judge))
     judge.assert_done()
-    # evidence: A (0.2 + 0.4) / 2 = 0.3, B 0.9; direct P(B better): 0.3 then 0.8
-    # margins: 0.5 * (2 * 0.3 - 1) + 0.5 * 0.6 = 0.1 and 0.5 * 0.6 + 0.3 = 0.6
-    assert [o.margin for o in verdict.orders] == pytest.approx([0.1, 0.6])
+    # direct P(B better): 0.3 then 0.8; evidence: 0.9 - 0.2 = 0.7
+    # margins: 0.1 * (2 * 0.3 - 1) + 0.9 * 0.7 = 0.59 and 0.1 * 0.6 + 0.63 = 0.69
+    assert [o.margin for o in verdict.orders] == pytest.approx([0.59, 0.69])
     assert verdict.winner == "B" and not verdict.flipped
-    assert verdict.confidence == pytest.approx(0.1)
-    assert verdict.score_b == pytest.approx(0.5 * 0.55 + 0.5 * 0.9)
-    assert verdict.score_a == pytest.approx(0.5 * 0.45 + 0.5 * 0.3)
+    assert verdict.confidence == pytest.approx(0.59)
+    assert verdict.score_b == pytest.approx(0.1 * 0.55 + 0.9 * 0.9)
+    assert verdict.score_a == pytest.approx(0.1 * 0.45 + 0.9 * 0.2)
+    assert verdict.evidence_b.details["statements"] == [GOOD]
     assert verdict.reason == (
-        "B is better supported by the contexts (0.90 vs 0.20) and more fully answers the "
-        "question (0.90 vs 0.40); both orders agree"
+        "B is better supported by the contexts (0.90 vs 0.20); both orders agree"
     )
-    # the direct prompts show the answers under A and B in both orders
-    first, second = (p.user for p in judge.prompts[4:])
+    # the direct prompts show the answers under A and B in both orders, after the contexts
+    first, second = (p.user for p in judge.prompts[2:])
     assert first.index(f"Answer A: {BAD}") < first.index(f"Answer B: {GOOD}")
     assert f"Answer A: {GOOD}" in second and f"Answer B: {BAD}" in second
+    assert first.startswith(f"Context:\n{CONTEXTS[0]}")
 
 
 def test_orders_that_disagree_make_a_tie() -> None:
     # equal evidence, and a judge that always picks whatever is shown first
-    judge = ScriptedJudge([0.8, 0.8, 0.8, 0.8, [0.9, 0.1], [0.9, 0.1]])
+    judge = ScriptedJudge([0.8, 0.8, [0.9, 0.1], [0.9, 0.1]])
     verdict = compare_pair(QUESTION, CONTEXTS, None, GOOD, BAD, Tools(judge=judge))
     assert verdict.flipped and verdict.winner == "tie" and verdict.confidence == 0.0
     assert [o.winner for o in verdict.orders] == ["A", "B"]
     assert verdict.reason == "the verdict changed when the answers were shown in the other order"
 
 
-def test_without_contexts_no_faithfulness_is_asked() -> None:
+def test_without_contexts_the_evidence_is_answering_the_question() -> None:
     judge = ScriptedJudge([0.3, 0.9, [0.4, 0.6], [0.6, 0.4]])
     verdict = compare_pair(QUESTION, [], None, BAD, GOOD, Tools(judge=judge))
     judge.assert_done()
-    assert verdict.evidence_a.faithfulness is None and verdict.winner == "B"
+    assert verdict.evidence_a.measure == "answers_question" and verdict.winner == "B"
+    assert judge.prompts[0].user.endswith(
+        "Does this answer fully answer the question? Answer Yes or No."
+    )
     assert "Context:" not in judge.prompts[-1].user
+    assert verdict.reason.startswith("B is more likely to fully answer the question (0.90 vs 0.30)")
+
+
+def test_an_answer_without_statements_has_no_support() -> None:
+    judge = ScriptedJudge([0.9, [0.5, 0.5], [0.5, 0.5]])  # only B's sentence is asked about
+    verdict = compare_pair(QUESTION, CONTEXTS, None, "...", GOOD, Tools(judge=judge))
+    judge.assert_done()
+    assert verdict.evidence_a.value == 0.0 and verdict.winner == "B"
+    assert verdict.evidence_a.details == {"note": "the answer has no statements"}
 
 
 def hashed(text: str, salt: str) -> float:
@@ -106,6 +117,12 @@ def test_swapping_a_and_b_only_mirrors_the_verdict(salt: str, first_bias: float)
     assert backward.flipped == forward.flipped
     assert backward.confidence == pytest.approx(forward.confidence)
     assert (backward.score_a, backward.score_b) == pytest.approx((forward.score_b, forward.score_a))
+
+
+def test_identical_answers_tie_whatever_the_judge() -> None:
+    for salt in ("x", "y", "z"):
+        tools = Tools(judge=arbitrary_judge(salt, 0.7))
+        assert compare_pair(QUESTION, CONTEXTS, None, GOOD, GOOD, tools).winner == "tie"
 
 
 def test_a_judge_that_only_follows_position_gives_only_ties() -> None:
@@ -176,7 +193,7 @@ def fake_verdict(winner: str, flipped: bool = False) -> PairVerdict:
     from localeval.pairwise import AnswerEvidence, OrderReading
 
     reading = OrderReading("A", 0.5, 0.0, "A")
-    evidence = AnswerEvidence(None, 0.5)
+    evidence = AnswerEvidence("answers_question", 0.5)
     return PairVerdict(
         winner,
         0.1,

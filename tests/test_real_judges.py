@@ -68,9 +68,8 @@ def test_pairwise_prefers_the_supported_answer_in_either_position(
     forward = compare_pair(*args, WRONG_PRICE, sample.answer, tools)
     backward = compare_pair(*args, sample.answer, WRONG_PRICE, tools)
     assert forward.winner == "B" and backward.winner == "A"
-    assert forward.evidence_b.faithfulness is not None
-    assert forward.evidence_a.faithfulness is not None
-    assert forward.evidence_b.faithfulness > forward.evidence_a.faithfulness
+    assert forward.evidence_b.measure == "faithfulness"
+    assert forward.evidence_b.value > forward.evidence_a.value
 
 
 def test_cli_compare_answers_on_two_rows(tmp_path: Path, demo: dict[str, Sample]) -> None:
