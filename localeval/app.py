@@ -34,6 +34,7 @@ from localeval.prompts import PROMPT_VERSION
 from localeval.report import console
 from localeval.report.results_json import check_writable, run_to_dict, write_json
 from localeval.runner import evaluate, load_tools, new_run_id, order_metrics
+from localeval.store import open_store
 
 
 def evaluate_file(
@@ -45,6 +46,7 @@ def evaluate_file(
     embedder_name: str | None = None,
     models_path: str | None = None,
     show_progress: bool = True,
+    use_cache: bool = True,
     criteria_file: Path | None = None,
     criterion_options: Sequence[str] = (),
 ) -> bool:
@@ -65,7 +67,10 @@ def evaluate_file(
         check_writable(output)
     models = load_models_config(models_path)
     click.echo(f"Loaded {len(samples)} samples from {data}; metrics: {', '.join(names)}", err=True)
-    tools = load_tools(models, [build_metric(n, options) for n in names], judge_name, embedder_name)
+    cache = open_store() if use_cache else None
+    tools = load_tools(
+        models, [build_metric(n, options) for n in names], judge_name, embedder_name, cache=cache
+    )
 
     progress = Progress(len(samples), "Evaluating", enabled=show_progress)
     try:
@@ -151,6 +156,7 @@ def compare_answers_file(
     judge_name: str | None = None,
     models_path: str | None = None,
     show_progress: bool = True,
+    use_cache: bool = True,
 ) -> bool:
     """Judge every pair in DATA, print the verdicts and B's win rate, write them as JSON.
 
@@ -165,7 +171,8 @@ def compare_answers_file(
     models = load_models_config(models_path)
     click.echo(f"Loaded {len(rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
     # the judge asks faithfulness questions of each answer, and nothing needs the embedder
-    tools = load_tools(models, [build_metric("faithfulness")], judge_name)
+    cache = open_store() if use_cache else None
+    tools = load_tools(models, [build_metric("faithfulness")], judge_name, cache=cache)
     assert tools.judge is not None
     started = time.perf_counter()
     before = tools.judge.usage.snapshot()
@@ -236,3 +243,80 @@ def pairwise_to_dict(
         "summary": summary.as_dict(),
         "rows": entries,
     }
+
+
+def describe_cache() -> str:
+    """What the judge/embedding cache in the local database holds."""
+    from localeval.cache import cache_stats
+    from localeval.store import default_db_path
+
+    stats = cache_stats(open_store())
+    return "\n".join([f"database: {default_db_path()}", *stats.lines()])
+
+
+def empty_cache() -> str:
+    """Delete every cached judge call and embedding."""
+    from localeval.cache import clear_cache
+
+    judged, embedded = clear_cache(open_store())
+    return f"Deleted {judged} cached judge calls and {embedded} cached embeddings."
+
+
+def calibrate_files(
+    paths: Sequence[Path],
+    output: Path | None = None,
+    limit: int | None = None,
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+    models_path: str | None = None,
+    show_progress: bool = True,
+    use_cache: bool = True,
+) -> None:
+    """Measure agreement between metric scores and the labels of labelled files."""
+    from localeval.calibrate import (
+        PAIRWISE,
+        SCORED_AS,
+        calibrate,
+        format_table,
+        label_of,
+        metric_of,
+    )
+
+    rows = []
+    names = set()
+    for path in paths:
+        for sample in load_samples(path)[: limit or None]:
+            # every row is checked before any model loads
+            names.add(metric_of(sample, str(path)))
+            label_of(sample, str(path))
+            dataset = sample.extra.get("dataset")
+            rows.append((dataset if isinstance(dataset, str) else path.stem, sample))
+    if output is not None:
+        check_writable(output)
+    used = [build_metric(SCORED_AS.get(n, n)) for n in names if n != PAIRWISE]
+    models = load_models_config(models_path)
+    cache = open_store() if use_cache else None
+    tools = load_tools(models, used, judge_name, embedder_name, cache=cache)
+    click.echo(f"Calibrating on {len(rows)} labelled rows: {', '.join(sorted(names))}", err=True)
+    progress = Progress(len(rows), "Calibrating", enabled=show_progress)
+    try:
+        result = calibrate(rows, tools, on_row=lambda _: progress.advance())
+    finally:
+        progress.close()
+    click.echo(format_table(result))
+    judge = tools.judge
+    if judge is not None:
+        click.echo("\n" + console.usage_text(judge.usage))
+    if output is not None:
+        write_json(
+            output,
+            {
+                "judge": {"name": judge.name, "sha256": judge.sha256} if judge else None,
+                "agreements": [a.as_dict() for a in result.agreements],
+                "counts": [
+                    {"dataset": d, "metric": m, **c} for (d, m), c in result.counts().items()
+                ],
+                "rows": [vars(r) for r in result.rows],
+            },
+        )
+        click.echo(f"Calibration written to {output}")

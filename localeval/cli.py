@@ -119,6 +119,14 @@ def main() -> None:
     show_default=True,
     help="Show progress and the time left on stderr.",
 )
+@click.option(
+    "--cache/--no-cache",
+    "use_cache",
+    default=True,
+    show_default=True,
+    help="Answer judge calls and embeddings made before from the local cache (re-runs of "
+    "unchanged data cost nothing); --no-cache asks the models again.",
+)
 @translate_errors
 def evaluate(
     data: Path,
@@ -131,6 +139,7 @@ def evaluate(
     embedder_name: str | None,
     models_path: str | None,
     progress: bool,
+    use_cache: bool,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV) and check the quality gates.
 
@@ -147,6 +156,7 @@ def evaluate(
         embedder_name=embedder_name,
         models_path=models_path,
         show_progress=progress,
+        use_cache=use_cache,
         criteria_file=criteria_file,
         criterion_options=criterion_options,
     )
@@ -189,6 +199,13 @@ def evaluate(
     show_default=True,
     help="Show progress and the time left on stderr.",
 )
+@click.option(
+    "--cache/--no-cache",
+    "use_cache",
+    default=True,
+    show_default=True,
+    help="Answer judge calls made before from the local cache; --no-cache asks the judge again.",
+)
 @translate_errors
 def compare_answers(
     data: Path,
@@ -199,6 +216,7 @@ def compare_answers(
     judge_name: str | None,
     models_path: str | None,
     progress: bool,
+    use_cache: bool,
 ) -> None:
     """Judge which of two answers to each question is better, A or B.
 
@@ -227,6 +245,7 @@ def compare_answers(
         judge_name=judge_name,
         models_path=models_path,
         show_progress=progress,
+        use_cache=use_cache,
     )
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 
@@ -239,6 +258,96 @@ def models_command(models_path: str | None) -> None:
     from localeval.app import describe_models
 
     click.echo(describe_models(models_path))
+
+
+@main.command()
+@click.argument("labelled", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write every figure and every row's score as JSON here.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Use only the first N rows of each file (a quick look).",
+)
+@click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
+@click.option(
+    "--embedder", "embedder_name", default=None, help="Embedding model name from models.toml."
+)
+@models_option
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Show progress and the time left on stderr.",
+)
+@click.option(
+    "--cache/--no-cache",
+    "use_cache",
+    default=True,
+    show_default=True,
+    help="Reuse judge calls made before.",
+)
+@translate_errors
+def calibrate(
+    labelled: tuple[Path, ...],
+    output: Path | None,
+    limit: int | None,
+    judge_name: str | None,
+    embedder_name: str | None,
+    models_path: str | None,
+    progress: bool,
+    use_cache: bool,
+) -> None:
+    """Measure how well the judge's scores agree with human labels in LABELLED files.
+
+    Each row is a sample (see `evaluate`) plus `metric` (faithfulness, answer_relevancy,
+    context_recall, context_precision, context_relevance, pairwise), `label` (1 good / 0
+    bad, or a graded number; pairwise: +1 B better, -1 A better), optional `pair_id`
+    (rows that differ only in the judged part) and `context_labels` (1/0 per chunk).
+    Reports pair accuracy, ROC AUC, Spearman's rho and chunk AUC with 95% intervals.
+    """
+    from localeval.app import calibrate_files
+
+    calibrate_files(
+        list(labelled),
+        output=output,
+        limit=limit,
+        judge_name=judge_name,
+        embedder_name=embedder_name,
+        models_path=models_path,
+        show_progress=progress,
+        use_cache=use_cache,
+    )
+
+
+@main.group("cache")
+def cache_group() -> None:
+    """The cache of judge calls and embeddings ($LOCALEVAL_DB, default .localeval/localeval.db)."""
+
+
+@cache_group.command("stats")
+@translate_errors
+def cache_stats_command() -> None:
+    """Show how many judge calls and embeddings are cached."""
+    from localeval.app import describe_cache
+
+    click.echo(describe_cache())
+
+
+@cache_group.command("clear")
+@click.confirmation_option(prompt="Delete every cached judge call and embedding?")
+@translate_errors
+def cache_clear_command() -> None:
+    """Delete every cached judge call and embedding (the run history is kept)."""
+    from localeval.app import empty_cache
+
+    click.echo(empty_cache())
 
 
 if __name__ == "__main__":  # pragma: no cover

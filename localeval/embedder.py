@@ -13,7 +13,7 @@ import numpy as np
 
 from localeval.config import EmbedderConfig
 from localeval.errors import ModelFileError
-from localeval.modelfiles import check_embedder_dir, require
+from localeval.modelfiles import verified_embedder_sha256
 
 
 class Embedder(Protocol):
@@ -49,11 +49,7 @@ class SentenceTransformerEmbedder:
     """An Embedder backed by sentence-transformers, loaded from a local folder."""
 
     def __init__(self, config: EmbedderConfig):
-        self.sha256 = require(
-            check_embedder_dir(config.path, config.weights, config.sha256),
-            f"embedder '{config.name}'",
-            "Run scripts/setup.sh to provision it, or fix its path in models.toml.",
-        )
+        self.sha256 = verified_embedder_sha256(config)
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 

@@ -31,6 +31,13 @@ class Prompt:
     #: text the reply is made to begin with (e.g. "Score: "), for reading what comes next
     reply_prefix: str = ""
 
+    def __post_init__(self) -> None:
+        # a bare string here would be taken character by character
+        if not isinstance(self.segments, tuple) or not all(
+            isinstance(s, str) for s in self.segments
+        ):
+            raise TypeError("Prompt.segments must be a tuple of strings; use Prompt.of()")
+
     @classmethod
     def of(cls, system: str, *segments: str, reply_prefix: str = "") -> Prompt:
         """A prompt whose user message is the given segments, in order."""

@@ -28,7 +28,7 @@ import numpy as np
 from localeval.config import JudgeConfig
 from localeval.errors import ConfigError, JudgeError, PromptTooLongError
 from localeval.judge import Prompt, Usage
-from localeval.modelfiles import check_gguf, require
+from localeval.modelfiles import verified_judge_sha256
 from localeval.schema import Schema, max_bytes, parse, to_gbnf
 
 # First reply tokens that count as a yes or a no. Chinese prompts may be answered in
@@ -46,11 +46,7 @@ class LlamaJudge:
     """Judge backed by llama-cpp-python; load once per run and reuse for every sample."""
 
     def __init__(self, config: JudgeConfig):
-        self.sha256 = require(
-            check_gguf(config.path, config.sha256),
-            f"judge model '{config.name}'",
-            "Run scripts/setup.sh to provision it, or fix its path/sha256 in models.toml.",
-        )
+        self.sha256 = verified_judge_sha256(config)
         from llama_cpp import Llama
 
         self.name = config.name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -96,17 +97,45 @@ def load_tools(
     metrics: Sequence[Metric],
     judge_name: str | None = None,
     embedder_name: str | None = None,
+    cache: sqlite3.Connection | None = None,
 ) -> Tools:
-    """Load the judge and/or embedder, but only those the metrics use."""
+    """The judge and/or embedder the metrics use (only those), their files checked first.
+
+    With a cache connection, each model sits behind its cache and is loaded on the first
+    miss only; without one it is loaded now.
+    """
+    from localeval.cache import CachedEmbedder, CachedJudge
+    from localeval.embedder import SentenceTransformerEmbedder
+    from localeval.llama_judge import LlamaJudge
+    from localeval.modelfiles import verified_embedder_sha256, verified_judge_sha256
+
     tools = Tools()
     if any(m.uses_judge for m in metrics):
-        from localeval.llama_judge import LlamaJudge
-
-        tools.judge = LlamaJudge(models.judge(judge_name))
+        judge_config = models.judge(judge_name)
+        if cache is None:
+            tools.judge = LlamaJudge(judge_config)
+        else:
+            tools.judge = CachedJudge(
+                judge_config.name,
+                verified_judge_sha256(judge_config),
+                {
+                    "batch_size": judge_config.batch_size,
+                    "chat_template": judge_config.chat_template,
+                },
+                lambda: LlamaJudge(judge_config),
+                cache,
+            )
     if any(m.uses_embedder for m in metrics):
-        from localeval.embedder import SentenceTransformerEmbedder
-
-        tools.embedder = SentenceTransformerEmbedder(models.embedder(embedder_name))
+        embedder_config = models.embedder(embedder_name)
+        if cache is None:
+            tools.embedder = SentenceTransformerEmbedder(embedder_config)
+        else:
+            tools.embedder = CachedEmbedder(
+                embedder_config.name,
+                verified_embedder_sha256(embedder_config),
+                lambda: SentenceTransformerEmbedder(embedder_config),
+                cache,
+            )
     return tools
 
 

@@ -5,7 +5,7 @@ Resampling uses a fixed seed so the same scores always give the same interval.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,3 +60,73 @@ def summarize(scores: Sequence[float | None]) -> MetricSummary:
     if not defined:
         return MetricSummary(None, 0, undefined, None)
     return MetricSummary(float(np.mean(defined)), len(defined), undefined, bootstrap_ci(defined))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (1-based), ties sharing the mean of their positions."""
+    order = np.argsort(values, kind="mergesort")
+    ranks = np.empty(len(values), dtype=float)
+    sorted_values = values[order]
+    start = 0
+    while start < len(values):
+        end = start
+        while end + 1 < len(values) and sorted_values[end + 1] == sorted_values[start]:
+            end += 1
+        ranks[order[start : end + 1]] = (start + end) / 2.0 + 1.0
+        start = end + 1
+    return ranks
+
+
+def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+    """Probability that a positive scores above a negative (ties count half); None if a class
+    is missing."""
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(labels, dtype=int)
+    positives, negatives = int((y == 1).sum()), int((y == 0).sum())
+    if positives == 0 or negatives == 0:
+        return None
+    ranks = _ranks(s)
+    return float((ranks[y == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation; None when either side is constant or n < 3."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.size < 3:
+        return None
+    ra, rb = _ranks(a), _ranks(b)
+    if ra.std() == 0 or rb.std() == 0:
+        return None
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def pair_accuracy(better: Sequence[float], worse: Sequence[float]) -> float | None:
+    """Share of pairs where the better item scores higher; ties count half."""
+    b, w = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
+    if b.size == 0:
+        return None
+    return float(((b > w).sum() + 0.5 * (b == w).sum()) / b.size)
+
+
+def bootstrap_statistic(
+    statistic: Callable[[np.ndarray], float | None],
+    n_items: int,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float] | None:
+    """Percentile 95% interval of `statistic(indices)` over resampled item indices.
+
+    Resamples where the statistic is undefined (e.g. an AUC with one class) are skipped.
+    """
+    if n_items < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(resamples):
+        value = statistic(rng.integers(0, n_items, size=n_items))
+        if value is not None:
+            values.append(value)
+    if len(values) < resamples // 2:
+        return None
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)

@@ -45,7 +45,7 @@ class AnswerRelevancy:
         language = detect_language(sample.question)
         # 1. is the answer an answer at all?
         noncommittal = judge.yes_probability(
-            rag.answer_noncommittal(sample.question, sample.answer)
+            rag.answer_noncommittal(sample.question, sample.answer, language)
         )
         # 2. the questions this answer would answer, written in the question's language
         reply = judge.generate(

@@ -55,34 +55,34 @@ def passage_useful(question: str, contexts: Sequence[str], k: int, target: str) 
     )
 
 
-SYSTEM_QUESTIONS = {
-    "en": "You write the questions that a given answer responds to. Reply in JSON.",
-    "zh": "你的任务是写出给定回答所回答的问题。以JSON格式回复。",
-}
+def answer_segment(answer: str, language: str) -> str:
+    """The shared start of the answer relevancy prompts: the answer alone (no question, so
+    the questions written from it cannot copy the question asked)."""
+    label = "回答：" if language == "zh" else "Answer:"
+    return f"{label}\n{answer.strip()}"
 
 
 def questions_for_answer(answer: str, n: int, language: str) -> Prompt:
     """Answer relevancy: write n questions the answer would answer, in the sample's language."""
     if language == "zh":
-        user = (
-            f"回答：\n{answer}\n\n"
-            f"请写出{n}个不同的问题，使上面的回答是对每个问题完整、直接的回答。"
-            "问题必须用中文书写。"
+        tail = (
+            f"\n\n请写出{n}个不同的问题，使上面的回答是对每个问题完整、直接的回答。"
+            "问题必须用中文书写。以JSON格式回复。"
         )
-        return Prompt.of(SYSTEM_QUESTIONS["zh"], user)
-    user = (
-        f"Answer:\n{answer}\n\n"
-        f"Write {n} different questions to which the answer above is a complete and direct "
-        "response. Write the questions in the same language as the answer."
-    )
-    return Prompt.of(SYSTEM_QUESTIONS["en"], user)
+    else:
+        tail = (
+            f"\n\nWrite {n} different questions to which the answer above is a complete and "
+            "direct response. Write them in the same language as the answer. Reply in JSON."
+        )
+    return Prompt.of(SYSTEM_JUDGE, answer_segment(answer, language), tail)
 
 
-def answer_noncommittal(question: str, answer: str) -> Prompt:
-    """Answer relevancy: is the answer evasive, vague, or an admission of not knowing?"""
+def answer_noncommittal(question: str, answer: str, language: str) -> Prompt:
+    """Answer relevancy: does the answer dodge the question (evasive, vague, "I don't know")?"""
     return Prompt.of(
         SYSTEM_JUDGE,
-        f"Question: {question.strip()}\nAnswer: {answer.strip()}\n\n"
-        "Is this answer noncommittal, that is evasive, vague, or saying that it does not know "
-        "or cannot answer? Answer Yes or No.",
+        answer_segment(answer, language),
+        f'\n\nThe answer above was given to the question "{question.strip()}". Does the '
+        "answer avoid the question, for example by saying that it does not know or cannot "
+        "answer? Answer Yes or No.",
     )

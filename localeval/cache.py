@@ -1,0 +1,222 @@
+"""Never ask twice: a persistent cache of judge calls and embeddings in the SQLite store.
+
+A judge call is keyed by the judge file's sha256, the settings that can change its
+numbers, the kind of call and everything in the prompt (system message, each segment,
+reply prefix) and the schema or options. An embedding is keyed by the embedder's sha256
+and the text. Re-running an unchanged evaluation therefore makes no judge call at all,
+and changing one sample or one prompt re-judges only what changed.
+
+The models behind the cache are loaded lazily, on the first miss: a fully cached re-run
+never pays for loading them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from localeval.embedder import Embedder
+from localeval.judge import Judge, Prompt, Usage
+from localeval.schema import Schema, to_gbnf
+
+#: bump when the way a judge call turns into a value changes (e.g. the yes/no token sets)
+CALL_PROTOCOL = 1
+
+
+def _digest(parts: Sequence[Any]) -> str:
+    text = json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _prompt_parts(prompt: Prompt) -> list[Any]:
+    return [prompt.system, list(prompt.segments), prompt.reply_prefix]
+
+
+class CachedJudge:
+    """A Judge that answers from the cache when it can and asks the real judge otherwise.
+
+    `load` builds the real judge; it is called at most once, on the first cache miss.
+    `settings` are the judge settings that can change its numbers (batch size, ...).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        sha256: str,
+        settings: dict[str, Any],
+        load: Callable[[], Judge],
+        connection: sqlite3.Connection,
+    ):
+        self.name = name
+        self.sha256 = sha256
+        self.usage = Usage()
+        self._settings = settings
+        self._load = load
+        self._inner: Judge | None = None
+        self._db = connection
+
+    @property
+    def loaded(self) -> bool:
+        return self._inner is not None
+
+    def _judge(self) -> Judge:
+        if self._inner is None:
+            self._inner = self._load()
+            self._inner.usage = self.usage  # one set of counters for the run
+        return self._inner
+
+    def _key(self, kind: str, prompt: Prompt, extra: Any) -> str:
+        return _digest(
+            [CALL_PROTOCOL, self.sha256, self._settings, kind, _prompt_parts(prompt), extra]
+        )
+
+    def _lookup(self, key: str) -> Any | None:
+        row = self._db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        self.usage.cached_calls += 1
+        return json.loads(row[0])
+
+    def _remember(self, key: str, kind: str, value: Any, before: Usage) -> None:
+        spent = self.usage - before
+        self._db.execute(
+            "INSERT OR REPLACE INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
+            "generated_tokens) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                self.sha256,
+                kind,
+                json.dumps(value, ensure_ascii=False),
+                spent.prompt_tokens,
+                spent.generated_tokens,
+            ),
+        )
+
+    def _call(self, kind: str, prompt: Prompt, extra: Any, ask: Callable[[Judge], Any]) -> Any:
+        key = self._key(kind, prompt, extra)
+        cached = self._lookup(key)
+        if cached is not None:
+            return cached
+        judge = self._judge()
+        before = self.usage.snapshot()
+        value = ask(judge)
+        self._remember(key, kind, value, before)
+        return value
+
+    def yes_probability(self, prompt: Prompt) -> float:
+        return float(
+            self._call("yes_probability", prompt, None, lambda j: j.yes_probability(prompt))
+        )
+
+    def choice_probabilities(self, prompt: Prompt, options: Sequence[str]) -> list[float]:
+        return [
+            float(p)
+            for p in self._call(
+                "choice_probabilities",
+                prompt,
+                list(options),
+                lambda j: j.choice_probabilities(prompt, options),
+            )
+        ]
+
+    def generate(self, prompt: Prompt, schema: Schema) -> Any:
+        return self._call("generate", prompt, to_gbnf(schema), lambda j: j.generate(prompt, schema))
+
+    def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
+        # a question of tokenization: cached too, so a warm run needs no model for it
+        return bool(self._call("fits", prompt, reserve, lambda j: j.fits(prompt, reserve)))
+
+
+class CachedEmbedder:
+    """An Embedder that keeps every vector it computed; the model loads on the first miss."""
+
+    def __init__(
+        self,
+        name: str,
+        sha256: str,
+        load: Callable[[], Embedder],
+        connection: sqlite3.Connection,
+    ):
+        self.name = name
+        self.sha256 = sha256
+        self._load = load
+        self._inner: Embedder | None = None
+        self._db = connection
+        self.cached = 0
+        self.computed = 0
+
+    def _key(self, text: str) -> str:
+        return _digest([self.sha256, text])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [self._key(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        for key in dict.fromkeys(keys):
+            row = self._db.execute(
+                "SELECT vector FROM embedding_cache WHERE key = ?", (key,)
+            ).fetchone()
+            if row is not None:
+                found[key] = np.frombuffer(row[0], dtype="<f4")
+        missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
+        if missing:
+            if self._inner is None:
+                self._inner = self._load()
+            vectors = self._inner.embed([t for _, t in missing])  # one batch for all misses
+            for (key, _), vector in zip(missing, vectors, strict=True):
+                vector = np.asarray(vector, dtype="<f4")
+                found[key] = vector
+                self._db.execute(
+                    "INSERT OR REPLACE INTO embedding_cache (key, embedder_sha256, vector) "
+                    "VALUES (?, ?, ?)",
+                    (key, self.sha256, vector.tobytes()),
+                )
+        self.cached += len(keys) - len(missing)
+        self.computed += len(missing)
+        return np.stack([found[k] for k in keys])
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """How much the cache holds."""
+
+    judge_entries: dict[str, int]  # by kind
+    judge_models: int
+    embedding_entries: int
+    saved_prompt_tokens: int
+    saved_generated_tokens: int
+
+    def lines(self) -> list[str]:
+        kinds = ", ".join(f"{k}: {n}" for k, n in sorted(self.judge_entries.items())) or "none"
+        return [
+            f"judge calls cached: {sum(self.judge_entries.values())} ({kinds}), "
+            f"from {self.judge_models} judge model(s)",
+            f"embeddings cached: {self.embedding_entries}",
+            f"each full re-use saves {self.saved_prompt_tokens} prompt tokens and "
+            f"{self.saved_generated_tokens} generated tokens",
+        ]
+
+
+def cache_stats(connection: sqlite3.Connection) -> CacheStats:
+    kinds = dict(connection.execute("SELECT kind, COUNT(*) FROM judge_cache GROUP BY kind"))
+    models = connection.execute("SELECT COUNT(DISTINCT judge_sha256) FROM judge_cache").fetchone()
+    tokens = connection.execute(
+        "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(generated_tokens), 0) "
+        "FROM judge_cache"
+    ).fetchone()
+    embeddings = connection.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()
+    return CacheStats(kinds, models[0], embeddings[0], tokens[0], tokens[1])
+
+
+def clear_cache(connection: sqlite3.Connection) -> tuple[int, int]:
+    """Delete every cached judge call and embedding; return how many of each were deleted."""
+    with connection:
+        judged = connection.execute("DELETE FROM judge_cache").rowcount
+        embedded = connection.execute("DELETE FROM embedding_cache").rowcount
+    connection.execute("VACUUM")
+    return judged, embedded

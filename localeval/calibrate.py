@@ -1,0 +1,301 @@
+"""How far the judge can be trusted: agreement of metric scores with human labels.
+
+Each labelled row names the metric it tests (`metric`) and carries a `label`; rows that
+share a `pair_id` differ only in the judged part. Agreement is reported per dataset and
+metric as:
+
+* pair accuracy: over pairs with different labels, how often the better row scores
+  higher (ties count half) -- the measure of the Ragas paper;
+* ROC AUC, for 0/1 labels;
+* Spearman's rho, for graded labels;
+* chunk AUC, for rows with `context_labels`: how well each chunk's usefulness probability
+  separates the chunks a person marked as needed;
+* A/B accuracy, for `pairwise` rows (`label` +1: B better, -1: A better; ties count half);
+
+each with a bootstrap 95% interval and n, and the count of undefined scores and of
+outputs the judge failed to produce in the required form.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from localeval.dataset import Sample
+from localeval.errors import DatasetError, JudgeError, UsageError
+from localeval.metrics import REGISTRY, Tools, build_metric
+from localeval.stats import bootstrap_statistic, pair_accuracy, roc_auc, spearman
+
+#: bench metric names that localeval scores with one of its own metrics
+SCORED_AS = {"context_relevance": "context_precision"}
+PAIRWISE = "pairwise"
+
+
+@dataclass
+class RowScore:
+    """One labelled row and what the judge made of it."""
+
+    dataset: str
+    metric: str
+    label: float | None
+    pair_id: Any
+    score: float | None = None
+    chunk_scores: list[float] | None = None
+    chunk_labels: list[int] | None = None
+    unparseable: bool = False
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One agreement figure for one dataset and metric."""
+
+    dataset: str
+    metric: str
+    measure: str
+    value: float | None
+    ci95: tuple[float, float] | None
+    n: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "metric": self.metric,
+            "measure": self.measure,
+            "value": self.value,
+            "ci95": list(self.ci95) if self.ci95 else None,
+            "n": self.n,
+        }
+
+
+@dataclass
+class Calibration:
+    """Every agreement figure, with the rows behind them."""
+
+    agreements: list[Agreement]
+    rows: list[RowScore] = field(default_factory=list)
+
+    def counts(self) -> dict[tuple[str, str], dict[str, int]]:
+        """Rows, undefined scores and unparseable outputs per (dataset, metric)."""
+        out: dict[tuple[str, str], dict[str, int]] = defaultdict(
+            lambda: {"rows": 0, "undefined": 0, "unparseable": 0}
+        )
+        for row in self.rows:
+            entry = out[(row.dataset, row.metric)]
+            entry["rows"] += 1
+            entry["undefined"] += row.score is None and row.chunk_scores is None
+            entry["unparseable"] += row.unparseable
+        return dict(out)
+
+
+def label_of(sample: Sample, source: str) -> float | None:
+    """The row's label as a number (None when absent); DatasetError when it is not one."""
+    value = sample.extra.get("label")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DatasetError(source, f"must be a number, got {value!r}", sample.line, "label")
+    return float(value)
+
+
+def metric_of(sample: Sample, source: str) -> str:
+    """The metric a labelled row tests; DatasetError when it is missing or unknown."""
+    name = sample.extra.get("metric")
+    if not isinstance(name, str):
+        raise DatasetError(
+            source, "missing: a labelled row names the metric it tests", sample.line, "metric"
+        )
+    scored = SCORED_AS.get(name, name)
+    if scored != PAIRWISE and scored not in REGISTRY:
+        known = ", ".join(sorted([*REGISTRY, *SCORED_AS, PAIRWISE]))
+        raise DatasetError(
+            source, f"unknown metric '{name}' (known: {known})", sample.line, "metric"
+        )
+    return name
+
+
+def score_row(
+    sample: Sample,
+    tools: Tools,
+    dataset: str,
+    compare: Callable[[Sample, Tools], float] | None = None,
+) -> RowScore:
+    """Score one labelled row with the metric it names."""
+    name = metric_of(sample, dataset)
+    row = RowScore(dataset, name, label_of(sample, dataset), sample.extra.get("pair_id"))
+    labels = sample.extra.get("context_labels")
+    if isinstance(labels, list):
+        row.chunk_labels = [int(v) for v in labels]
+    try:
+        if name == PAIRWISE:
+            if compare is None:
+                raise UsageError("pairwise rows need the A/B judge, which is not available")
+            row.score = compare(sample, tools)
+            return row
+        result = build_metric(SCORED_AS.get(name, name)).score(sample, tools)
+    except JudgeError:
+        row.unparseable = True
+        return row
+    row.score = result.score
+    if row.chunk_labels is not None and "usefulness" in result.details:
+        row.chunk_scores = list(result.details["usefulness"])
+    return row
+
+
+def _interval(
+    statistic: Callable[[np.ndarray], float | None], n: int
+) -> tuple[float, float] | None:
+    return bootstrap_statistic(statistic, n)
+
+
+def _labelled(rows: Sequence[RowScore]) -> list[tuple[float, float, RowScore]]:
+    """(label, score, row) for the rows that have both."""
+    return [(r.label, r.score, r) for r in rows if r.label is not None and r.score is not None]
+
+
+def _pairs(rows: Sequence[RowScore]) -> tuple[list[float], list[float]]:
+    """(better, worse) scores over all pairs of rows sharing a pair_id with different labels."""
+    groups: dict[Any, list[tuple[float, float]]] = defaultdict(list)
+    for label, score, row in _labelled(rows):
+        if row.pair_id is not None:
+            groups[row.pair_id].append((label, score))
+    better: list[float] = []
+    worse: list[float] = []
+    for members in groups.values():
+        for (label_a, score_a), (label_b, score_b) in combinations(members, 2):
+            if label_a == label_b:
+                continue
+            better.append(score_a if label_a > label_b else score_b)
+            worse.append(score_b if label_a > label_b else score_a)
+    return better, worse
+
+
+def agreements_for(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agreement]:
+    """Every measure that the labels of these rows support."""
+    found: list[Agreement] = []
+    scored = _labelled(rows)
+
+    if metric == PAIRWISE:
+        # score: P(B better) in [0, 1]; label +1 B better, -1 A better; a tie counts half
+        right = np.array(
+            [
+                0.5 if score == 0.5 else float((score > 0.5) == (label > 0))
+                for label, score, _ in scored
+            ]
+        )
+        if right.size:
+            found.append(
+                Agreement(
+                    dataset,
+                    metric,
+                    "ab_accuracy",
+                    float(right.mean()),
+                    _interval(lambda i: float(right[i].mean()), right.size),
+                    right.size,
+                )
+            )
+        return found
+
+    better, worse = _pairs(rows)
+    if better:
+        b, w = np.array(better), np.array(worse)
+        found.append(
+            Agreement(
+                dataset,
+                metric,
+                "pair_accuracy",
+                pair_accuracy(b, w),
+                _interval(lambda i: pair_accuracy(b[i], w[i]), b.size),
+                b.size,
+            )
+        )
+    labels = {label for label, _, _ in scored}
+    s = np.array([score for _, score, _ in scored])
+    y = np.array([label for label, _, _ in scored])
+    if labels == {0.0, 1.0}:
+        found.append(
+            Agreement(
+                dataset,
+                metric,
+                "roc_auc",
+                roc_auc(s, y.astype(int)),
+                _interval(lambda i: roc_auc(s[i], y[i].astype(int)), s.size),
+                s.size,
+            )
+        )
+    elif len(labels) > 2:
+        found.append(
+            Agreement(
+                dataset,
+                metric,
+                "spearman",
+                spearman(s, y),
+                _interval(lambda i: spearman(s[i], y[i]), s.size),
+                s.size,
+            )
+        )
+    chunk_scores: list[float] = []
+    chunk_labels: list[int] = []
+    for r in rows:
+        if r.chunk_scores is not None and r.chunk_labels is not None:
+            chunk_scores += r.chunk_scores
+            chunk_labels += r.chunk_labels
+    if chunk_scores:
+        cs, cl = np.array(chunk_scores), np.array(chunk_labels)
+        found.append(
+            Agreement(
+                dataset,
+                metric,
+                "chunk_auc",
+                roc_auc(cs, cl),
+                _interval(lambda i: roc_auc(cs[i], cl[i]), cs.size),
+                cs.size,
+            )
+        )
+    return found
+
+
+def calibrate(
+    rows: Iterable[tuple[str, Sample]],
+    tools: Tools,
+    compare: Callable[[Sample, Tools], float] | None = None,
+    on_row: Callable[[RowScore], None] | None = None,
+) -> Calibration:
+    """Score (dataset, sample) rows and measure agreement per dataset and metric."""
+    scored: list[RowScore] = []
+    for dataset, sample in rows:
+        row = score_row(sample, tools, dataset, compare)
+        scored.append(row)
+        if on_row is not None:
+            on_row(row)
+    groups: dict[tuple[str, str], list[RowScore]] = defaultdict(list)
+    for row in scored:
+        groups[(row.dataset, row.metric)].append(row)
+    agreements = [
+        a for (d, m), members in sorted(groups.items()) for a in agreements_for(d, m, members)
+    ]
+    return Calibration(agreements, scored)
+
+
+def format_table(calibration: Calibration) -> str:
+    """The agreement figures as a text table, one line per figure."""
+    counts = calibration.counts()
+    header = (
+        f"{'dataset':<14} {'metric':<18} {'measure':<14} {'value':>6}  "
+        f"{'95% CI':>15} {'n':>5} {'undef':>5} {'unparsed':>8}"
+    )
+    lines = [header]
+    for a in calibration.agreements:
+        value = "-" if a.value is None or math.isnan(a.value) else f"{a.value:.3f}"
+        interval = "-" if a.ci95 is None else f"[{a.ci95[0]:.2f}, {a.ci95[1]:.2f}]"
+        c = counts.get((a.dataset, a.metric), {"undefined": 0, "unparseable": 0})
+        lines.append(
+            f"{a.dataset:<14} {a.metric:<18} {a.measure:<14} {value:>6}  "
+            f"{interval:>15} {a.n:>5} {c['undefined']:>5} {c['unparseable']:>8}"
+        )
+    return "\n".join(lines)

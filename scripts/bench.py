@@ -1,0 +1,153 @@
+"""How much work an evaluation costs, and how close it is to what llama.cpp itself needs.
+
+Runs the four RAG metrics with the default judge on a fixed sample (the bundled example and
+the first rows of ../shared/bench/wikieval.context_relevance.jsonl, which carry contexts, a
+reference and -- from the faithfulness file -- an answer), and prints per sample:
+
+* judge calls, prompt tokens evaluated, tokens generated, seconds (cold: empty cache);
+* the sample's own tokens: its question, contexts, answer and reference, plus each
+  distinct instruction once -- the least any judge must read -- and the ratio of the
+  tokens evaluated to that;
+
+then the warm re-run of the same data (answered from the cache), peak memory, and the
+overhead ratio: wall time divided by the time llama.cpp needs for the same number of
+prompt and generated tokens at its raw speed on this machine, measured in the same run.
+
+Usage: python scripts/bench.py [--rows N] [--judge NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT.parent / "shared" / "bench"
+
+
+def bench_samples(rows: int) -> list:  # type: ignore[type-arg]
+    """The bundled example plus WikiEval rows joined into full samples."""
+    from localeval.dataset import Sample, load_samples
+
+    samples = list(load_samples(ROOT / "examples" / "demo.jsonl"))
+    relevance = [json.loads(line) for line in (BENCH / "wikieval.context_relevance.jsonl").open()]
+    faithful = [json.loads(line) for line in (BENCH / "wikieval.faithfulness.jsonl").open()]
+    answers = {r["question"]: r["answer"] for r in faithful if r["label"] == 1}
+    for row in [r for r in relevance if r["label"] == 1][:rows]:
+        samples.append(
+            Sample(
+                sample_id=row["id"],
+                question=row["question"],
+                contexts=row["contexts"],
+                answer=answers.get(row["question"]),
+                reference_answer=row["reference_answer"],
+                category="wikieval",
+            )
+        )
+    return samples
+
+
+def own_tokens(judge, sample) -> int:  # type: ignore[no-untyped-def]
+    """Tokens of the sample's own text plus each distinct instruction once."""
+    from localeval.prompts import rag
+
+    text = [sample.question, sample.answer or "", sample.reference_answer or ""]
+    text += list(sample.contexts or [])
+    count = sum(len(judge._tokenize(t, special=False)) for t in text if t)
+    instructions = [
+        rag.SYSTEM_JUDGE,
+        rag.context_says([], "").segments[-1],
+        rag.passage_useful("", [], 0, "").segments[-1],
+        rag.questions_for_answer("", 3, "en").segments[-1],
+        rag.answer_noncommittal("", "", "en").segments[-1],
+    ]
+    return count + sum(len(judge._tokenize(t, special=False)) for t in instructions)
+
+
+def raw_speed(judge) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """llama.cpp's own prompt and generation speed (tokens/s) on this machine, now."""
+    llm = judge._llm
+    tokens = judge._tokenize("The quick brown fox jumps over the lazy dog. " * 60, special=False)
+    tokens = tokens[:512]
+    llm.n_tokens = 0
+    judge._state.clear()
+    started = time.perf_counter()
+    llm.eval(tokens)
+    prompt_speed = len(tokens) / (time.perf_counter() - started)
+    started = time.perf_counter()
+    for token in tokens[:32]:
+        llm.eval([token])
+    generation_speed = 32 / (time.perf_counter() - started)
+    llm.n_tokens = 0
+    return prompt_speed, generation_speed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=5, help="WikiEval rows to add (default 5)")
+    parser.add_argument("--judge", default=None, help="judge name from models.toml")
+    args = parser.parse_args()
+
+    from localeval.config import load_models_config
+    from localeval.llama_judge import LlamaJudge
+    from localeval.metrics import RAG_METRICS, build_metric
+    from localeval.runner import evaluate, load_tools
+    from localeval.store import open_store
+
+    models = load_models_config()
+    samples = bench_samples(args.rows)
+    metrics = [build_metric(m) for m in RAG_METRICS]
+    with tempfile.TemporaryDirectory() as tmp:
+        db = open_store(Path(tmp) / "bench.db")
+        tools = load_tools(models, metrics, args.judge, cache=db)
+        print(f"{len(samples)} samples; judge {tools.judge.name}")  # type: ignore[union-attr]
+        print(f"{'sample':<24} {'calls':>5} {'prompt':>7} {'gen':>5} {'own':>6} "
+              f"{'ratio':>5} {'seconds':>7}")
+        per_sample = []
+        cold_started = time.perf_counter()
+        for sample in samples:
+            before = tools.judge.usage.snapshot()  # type: ignore[union-attr]
+            started = time.perf_counter()
+            evaluate([sample], RAG_METRICS, tools)
+            seconds = time.perf_counter() - started
+            used = tools.judge.usage - before  # type: ignore[union-attr]
+            inner = tools.judge._judge()  # type: ignore[union-attr]
+            assert isinstance(inner, LlamaJudge)
+            own = own_tokens(inner, sample)
+            per_sample.append((used, own, seconds))
+            print(f"{sample.sample_id[:24]:<24} {used.judge_calls:>5} {used.prompt_tokens:>7} "
+                  f"{used.generated_tokens:>5} {own:>6} {used.prompt_tokens / own:>5.2f} "
+                  f"{seconds:>7.1f}")
+        cold = time.perf_counter() - cold_started
+        prompt_tokens = sum(u.prompt_tokens for u, _, _ in per_sample)
+        generated = sum(u.generated_tokens for u, _, _ in per_sample)
+        own_total = sum(o for _, o, _ in per_sample)
+        prompt_speed, generation_speed = raw_speed(inner)
+        needed = prompt_tokens / prompt_speed + generated / generation_speed
+        ratios = [u.prompt_tokens / o for u, o, _ in per_sample]
+        print(f"\ncold run: {cold:.1f} s; {prompt_tokens} prompt tokens evaluated for "
+              f"{own_total} own tokens ({prompt_tokens / own_total:.2f}x; per-sample median "
+              f"{statistics.median(ratios):.2f}x, max {max(ratios):.2f}x), {generated} generated")
+        print(f"llama.cpp raw speed here: {prompt_speed:.0f} prompt tok/s, "
+              f"{generation_speed:.1f} generated tok/s -> {needed:.1f} s for the same tokens; "
+              f"overhead ratio {cold / needed:.2f}")
+
+        warm_tools = load_tools(models, metrics, args.judge, cache=db)
+        started = time.perf_counter()
+        warm_run = evaluate(samples, RAG_METRICS, warm_tools)
+        warm = time.perf_counter() - started
+        print(f"warm re-run: {warm:.2f} s, {warm_run.usage.judge_calls} judge calls, "
+              f"{warm_run.usage.cached_calls} from cache; {cold / warm:.0f}x faster than cold")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory: {peak:.0f} MB")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""The judge and embedding cache: never ask twice, load models only on a miss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from fakes import FakeEmbedder, ScriptedJudge
+
+from localeval.cache import CachedEmbedder, CachedJudge, cache_stats
+from localeval.cli import main
+from localeval.judge import Prompt
+from localeval.schema import Array, Object, Str
+from localeval.store import open_store
+
+PROMPT = Prompt.of("system", "Context:", "\nchunk", "\n\nDoes it say so?")
+
+
+class Loader:
+    """Builds the inner judge and counts how often it was asked to."""
+
+    def __init__(self, judge: ScriptedJudge):
+        self.judge = judge
+        self.loads = 0
+
+    def __call__(self) -> ScriptedJudge:
+        self.loads += 1
+        return self.judge
+
+
+def cached_judge(
+    tmp_path: Path, answers: list[object], settings: dict[str, object] | None = None
+) -> tuple[CachedJudge, Loader]:
+    loader = Loader(ScriptedJudge(answers))
+    connection = open_store(tmp_path / "c.db")
+    judge = CachedJudge("j", "a" * 64, settings or {"batch_size": 512}, loader, connection)
+    return judge, loader
+
+
+def test_second_identical_call_is_answered_from_cache(tmp_path: Path) -> None:
+    judge, loader = cached_judge(tmp_path, [0.75])
+    assert judge.yes_probability(PROMPT) == 0.75
+    assert judge.yes_probability(PROMPT) == 0.75  # the script has no second answer
+    assert judge.usage.judge_calls == 1 and judge.usage.cached_calls == 1
+    assert loader.loads == 1
+
+
+def test_cache_survives_a_new_process_and_needs_no_model(tmp_path: Path) -> None:
+    first, _ = cached_judge(tmp_path, [0.75])
+    first.yes_probability(PROMPT)
+    second, loader = cached_judge(tmp_path, [])
+    assert second.yes_probability(PROMPT) == 0.75
+    assert loader.loads == 0  # a fully cached run never loads the model
+    assert second.usage.judge_calls == 0 and second.usage.cached_calls == 1
+
+
+def test_any_change_in_the_prompt_or_settings_asks_again(tmp_path: Path) -> None:
+    judge, _ = cached_judge(tmp_path, [0.1, 0.2, 0.3])
+    judge.yes_probability(PROMPT)
+    assert (
+        judge.yes_probability(Prompt.of("system", "Context:", "\nchunk!", "\n\nDoes it say so?"))
+        == 0.2
+    )
+    # the same text cut into other segments is evaluated differently: a different call
+    assert (
+        judge.yes_probability(Prompt.of("system", "Context:\nchunk", "\n\nDoes it say so?")) == 0.3
+    )
+    other_settings, _ = cached_judge(tmp_path, [0.4], settings={"batch_size": 64})
+    assert other_settings.yes_probability(PROMPT) == 0.4
+
+
+def test_generate_and_choices_are_cached_by_schema_and_options(tmp_path: Path) -> None:
+    schema = Object((("questions", Array(Str(20), 1, 1)),))
+    judge, _ = cached_judge(tmp_path, [{"questions": ["Q?"]}, [0.3, 0.7], [0.5, 0.5]])
+    assert judge.generate(PROMPT, schema) == {"questions": ["Q?"]}
+    assert judge.generate(PROMPT, schema) == {"questions": ["Q?"]}
+    assert judge.choice_probabilities(PROMPT, ["A", "B"]) == [0.3, 0.7]
+    assert judge.choice_probabilities(PROMPT, ["A", "B"]) == [0.3, 0.7]
+    assert judge.choice_probabilities(PROMPT, ["B", "A"]) == [0.5, 0.5]
+    stats = cache_stats(open_store(tmp_path / "c.db"))
+    assert stats.judge_entries == {"generate": 1, "choice_probabilities": 2}
+
+
+def test_embeddings_are_cached_and_misses_batched(tmp_path: Path) -> None:
+    inner = FakeEmbedder()
+    loads: list[int] = []
+
+    def load() -> FakeEmbedder:
+        loads.append(1)
+        return inner
+
+    embedder = CachedEmbedder("e", "b" * 64, load, open_store(tmp_path / "c.db"))
+    first = embedder.embed(["alpha beta", "gamma"])
+    second = embedder.embed(["gamma", "delta", "alpha beta"])
+    assert inner.calls == [["alpha beta", "gamma"], ["delta"]]  # only the miss, in one batch
+    np.testing.assert_allclose(second[0], first[1])
+    np.testing.assert_allclose(second[2], first[0])
+    assert loads == [1]
+    assert (embedder.cached, embedder.computed) == (2, 3)
+
+
+def test_cache_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCALEVAL_DB", str(tmp_path / "c.db"))
+    judge, _ = cached_judge(tmp_path, [0.5])
+    judge.yes_probability(PROMPT)
+    result = CliRunner().invoke(main, ["cache", "stats"])
+    assert result.exit_code == 0
+    assert "judge calls cached: 1 (yes_probability: 1), from 1 judge model(s)" in result.stdout
+    result = CliRunner().invoke(main, ["cache", "clear", "--yes"])
+    assert result.exit_code == 0
+    assert result.stdout == "Deleted 1 cached judge calls and 0 cached embeddings.\n"
+    assert "judge calls cached: 0 (none)" in CliRunner().invoke(main, ["cache", "stats"]).stdout

@@ -1,0 +1,110 @@
+"""Agreement with labels: the statistics and the calibrate command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from fakes import ScriptedJudge
+
+from localeval import app
+from localeval.calibrate import Calibration, RowScore, agreements_for
+from localeval.cli import main
+from localeval.metrics import Tools
+from localeval.stats import pair_accuracy, roc_auc, spearman
+
+
+def test_roc_auc_and_spearman_match_definitions() -> None:
+    assert roc_auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]) == pytest.approx(0.75)
+    assert roc_auc([0.5, 0.5], [0, 1]) == pytest.approx(0.5)  # a tie counts half
+    assert roc_auc([0.2, 0.3], [1, 1]) is None
+    assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
+    assert spearman([1, 1, 1], [1, 2, 3]) is None
+    assert pair_accuracy([0.9, 0.5, 0.4], [0.1, 0.5, 0.6]) == pytest.approx(0.5)
+
+
+def rows(*items: tuple[float | None, float | None, Any]) -> list[RowScore]:
+    return [RowScore("d", "faithfulness", label, pair, score) for label, score, pair in items]
+
+
+def test_pairs_are_formed_within_pair_id_and_labels_decide_the_better() -> None:
+    found = agreements_for(
+        "d",
+        "faithfulness",
+        rows((1, 0.9, "a"), (0, 0.2, "a"), (0, 0.7, "b"), (1, 0.3, "b"), (1, 0.5, "c")),
+    )
+    by_measure = {a.measure: a for a in found}
+    assert by_measure["pair_accuracy"].value == pytest.approx(0.5)
+    assert by_measure["pair_accuracy"].n == 2  # "c" has no partner
+    assert by_measure["roc_auc"].n == 5
+
+
+def test_graded_labels_get_spearman() -> None:
+    found = agreements_for(
+        "d",
+        "faithfulness",
+        rows((0.1, 0.2, None), (0.5, 0.4, None), (0.9, 0.8, None), (0.7, 0.9, None)),
+    )
+    assert [a.measure for a in found] == ["spearman"]
+    assert found[0].value == pytest.approx(0.8)
+
+
+def test_chunk_auc_uses_every_chunk() -> None:
+    row = RowScore("w", "context_precision", None, None, 0.5, [0.9, 0.1, 0.6], [1, 0, 0])
+    row2 = RowScore("w", "context_precision", None, None, 0.5, [0.2, 0.8], [0, 1])
+    (chunk,) = agreements_for("w", "context_precision", [row, row2])
+    assert chunk.measure == "chunk_auc" and chunk.n == 5
+    assert chunk.value == pytest.approx(1.0)
+
+
+def test_undefined_and_unparseable_are_counted() -> None:
+    result = Calibration(
+        [],
+        [
+            RowScore("d", "m", 1, None, None),
+            RowScore("d", "m", 0, None, 0.3),
+            RowScore("d", "m", 1, None, unparseable=True),
+        ],
+    )
+    assert result.counts() == {("d", "m"): {"rows": 3, "undefined": 2, "unparseable": 1}}
+
+
+def test_calibrate_command_on_a_labelled_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = {"question": "Q?", "contexts": ["c1"], "metric": "faithfulness", "dataset": "mini"}
+    lines = [
+        {**base, "id": "1", "answer": "Right.", "label": 1, "pair_id": 1},
+        {**base, "id": "2", "answer": "Wrong.", "label": 0, "pair_id": 1},
+        {**base, "id": "3", "answer": "Right again.", "label": 1, "pair_id": 2},
+        {**base, "id": "4", "answer": "Wrong again.", "label": 0, "pair_id": 2},
+    ]
+    path = tmp_path / "labelled.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    judge = ScriptedJudge([0.9, 0.2, 0.4, 0.6])
+    monkeypatch.setattr(app, "load_tools", lambda *a, **k: Tools(judge=judge))
+    out = tmp_path / "calib.json"
+    result = CliRunner().invoke(main, ["calibrate", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    judge.assert_done()
+    table = result.stdout.splitlines()
+    assert table[1].split()[:4] == ["mini", "faithfulness", "pair_accuracy", "0.500"]
+    report = json.loads(out.read_text())
+    assert {a["measure"] for a in report["agreements"]} == {"pair_accuracy", "roc_auc"}
+    assert report["counts"] == [
+        {"dataset": "mini", "metric": "faithfulness", "rows": 4, "undefined": 0, "unparseable": 0}
+    ]
+
+
+def test_calibrate_rejects_rows_without_metric(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    path.write_text(json.dumps({"question": "Q", "label": 1}) + "\n")
+    result = CliRunner().invoke(main, ["calibrate", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: {path}, line 1, field 'metric': missing: a labelled row names the metric "
+        "it tests\n"
+    )
