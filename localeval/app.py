@@ -25,6 +25,7 @@ from localeval.pairwise import (
     PairVerdict,
     PairwiseSummary,
     compare_pair,
+    compare_sample,
     load_pairs,
     summarize_verdicts,
     verdict_label,
@@ -294,13 +295,15 @@ def calibrate_files(
     if output is not None:
         check_writable(output)
     used = [build_metric(SCORED_AS.get(n, n)) for n in names if n != PAIRWISE]
+    if PAIRWISE in names:  # the A/B judge asks faithfulness questions of each answer
+        used.append(build_metric("faithfulness"))
     models = load_models_config(models_path)
     cache = open_store() if use_cache else None
     tools = load_tools(models, used, judge_name, embedder_name, cache=cache)
     click.echo(f"Calibrating on {len(rows)} labelled rows: {', '.join(sorted(names))}", err=True)
     progress = Progress(len(rows), "Calibrating", enabled=show_progress)
     try:
-        result = calibrate(rows, tools, on_row=lambda _: progress.advance())
+        result = calibrate(rows, tools, compare=compare_sample, on_row=lambda _: progress.advance())
     finally:
         progress.close()
     click.echo(format_table(result))

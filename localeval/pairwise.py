@@ -184,6 +184,21 @@ def compare_pair(
     )
 
 
+def compare_sample(sample: Sample, tools: Tools) -> float:
+    """The verdict on a pairwise sample (answer_a, answer_b in `extra`) as a number:
+    1.0 B wins, 0.0 A wins, 0.5 tie; the form localeval.calibrate's `compare` takes."""
+    answers = []
+    for name in ("answer_a", "answer_b"):
+        value = sample.extra.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise DatasetError(f"sample {sample.sample_id}", "missing or empty", sample.line, name)
+        answers.append(value)
+    verdict = compare_pair(
+        sample.question, sample.contexts, sample.reference_answer, *answers, tools=tools
+    )
+    return {"A": 0.0, "B": 1.0, "tie": 0.5}[verdict.winner]
+
+
 # -- data ---------------------------------------------------------------------------------
 
 

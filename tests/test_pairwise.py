@@ -293,3 +293,25 @@ def test_cli_bad_pairs_exit_2_before_loading_the_judge(
     same = CliRunner().invoke(main, ["compare-answers", str(data), "--b-field", "answer_a"])
     assert same.exit_code == 2
     assert "--a-field and --b-field are both 'answer_a'" in same.output
+
+
+def test_calibrate_scores_pairwise_rows_with_the_ab_judge(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    loaded: list[list[str]] = []
+
+    def load(_models: object, metrics: Sequence[Any], *_a: object, **_k: object) -> Tools:
+        loaded.append([m.name for m in metrics])
+        return Tools(judge=prefers("1889"))
+
+    monkeypatch.setattr(app, "load_tools", load)
+    rows = [pair("p1", 1, metric="pairwise"), pair("p2", -1, metric="pairwise")]
+    data = write_rows(tmp_path / "bench.pairwise.jsonl", rows)
+    out = tmp_path / "calibration.json"
+    result = CliRunner().invoke(main, ["calibrate", str(data), "-o", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert loaded == [["faithfulness"]]  # the judge is loaded for pairwise rows alone
+    report = json.loads(out.read_text("utf-8"))
+    assert [r["score"] for r in report["rows"]] == [1.0, 1.0]  # B holds 1889 in both rows
+    (agreement,) = report["agreements"]
+    assert agreement["metric"] == "pairwise" and agreement["value"] == pytest.approx(0.5)
