@@ -16,24 +16,29 @@ Undefined without an answer or a reference answer, or when the reference has no 
 from __future__ import annotations
 
 from functools import cache
-
-from rouge_score.rouge_scorer import RougeScorer
-from rouge_score.tokenizers import Tokenizer
+from typing import TYPE_CHECKING
 
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricResult, Tools, missing_field
 from localeval.metrics.reference_tokens import rouge_tokens
 
-
-class CjkAwareTokenizer(Tokenizer):
-    """rouge-score tokenizer: rouge-score's English tokens, CJK one character a token."""
-
-    def tokenize(self, text: str) -> list[str]:
-        return rouge_tokens(text)
+if TYPE_CHECKING:
+    from rouge_score.rouge_scorer import RougeScorer
 
 
 @cache
 def _scorer() -> RougeScorer:
+    # imported on first use: rouge-score loads nltk, over a second that every other
+    # command would pay
+    from rouge_score.rouge_scorer import RougeScorer
+    from rouge_score.tokenizers import Tokenizer
+
+    class CjkAwareTokenizer(Tokenizer):
+        """rouge-score's English tokens, each CJK character a token."""
+
+        def tokenize(self, text: str) -> list[str]:
+            return rouge_tokens(text)
+
     return RougeScorer(["rougeL"], tokenizer=CjkAwareTokenizer())
 
 
