@@ -226,3 +226,11 @@ def test_cli_criteria_misuse_exits_2(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     )
     assert without_rubric.exit_code == 2
     assert "add -m rubric" in without_rubric.output
+
+
+def test_feedback_is_kept_to_one_sentence() -> None:
+    judge = ScriptedJudge(rubric_answers("Accurate. But it could cite the source"))
+    result = Rubric().score(SAMPLE, Tools(judge=judge))
+    assert result.details["feedback"] == "Accurate."
+    judge = ScriptedJudge(rubric_answers("回答准确。但缺少来源"))
+    assert Rubric().score(SAMPLE, Tools(judge=judge)).details["feedback"] == "回答准确。"

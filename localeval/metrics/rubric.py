@@ -26,7 +26,7 @@ from localeval.metrics.base import MetricResult, Tools, missing_field, require_j
 from localeval.prompts import rubric as prompts
 from localeval.schema import Object, Str
 from localeval.stats import MetricSummary, summarize
-from localeval.text import detect_language
+from localeval.text import detect_language, split_sentences
 
 FEEDBACK_CHARS = 200
 FEEDBACK_SCHEMA = Object((("feedback", Str(FEEDBACK_CHARS)),))
@@ -41,6 +41,12 @@ def expected_score(judge: Judge, prompt: Prompt) -> dict[str, Any]:
         "most_likely": max(range(len(probabilities)), key=lambda n: probabilities[n]),
         "distribution": [round(p, 4) for p in probabilities],
     }
+
+
+def first_sentence(text: str) -> str:
+    """The feedback is asked for in one sentence; a small judge sometimes writes on."""
+    sentences = split_sentences(text)
+    return sentences[0] if sentences else text.strip()
 
 
 class Rubric:
@@ -74,7 +80,7 @@ class Rubric:
                 "scale": "0-10",
                 "criteria": criteria,
                 "overall": overall,
-                "feedback": reply["feedback"].strip(),
+                "feedback": first_sentence(reply["feedback"]),
             },
         )
 
