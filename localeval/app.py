@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
+from localeval.compare import DEFAULT_MAX_DROP, DEFAULT_TOP, compare_runs
 from localeval.config import load_models_config
-from localeval.criteria import DEFAULT_CRITERIA, criteria_from_options, load_criteria_file
+from localeval.criteria import (
+    DEFAULT_CRITERIA,
+    Criterion,
+    criteria_from_options,
+    load_criteria_file,
+)
 from localeval.dataset import load_samples
 from localeval.errors import PromptTooLongError, UsageError
-from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates, parse_threshold
+from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates, parse_threshold
+from localeval.history import RunStore
 from localeval.judge import Usage
 from localeval.metrics import MetricOptions, Tools, build_metric, metric_names
 from localeval.metrics.rubric import criterion_scores, criterion_summaries
-from localeval.modelfiles import check_embedder_dir, check_gguf
+from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
 from localeval.pairwise import (
     DIRECT_WEIGHT,
     PairRow,
@@ -32,10 +40,22 @@ from localeval.pairwise import (
 )
 from localeval.progress import Progress
 from localeval.prompts import PROMPT_VERSION
-from localeval.report import console
-from localeval.report.results_json import check_writable, run_to_dict, write_json
-from localeval.runner import evaluate, load_tools, new_run_id, order_metrics
-from localeval.store import open_store
+from localeval.recording import (
+    RESUME_MATCHING,
+    check_resume_target,
+    choose_run,
+    header_of,
+    is_run_ref,
+    load_scores,
+    record_samples,
+    scan_dataset,
+    stored_run_scores,
+)
+from localeval.report import console, history_text
+from localeval.report.output import write_text
+from localeval.report.results_json import check_writable, write_json, write_results
+from localeval.runner import describe_run, load_tools, new_run_id, order_metrics
+from localeval.store import default_db_path, open_store
 
 
 def evaluate_file(
@@ -47,67 +67,100 @@ def evaluate_file(
     embedder_name: str | None = None,
     models_path: str | None = None,
     show_progress: bool = True,
+    db_path: Path | None = None,
+    resume: str | None = None,
+    new_run: bool = False,
+    baseline: str | None = None,
+    max_drop: float = DEFAULT_MAX_DROP,
     use_cache: bool = True,
     criteria_file: Path | None = None,
     criterion_options: Sequence[str] = (),
 ) -> bool:
-    """Evaluate a data file, print the summary and gates, write results; True if all gates pass.
+    """Evaluate a data file into the run history, print the summary and gates, write results;
+    True if all gates (and the regression gate against `baseline`) pass.
 
     Everything that can be checked without the models (options, the data file, the output
-    folder, the model files) is checked before any model is loaded. The rubric's criteria
-    come from `criteria_file` or `criterion_options` ("name: description"), else defaults.
+    folder, the database, the baseline, the run to resume) is checked before any model is
+    loaded. `resume`: a run id, RESUME_MATCHING, or None to continue an interrupted run of
+    the same evaluation if there is one; `new_run` always starts a new run. The rubric's
+    criteria come from `criteria_file` or `criterion_options` ("name: description").
     """
+    if resume is not None and new_run:
+        raise UsageError("--resume and --no-resume contradict each other; give one")
+    check_max_drop(max_drop)
     names = order_metrics(metrics)
     options = metric_options(names, criteria_file, criterion_options)
     thresholds = dict(DEFAULT_THRESHOLDS)
     for text in threshold_overrides:
         metric, value = parse_threshold(text, metric_names())
         thresholds[metric] = value
-    samples = load_samples(data)
+    dataset = scan_dataset(data)
     if output is not None:
         check_writable(output)
-    models = load_models_config(models_path)
-    click.echo(f"Loaded {len(samples)} samples from {data}; metrics: {', '.join(names)}", err=True)
-    cache = open_store() if use_cache else None
-    tools = load_tools(
-        models, [build_metric(n, options) for n in names], judge_name, embedder_name, cache=cache
-    )
-
-    progress = Progress(len(samples), "Evaluating", enabled=show_progress)
+    store = RunStore.open(db_path)
     try:
-        run = evaluate(
-            samples,
-            names,
-            tools,
-            on_sample=lambda _: progress.advance(),
-            dataset=str(data),
-            options=options,
+        base = load_scores(baseline, store) if baseline is not None else None
+        target = None
+        if resume is not None and resume != RESUME_MATCHING:
+            target = check_resume_target(store, resume, dataset, names)
+        models = load_models_config(models_path)
+        click.echo(
+            f"Loaded {dataset.n_samples} samples from {data}; metrics: {', '.join(names)}",
+            err=True,
         )
-    finally:
-        progress.close()
+        metric_objects = [build_metric(n, options) for n in names]
+        # the judge/embedding cache lives in the same database as the run history
+        cache = store.connection if use_cache else None
+        tools = load_tools(models, metric_objects, judge_name, embedder_name, cache=cache)
+        info = describe_run(metric_objects, tools, str(data), dataset.sha256)
+        run = choose_run(store, info, dataset.n_samples, thresholds, resume, new_run, target)
+        record_samples(store, run, data, metric_objects, tools, show_progress)
+        if sha256_file(data) != dataset.sha256:
+            raise UsageError(
+                f"{data} changed while it was being evaluated; the run is not complete "
+                "(evaluate it again with --no-resume)"
+            )
 
-    summaries = run.summary()
-    criteria = options.rubric_criteria or DEFAULT_CRITERIA
-    if "rubric" in names:
-        # each rubric criterion is summarised like a metric of its own ("rubric.accuracy")
-        summaries.update(criterion_summaries([s.results["rubric"] for s in run.samples], criteria))
-    gates = evaluate_gates(summaries, thresholds)
-    click.echo(console.summary_table(summaries))
-    categories = console.category_tables(run.summary_by_category())
-    if categories:
-        click.echo("\n" + categories)
-    if gates:
-        click.echo("\n" + console.gates_text(gates))
-    click.echo("\n" + console.usage_text(run.usage))
-    if output is not None:
-        results = run_to_dict(run, gates)
-        if "rubric" in names:
-            results["summary"] = {m: s.as_dict() for m, s in summaries.items()}
-            for entry, sample in zip(results["samples"], run.samples, strict=True):
-                entry["scores"].update(criterion_scores(sample.results["rubric"], criteria))
-        write_json(output, results)
-        click.echo(f"Results written to {output}")
-    return all(g.passed for g in gates)
+        columns = store.score_columns(run)
+        summaries = columns.summaries()
+        criteria = (options.rubric_criteria or DEFAULT_CRITERIA) if "rubric" in names else ()
+        if criteria:
+            # each rubric criterion is summarised like a metric of its own ("rubric.accuracy")
+            details = (s["details"].get("rubric", {}) for s in store.sample_dicts(run))
+            summaries.update(criterion_summaries(details, criteria))
+        gates = evaluate_gates(summaries, thresholds)
+        run = store.complete(run.id, gates)
+        click.echo(console.summary_table(summaries))
+        categories = console.category_tables(columns.summaries_by_category())
+        if categories:
+            click.echo("\n" + categories)
+        if gates:
+            click.echo("\n" + console.gates_text(gates))
+        click.echo("\n" + console.usage_text(store.usage(run.id)))
+        if output is not None:
+            try:
+                header = header_of(store, run)
+                samples = store.sample_dicts(run)
+                if criteria:
+                    header["summary"] = {m: s.as_dict() for m, s in summaries.items()}
+                    samples = with_criterion_scores(samples, criteria)
+                write_results(output, header, samples)
+            except UsageError as exc:
+                raise UsageError(
+                    f"{exc}. The run is saved: `localeval runs show {run.id} -o PATH` writes "
+                    "its results again"
+                ) from None
+            click.echo(f"Results written to {output}")
+        click.echo(f"Run {run.id} saved in {store.path}")
+        passed = all(g.passed for g in gates)
+        if base is not None:
+            comparison = compare_runs(base, stored_run_scores(store, run, run.id))
+            click.echo("\n" + history_text.comparison_text(comparison))
+            click.echo("\n" + history_text.regression_text(comparison, max_drop))
+            passed = passed and not comparison.regressions(max_drop)
+        return passed
+    finally:
+        store.close()
 
 
 def metric_options(
@@ -129,6 +182,99 @@ def metric_options(
     return MetricOptions()
 
 
+def with_criterion_scores(
+    samples: Iterator[dict[str, Any]], criteria: Sequence[Criterion]
+) -> Iterator[dict[str, Any]]:
+    """results.json samples with each rubric criterion's normalised score among `scores`."""
+    for sample in samples:
+        sample["scores"].update(criterion_scores(sample["details"].get("rubric", {}), criteria))
+        yield sample
+
+
+def check_max_drop(max_drop: float) -> None:
+    if not 0.0 <= max_drop <= 1.0:
+        raise UsageError(f"--max-drop {max_drop:g}: must be between 0 and 1")
+
+
+def list_runs(db_path: Path | None = None, limit: int = 20) -> str:
+    """The newest runs in the history, incomplete ones marked."""
+    path = db_path or default_db_path()
+    if not path.exists():
+        return f"No runs yet: {path} does not exist. `localeval evaluate DATA` records one."
+    store = RunStore.open(path)
+    try:
+        return history_text.runs_table(store.list_runs(limit))
+    finally:
+        store.close()
+
+
+def show_run(ref: str, db_path: Path | None = None, output: Path | None = None) -> str:
+    """One run: its settings, summary, gates and usage; optionally its results.json again."""
+    if output is not None:
+        check_writable(output)
+    store = _open_existing(db_path)
+    try:
+        run = store.resolve(ref)
+        columns = store.score_columns(run)
+        parts = [history_text.run_description(run), console.summary_table(columns.summaries())]
+        categories = console.category_tables(columns.summaries_by_category())
+        if categories:
+            parts.append(categories)
+        if run.gates:
+            parts.append(console.gates_text([GateResult(**g) for g in run.gates]))
+        parts.append(console.usage_text(store.usage(run.id)))
+        if output is not None:
+            write_results(output, header_of(store, run), store.sample_dicts(run))
+            parts.append(f"Results written to {output}")
+        return "\n\n".join(parts)
+    finally:
+        store.close()
+
+
+def diff_runs(
+    base_ref: str,
+    new_ref: str,
+    db_path: Path | None = None,
+    fail_on_regression: bool = False,
+    max_drop: float = DEFAULT_MAX_DROP,
+    top: int = DEFAULT_TOP,
+    output: Path | None = None,
+) -> bool:
+    """Compare two runs (or results.json files) and print it; False if the regression gate
+    was asked for and failed."""
+    check_max_drop(max_drop)
+    if top < 0:
+        raise UsageError(f"--top {top}: must be 0 or more")
+    if output is not None:
+        check_writable(output)
+    needs_db = is_run_ref(base_ref) or is_run_ref(new_ref)
+    store = _open_existing(db_path) if needs_db else None
+    try:
+        comparison = compare_runs(load_scores(base_ref, store), load_scores(new_ref, store), top)
+        click.echo(history_text.comparison_text(comparison))
+        passed = True
+        if fail_on_regression:
+            click.echo("\n" + history_text.regression_text(comparison, max_drop))
+            passed = not comparison.regressions(max_drop)
+        if output is not None:
+            write_json(output, comparison.as_dict())
+            click.echo(f"Comparison written to {output}")
+        return passed
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _open_existing(db_path: Path | None) -> RunStore:
+    path = db_path or default_db_path()
+    if not path.exists():
+        raise UsageError(
+            f"no run history at {path}: `localeval evaluate DATA` creates it "
+            "(or give --db PATH / set LOCALEVAL_DB)"
+        )
+    return RunStore.open(path)
+
+
 def describe_models(models_path: str | None = None) -> str:
     """A listing of the configured models: name, default marker, file status and path."""
     models = load_models_config(models_path)
@@ -146,6 +292,140 @@ def describe_models(models_path: str | None = None) -> str:
         lines.append(f" {mark} {name:<24} {status:<10} {embedder.path}  (device {embedder.device})")
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
     return "\n".join(lines)
+
+
+REPORT_FORMATS = ("html", "md", "junit", "json")
+
+
+def render_report(
+    run: str,
+    report_format: str,
+    baseline: str | None = None,
+    junit_samples: bool = False,
+    worst: int = 5,
+    db_path: Path | None = None,
+) -> str:
+    """A run's report as text in one of REPORT_FORMATS (the run: see `results_for_run`)."""
+    from localeval.report.source import results_for_run
+
+    if report_format not in REPORT_FORMATS:
+        raise UsageError(
+            f"unknown report format '{report_format}' (use {', '.join(REPORT_FORMATS)})"
+        )
+    results = results_for_run(run, db_path)
+    base = results_for_run(baseline, db_path) if baseline is not None else None
+    if report_format == "html":
+        from localeval.report.html import render_html
+
+        return render_html(results, base)
+    if report_format == "md":
+        from localeval.report.markdown import render_markdown
+
+        return render_markdown(results, base, worst=worst)
+    if report_format == "junit":
+        from localeval.report.junit import render_junit
+
+        return render_junit(results, samples=junit_samples)
+    return json.dumps(results, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def write_report(
+    run: str,
+    report_format: str,
+    output: Path | None = None,
+    baseline: str | None = None,
+    junit_samples: bool = False,
+    worst: int = 5,
+    db_path: Path | None = None,
+) -> None:
+    """Render a run's report and write it to `output` (atomically), or to stdout."""
+    if output is not None:
+        check_writable(output)
+    text = render_report(run, report_format, baseline, junit_samples, worst, db_path)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_text(output, text)
+    click.echo(f"Report written to {output}", err=True)
+
+
+def describe_cache() -> str:
+    """What the judge/embedding cache in the local database holds."""
+    from localeval.cache import cache_stats
+    from localeval.store import default_db_path, open_store
+
+    stats = cache_stats(open_store())
+    return "\n".join([f"database: {default_db_path()}", *stats.lines()])
+
+
+def empty_cache() -> str:
+    """Delete every cached judge call and embedding."""
+    from localeval.cache import clear_cache
+
+    judged, embedded = clear_cache(open_store())
+    return f"Deleted {judged} cached judge calls and {embedded} cached embeddings."
+
+
+def calibrate_files(
+    paths: Sequence[Path],
+    output: Path | None = None,
+    limit: int | None = None,
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+    models_path: str | None = None,
+    show_progress: bool = True,
+    use_cache: bool = True,
+) -> None:
+    """Measure agreement between metric scores and the labels of labelled files."""
+    from localeval.calibrate import (
+        PAIRWISE,
+        SCORED_AS,
+        calibrate,
+        format_table,
+        label_of,
+        metric_of,
+    )
+
+    rows = []
+    names = set()
+    for path in paths:
+        for sample in load_samples(path)[: limit or None]:
+            # every row is checked before any model loads
+            names.add(metric_of(sample, str(path)))
+            label_of(sample, str(path))
+            dataset = sample.extra.get("dataset")
+            rows.append((dataset if isinstance(dataset, str) else path.stem, sample))
+    if output is not None:
+        check_writable(output)
+    used = [build_metric(SCORED_AS.get(n, n)) for n in names if n != PAIRWISE]
+    if PAIRWISE in names:  # the A/B judge asks faithfulness questions of each answer
+        used.append(build_metric("faithfulness"))
+    models = load_models_config(models_path)
+    cache = open_store() if use_cache else None
+    tools = load_tools(models, used, judge_name, embedder_name, cache=cache)
+    click.echo(f"Calibrating on {len(rows)} labelled rows: {', '.join(sorted(names))}", err=True)
+    progress = Progress(len(rows), "Calibrating", enabled=show_progress)
+    try:
+        result = calibrate(rows, tools, compare=compare_sample, on_row=lambda _: progress.advance())
+    finally:
+        progress.close()
+    click.echo(format_table(result))
+    judge = tools.judge
+    if judge is not None:
+        click.echo("\n" + console.usage_text(judge.usage))
+    if output is not None:
+        write_json(
+            output,
+            {
+                "judge": {"name": judge.name, "sha256": judge.sha256} if judge else None,
+                "agreements": [a.as_dict() for a in result.agreements],
+                "counts": [
+                    {"dataset": d, "metric": m, **c} for (d, m), c in result.counts().items()
+                ],
+                "rows": [vars(r) for r in result.rows],
+            },
+        )
+        click.echo(f"Calibration written to {output}")
 
 
 def compare_answers_file(
@@ -244,82 +524,3 @@ def pairwise_to_dict(
         "summary": summary.as_dict(),
         "rows": entries,
     }
-
-
-def describe_cache() -> str:
-    """What the judge/embedding cache in the local database holds."""
-    from localeval.cache import cache_stats
-    from localeval.store import default_db_path
-
-    stats = cache_stats(open_store())
-    return "\n".join([f"database: {default_db_path()}", *stats.lines()])
-
-
-def empty_cache() -> str:
-    """Delete every cached judge call and embedding."""
-    from localeval.cache import clear_cache
-
-    judged, embedded = clear_cache(open_store())
-    return f"Deleted {judged} cached judge calls and {embedded} cached embeddings."
-
-
-def calibrate_files(
-    paths: Sequence[Path],
-    output: Path | None = None,
-    limit: int | None = None,
-    judge_name: str | None = None,
-    embedder_name: str | None = None,
-    models_path: str | None = None,
-    show_progress: bool = True,
-    use_cache: bool = True,
-) -> None:
-    """Measure agreement between metric scores and the labels of labelled files."""
-    from localeval.calibrate import (
-        PAIRWISE,
-        SCORED_AS,
-        calibrate,
-        format_table,
-        label_of,
-        metric_of,
-    )
-
-    rows = []
-    names = set()
-    for path in paths:
-        for sample in load_samples(path)[: limit or None]:
-            # every row is checked before any model loads
-            names.add(metric_of(sample, str(path)))
-            label_of(sample, str(path))
-            dataset = sample.extra.get("dataset")
-            rows.append((dataset if isinstance(dataset, str) else path.stem, sample))
-    if output is not None:
-        check_writable(output)
-    used = [build_metric(SCORED_AS.get(n, n)) for n in names if n != PAIRWISE]
-    if PAIRWISE in names:  # the A/B judge asks faithfulness questions of each answer
-        used.append(build_metric("faithfulness"))
-    models = load_models_config(models_path)
-    cache = open_store() if use_cache else None
-    tools = load_tools(models, used, judge_name, embedder_name, cache=cache)
-    click.echo(f"Calibrating on {len(rows)} labelled rows: {', '.join(sorted(names))}", err=True)
-    progress = Progress(len(rows), "Calibrating", enabled=show_progress)
-    try:
-        result = calibrate(rows, tools, compare=compare_sample, on_row=lambda _: progress.advance())
-    finally:
-        progress.close()
-    click.echo(format_table(result))
-    judge = tools.judge
-    if judge is not None:
-        click.echo("\n" + console.usage_text(judge.usage))
-    if output is not None:
-        write_json(
-            output,
-            {
-                "judge": {"name": judge.name, "sha256": judge.sha256} if judge else None,
-                "agreements": [a.as_dict() for a in result.agreements],
-                "counts": [
-                    {"dataset": d, "metric": m, **c} for (d, m), c in result.counts().items()
-                ],
-                "rows": [vars(r) for r in result.rows],
-            },
-        )
-        click.echo(f"Calibration written to {output}")

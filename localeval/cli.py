@@ -49,6 +49,24 @@ def translate_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Database of the run history and the judge/embedding cache (default: $LOCALEVAL_DB, "
+    "else .localeval/localeval.db in the working folder).",
+)
+
+max_drop_option = click.option(
+    "--max-drop",
+    type=float,
+    default=0.02,
+    show_default=True,
+    help="Regression gate tolerance: a metric fails only if it dropped by more than this "
+    "AND the 95% interval of the change excludes zero.",
+)
+
 models_option = click.option(
     "--models",
     "models_path",
@@ -119,6 +137,28 @@ def main() -> None:
     show_default=True,
     help="Show progress and the time left on stderr.",
 )
+@db_option
+@click.option(
+    "--resume",
+    "resume",
+    is_flag=False,
+    flag_value="matching",
+    default=None,
+    metavar="[RUN]",
+    help="Continue an interrupted run: RUN by id, or without a value the interrupted run of "
+    "this same evaluation (which must exist). Re-running the same command does this anyway.",
+)
+@click.option(
+    "--no-resume", "new_run", is_flag=True, help="Start a new run even if one was interrupted."
+)
+@click.option(
+    "--baseline",
+    metavar="RUN",
+    default=None,
+    help="Compare with this run (an id, latest, latest~N, or a results.json file) and exit 1 "
+    "if a metric regressed (see --max-drop).",
+)
+@max_drop_option
 @click.option(
     "--cache/--no-cache",
     "use_cache",
@@ -139,11 +179,20 @@ def evaluate(
     embedder_name: str | None,
     models_path: str | None,
     progress: bool,
+    db_path: Path | None,
+    resume: str | None,
+    new_run: bool,
+    baseline: str | None,
+    max_drop: float,
     use_cache: bool,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV) and check the quality gates.
 
-    Exit status: 0 all gates pass, 1 a gate failed, 2 bad usage or input, 3 internal error.
+    Every run is kept in the run history (see `localeval runs`), sample by sample as it is
+    scored: after Ctrl-C or a crash, running the same command again continues the run.
+
+    Exit status: 0 all gates pass, 1 a gate (or the --baseline regression gate) failed,
+    2 bad usage or input, 3 internal error.
     """
     from localeval.app import evaluate_file
 
@@ -156,6 +205,11 @@ def evaluate(
         embedder_name=embedder_name,
         models_path=models_path,
         show_progress=progress,
+        db_path=db_path,
+        resume=resume,
+        new_run=new_run,
+        baseline=baseline,
+        max_drop=max_drop,
         use_cache=use_cache,
         criteria_file=criteria_file,
         criterion_options=criterion_options,
@@ -250,6 +304,103 @@ def compare_answers(
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 
 
+@main.group("runs")
+def runs_group() -> None:
+    """The run history: every `localeval evaluate` run, kept in a local SQLite database."""
+
+
+@runs_group.command("list")
+@db_option
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Show this many runs, newest first.",
+)
+@translate_errors
+def runs_list(db_path: Path | None, limit: int) -> None:
+    """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
+    from localeval.app import list_runs
+
+    click.echo(list_runs(db_path, limit))
+
+
+@runs_group.command("show")
+@click.argument("run")
+@db_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the run's results.json here.",
+)
+@translate_errors
+def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
+    """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
+    from localeval.app import show_run
+
+    click.echo(show_run(run, db_path, output))
+
+
+@main.command()
+@click.argument("base")
+@click.argument("new")
+@db_option
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 if a metric regressed (see --max-drop); for CI.",
+)
+@max_drop_option
+@click.option(
+    "--top",
+    type=int,
+    default=5,
+    show_default=True,
+    help="How many of the samples that moved most to show per metric, with their evidence.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the comparison as JSON here.",
+)
+@translate_errors
+def diff(
+    base: str,
+    new: str,
+    db_path: Path | None,
+    fail_on_regression: bool,
+    max_drop: float,
+    top: int,
+    output: Path | None,
+) -> None:
+    """Compare run NEW with run BASE: is it better, worse, or is the difference noise?
+
+    BASE and NEW are run ids (or their start), latest, latest~1, ... (complete runs, newest
+    first), or results.json files. Per metric: both means, the mean change over the samples
+    both runs scored with its paired-bootstrap 95% interval, and a verdict (better / worse /
+    no detectable change) read from that interval; the same per category; then the samples
+    that moved most, with what changed in their evidence.
+    """
+    from localeval.app import diff_runs
+
+    passed = diff_runs(
+        base,
+        new,
+        db_path=db_path,
+        fail_on_regression=fail_on_regression,
+        max_drop=max_drop,
+        top=top,
+        output=output,
+    )
+    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+
+
 @main.command("models")
 @models_option
 @translate_errors
@@ -324,6 +475,66 @@ def calibrate(
         show_progress=progress,
         use_cache=use_cache,
     )
+
+
+@main.command("report")
+@click.argument("run", metavar="RUN")
+@click.option(
+    "-f",
+    "--format",
+    "report_format",
+    type=click.Choice(["html", "md", "junit", "json"]),
+    default="html",
+    show_default=True,
+    help="html: one self-contained page (chart, tables, every sample's evidence); "
+    "md: a summary for a pull-request comment; junit: JUnit XML, one test case per gate; "
+    "json: the results themselves.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the report here (default: standard output).",
+)
+@click.option(
+    "--baseline",
+    metavar="RUN",
+    default=None,
+    help="A second run to compare with (html and md): its means are drawn beside this run's.",
+)
+@click.option(
+    "--junit-samples",
+    is_flag=True,
+    help="junit: also one test case per sample, failing when a score is below its gate.",
+)
+@click.option(
+    "--worst",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="md: how many of the worst samples to list.",
+)
+@db_option
+@translate_errors
+def report(
+    run: str,
+    report_format: str,
+    output: Path | None,
+    baseline: str | None,
+    junit_samples: bool,
+    worst: int,
+    db_path: Path | None,
+) -> None:
+    """Write a report of a run. RUN is `latest`, `latest~N` or a run id from the history,
+    or a results file written by `localeval evaluate --output`.
+
+    Reports are drawn from the stored results alone: no model is loaded and no file named in
+    the data is opened. Exit status: 0 written, 2 bad usage or an unreadable results file.
+    """
+    from localeval.app import write_report
+
+    write_report(run, report_format, output, baseline, junit_samples, worst, db_path)
 
 
 @main.group("cache")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import DatasetError
+from localeval.textstream import json_array_values, text_chunks, text_lines
 
 #: accepted alias -> canonical field name
 ALIASES: dict[str, str] = {
@@ -134,25 +135,8 @@ def sample_from_row(raw: Any, path: str, line: int) -> Sample:
     )
 
 
-def _open_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise DatasetError(str(path), "is a directory, not a data file") from None
-    except FileNotFoundError:
-        raise DatasetError(str(path), "file not found") from None
-    except OSError as exc:
-        raise DatasetError(str(path), f"cannot be read ({exc.strerror})") from None
-    try:
-        text = data.decode("utf-8-sig")  # a UTF-8 byte-order mark is tolerated
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DatasetError(str(path), f"is not valid UTF-8 (byte {exc.start})", line) from None
-    return text
-
-
-def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    for number, raw_line in enumerate(text.splitlines(), start=1):
+def _jsonl_rows(path: Path, lines: Iterator[str]) -> Iterator[tuple[int, Any]]:
+    for number, raw_line in enumerate(lines, start=1):
         if not raw_line.strip():
             continue
         try:
@@ -163,50 +147,9 @@ def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
             ) from None
 
 
-def _json_array_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """Decode a JSON array element by element, so each row knows the line it starts on."""
-    decoder = json.JSONDecoder()
-    position = _skip_space(text, 0)
-    if position >= len(text) or text[position] != "[":
-        raise DatasetError(
-            str(path),
-            "a .json file must hold an array of objects",
-            text.count("\n", 0, position) + 1,
-        )
-    position = _skip_space(text, position + 1)
-    if position < len(text) and text[position] == "]":
-        return
-    while True:
-        line = text.count("\n", 0, position) + 1
-        try:
-            value, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(
-                str(path), f"invalid JSON ({exc.msg}, column {exc.colno})", exc.lineno
-            ) from None
-        yield line, value
-        position = _skip_space(text, position)
-        if position < len(text) and text[position] == ",":
-            position = _skip_space(text, position + 1)
-            continue
-        if position < len(text) and text[position] == "]":
-            return
-        raise DatasetError(
-            str(path),
-            "invalid JSON (expected ',' or ']' after a row)",
-            text.count("\n", 0, position) + 1,
-        )
-
-
-def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position] in " \t\r\n":
-        position += 1
-    return position
-
-
-def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+def _csv_rows(path: Path, lines: Iterator[str]) -> Iterator[tuple[int, Any]]:
     """CSV rows as dicts; `contexts` holds a JSON array string; empty cells are missing fields."""
-    reader = csv.reader(text.splitlines(keepends=True))
+    reader = csv.reader(lines)
     try:
         header = next(reader)
     except StopIteration:
@@ -247,14 +190,14 @@ def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
 def read_samples(path: str | Path) -> Iterator[Sample]:
     """Yield the samples of a file, validating each; raise DatasetError on the first bad row."""
     file = Path(path)
-    text = _open_text(file)
     suffix = file.suffix.lower()
+    # the file is read piece by piece, so memory does not grow with its size
     if suffix in (".jsonl", ".ndjson"):
-        rows = _jsonl_rows(file, text)
+        rows = _jsonl_rows(file, text_lines(text_chunks(file)))
     elif suffix == ".json":
-        rows = _json_array_rows(file, text)
+        rows = json_array_values(file, text_chunks(file))
     elif suffix == ".csv":
-        rows = _csv_rows(file, text)
+        rows = _csv_rows(file, text_lines(text_chunks(file)))
     else:
         raise DatasetError(str(file), f"unknown file type '{suffix}' (use .jsonl, .json or .csv)")
     seen: dict[str, int] = {}

@@ -64,6 +64,10 @@ class Usage:
         data["seconds"] = round(self.seconds, 3)
         return data
 
+    def __add__(self, other: Usage) -> Usage:
+        """The work of two runs (or two samples) together."""
+        return Usage(**{k: v + getattr(other, k) for k, v in asdict(self).items()})
+
     def __sub__(self, other: Usage) -> Usage:
         """What was done between two snapshots of the same counter."""
         return Usage(**{k: v - getattr(other, k) for k, v in asdict(self).items()})

@@ -30,10 +30,13 @@ class Progress:
         enabled: bool = True,
         stream: TextIO | None = None,
         log_every_seconds: float = 30.0,
+        resumed: int = 0,
     ):
         self.total = total
         self.label = label
-        self.done = 0
+        #: items done before this process started (a resumed run): counted, but not timed
+        self.resumed = resumed
+        self.done = resumed
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.started = time.monotonic()
@@ -42,8 +45,11 @@ class Progress:
         self._tty = enabled and self.stream.isatty()
         self._bar = None
         if self._tty:
+            if resumed:
+                label = f"{label} ({resumed} done before)"
+            # the bar counts this process's work only, so its time left is right
             self._bar = click.progressbar(
-                length=total, label=label, show_eta=True, show_pos=True, file=self.stream
+                length=total - resumed, label=label, show_eta=True, show_pos=True, file=self.stream
             )
             self._bar.__enter__()
 
@@ -62,9 +68,13 @@ class Progress:
     def line(self, now: float | None = None) -> str:
         elapsed = (now or time.monotonic()) - self.started
         percent = 100.0 * self.done / self.total if self.total else 100.0
-        text = f"{self.label}: {self.done}/{self.total} ({percent:.0f}%), {_duration(elapsed)}"
-        if 0 < self.done < self.total:
-            remaining = elapsed / self.done * (self.total - self.done)
+        text = f"{self.label}: {self.done}/{self.total} ({percent:.0f}%)"
+        if self.resumed:
+            text += f", {self.resumed} done before"
+        text += f", {_duration(elapsed)}"
+        new = self.done - self.resumed
+        if new > 0 and self.done < self.total:
+            remaining = elapsed / new * (self.total - self.done)
             text += f", about {_duration(remaining)} left"
         return text
 

@@ -33,6 +33,8 @@ class SampleResult:
 
     sample: Sample
     results: dict[str, MetricResult]
+    #: what scoring this sample cost (judge calls, tokens, seconds)
+    usage: Usage = field(default_factory=Usage)
 
     def scores(self) -> dict[str, float | None]:
         return {name: r.score for name, r in self.results.items()}
@@ -49,6 +51,9 @@ class RunInfo:
     embedder: dict[str, str] | None
     prompt_version: str = PROMPT_VERSION
     dataset: str | None = None
+    dataset_sha256: str | None = None
+    #: each metric's settings that change its scores, e.g. {"answer_relevancy": {"n_questions": 3}}
+    metric_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -140,8 +145,10 @@ def load_tools(
 
 
 def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> SampleResult:
-    """Score one sample with each metric; a prompt too long for the judge makes that metric
-    undefined for the sample (with the reason) instead of failing the run."""
+    """Score one sample with each metric, noting what it cost; a prompt too long for the judge
+    makes that metric undefined for the sample (with the reason) instead of failing the run."""
+    started = time.perf_counter()
+    before = tools.judge.usage.snapshot() if tools.judge is not None else Usage()
     results: dict[str, MetricResult] = {}
     for metric in metrics:
         try:
@@ -151,21 +158,27 @@ def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> Sam
                 f"too long for the judge: {exc.n_tokens} tokens needed, context holds "
                 f"{exc.n_ctx} (raise n_ctx in models.toml or shorten the contexts)"
             )
-    return SampleResult(sample, results)
+    usage = tools.judge.usage - before if tools.judge is not None else Usage()
+    usage.seconds = time.perf_counter() - started  # embedding included
+    return SampleResult(sample, results, usage)
 
 
-def evaluate(
-    samples: Sequence[Sample],
-    metric_names: Iterable[str],
+def metric_settings(metric: Metric) -> dict[str, Any]:
+    """A metric's settings: its public attributes that are plain values (e.g. n_questions)."""
+    return {
+        name: value
+        for name, value in sorted(vars(metric).items())
+        if not name.startswith("_") and isinstance(value, str | int | float | bool)
+    }
+
+
+def describe_run(
+    metrics: Sequence[Metric],
     tools: Tools,
-    on_sample: Callable[[SampleResult], None] | None = None,
     dataset: str | None = None,
-    options: MetricOptions | None = None,
-) -> RunResult:
-    """Score every sample with every metric named, set up with `options`; call `on_sample`
-    as each one finishes."""
-    names = order_metrics(metric_names)
-    metrics = [build_metric(n, options) for n in names]
+    dataset_sha256: str | None = None,
+) -> RunInfo:
+    """A new run's description: a fresh id, the time, and the models and metrics it uses."""
     judge_info = (
         {"name": tools.judge.name, "sha256": tools.judge.sha256}
         if tools.judge is not None
@@ -176,22 +189,37 @@ def evaluate(
         embedder_info = {"name": tools.embedder.name}
         if getattr(tools.embedder, "sha256", None):
             embedder_info["sha256"] = tools.embedder.sha256  # type: ignore[attr-defined]
-    info = RunInfo(
+    return RunInfo(
         new_run_id(),
         dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        names,
+        [m.name for m in metrics],
         judge_info,
         embedder_info,
         dataset=dataset,
+        dataset_sha256=dataset_sha256,
+        metric_settings={m.name: metric_settings(m) for m in metrics},
     )
-    started = time.perf_counter()
-    before = tools.judge.usage.snapshot() if tools.judge is not None else Usage()
+
+
+def evaluate(
+    samples: Iterable[Sample],
+    metric_names: Iterable[str],
+    tools: Tools,
+    on_sample: Callable[[SampleResult], None] | None = None,
+    dataset: str | None = None,
+    options: MetricOptions | None = None,
+) -> RunResult:
+    """Score every sample with every metric named, set up with `options`, keeping all
+    results in memory; call `on_sample` as each one finishes. (`localeval evaluate` streams
+    into the run history instead, see localeval.history.)"""
+    metrics = [build_metric(n, options) for n in order_metrics(metric_names)]
+    info = describe_run(metrics, tools, dataset=dataset)
+    usage = Usage()
     results: list[SampleResult] = []
     for sample in samples:
         result = score_sample(sample, metrics, tools)
         results.append(result)
+        usage += result.usage
         if on_sample is not None:
             on_sample(result)
-    usage = tools.judge.usage - before if tools.judge is not None else Usage()
-    usage.seconds = time.perf_counter() - started  # the whole run, embedding included
     return RunResult(info, results, usage)

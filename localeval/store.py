@@ -36,6 +36,58 @@ MIGRATIONS: list[str] = [
         created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
     );
     """,
+    # 2: run history (see localeval.history): a run, the samples it has scored so far, and
+    #    each sample's score and evidence per metric. A run with `finished` NULL is
+    #    incomplete: interrupted, or still running.
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        created TEXT NOT NULL,         -- ISO-8601 UTC, when the run started
+        finished TEXT,                 -- ISO-8601 UTC when complete; NULL while incomplete
+        fingerprint TEXT NOT NULL,     -- sha256 of what makes two runs the same evaluation
+        dataset_path TEXT NOT NULL,
+        dataset_sha256 TEXT NOT NULL,
+        n_samples INTEGER NOT NULL,    -- rows in the dataset
+        judge_name TEXT,               -- NULL when no metric used a judge
+        judge_sha256 TEXT,
+        embedder_name TEXT,
+        embedder_sha256 TEXT,
+        prompt_version TEXT NOT NULL,
+        metrics TEXT NOT NULL,         -- JSON list, in the order they were run
+        metric_settings TEXT NOT NULL, -- JSON {metric: {setting: value}}
+        thresholds TEXT NOT NULL,      -- JSON {metric: threshold}
+        gates TEXT,                    -- JSON list of gate results, set on completion
+        localeval_version TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_fingerprint ON runs (fingerprint, finished);
+    CREATE INDEX runs_by_finished ON runs (finished);
+    CREATE TABLE run_samples (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        sample_id TEXT NOT NULL,
+        position INTEGER NOT NULL,     -- 0-based row index in the dataset
+        line INTEGER NOT NULL,         -- where the row starts in the data file
+        category TEXT,
+        judge_calls INTEGER NOT NULL,  -- what scoring this sample cost
+        cached_calls INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        generated_tokens INTEGER NOT NULL,
+        seconds REAL NOT NULL,
+        inputs TEXT NOT NULL,          -- JSON: question, answer, reference_answer, contexts
+        PRIMARY KEY (run_id, sample_id),
+        UNIQUE (run_id, position)
+    );
+    CREATE TABLE run_scores (
+        run_id TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        score REAL,                    -- NULL when the metric is undefined for the sample
+        undefined_reason TEXT,
+        details TEXT NOT NULL,         -- JSON object: the metric's evidence
+        PRIMARY KEY (run_id, sample_id, metric),
+        FOREIGN KEY (run_id, sample_id)
+            REFERENCES run_samples (run_id, sample_id) ON DELETE CASCADE
+    );
+    """,
 ]
 
 

@@ -63,7 +63,6 @@ def own_tokens(judge, sample) -> int:  # type: ignore[no-untyped-def]
     instructions = [
         rag.SYSTEM_JUDGE,
         rag.context_says([], "").segments[-1],
-        rag.passage_useful("", [], 0, "").segments[-1],
         rag.questions_for_answer("", 3, "en").segments[-1],
         rag.answer_noncommittal("", "", "en").segments[-1],
     ]
@@ -107,8 +106,10 @@ def main() -> None:
         db = open_store(Path(tmp) / "bench.db")
         tools = load_tools(models, metrics, args.judge, cache=db)
         print(f"{len(samples)} samples; judge {tools.judge.name}")  # type: ignore[union-attr]
-        print(f"{'sample':<24} {'calls':>5} {'prompt':>7} {'gen':>5} {'own':>6} "
-              f"{'ratio':>5} {'seconds':>7}")
+        print(
+            f"{'sample':<24} {'calls':>5} {'prompt':>7} {'gen':>5} {'own':>6} "
+            f"{'ratio':>5} {'seconds':>7}"
+        )
         per_sample = []
         cold_started = time.perf_counter()
         for sample in samples:
@@ -121,9 +122,11 @@ def main() -> None:
             assert isinstance(inner, LlamaJudge)
             own = own_tokens(inner, sample)
             per_sample.append((used, own, seconds))
-            print(f"{sample.sample_id[:24]:<24} {used.judge_calls:>5} {used.prompt_tokens:>7} "
-                  f"{used.generated_tokens:>5} {own:>6} {used.prompt_tokens / own:>5.2f} "
-                  f"{seconds:>7.1f}")
+            print(
+                f"{sample.sample_id[:24]:<24} {used.judge_calls:>5} {used.prompt_tokens:>7} "
+                f"{used.generated_tokens:>5} {own:>6} {used.prompt_tokens / own:>5.2f} "
+                f"{seconds:>7.1f}"
+            )
         cold = time.perf_counter() - cold_started
         prompt_tokens = sum(u.prompt_tokens for u, _, _ in per_sample)
         generated = sum(u.generated_tokens for u, _, _ in per_sample)
@@ -131,19 +134,25 @@ def main() -> None:
         prompt_speed, generation_speed = raw_speed(inner)
         needed = prompt_tokens / prompt_speed + generated / generation_speed
         ratios = [u.prompt_tokens / o for u, o, _ in per_sample]
-        print(f"\ncold run: {cold:.1f} s; {prompt_tokens} prompt tokens evaluated for "
-              f"{own_total} own tokens ({prompt_tokens / own_total:.2f}x; per-sample median "
-              f"{statistics.median(ratios):.2f}x, max {max(ratios):.2f}x), {generated} generated")
-        print(f"llama.cpp raw speed here: {prompt_speed:.0f} prompt tok/s, "
-              f"{generation_speed:.1f} generated tok/s -> {needed:.1f} s for the same tokens; "
-              f"overhead ratio {cold / needed:.2f}")
+        print(
+            f"\ncold run: {cold:.1f} s; {prompt_tokens} prompt tokens evaluated for "
+            f"{own_total} own tokens ({prompt_tokens / own_total:.2f}x; per-sample median "
+            f"{statistics.median(ratios):.2f}x, max {max(ratios):.2f}x), {generated} generated"
+        )
+        print(
+            f"llama.cpp raw speed here: {prompt_speed:.0f} prompt tok/s, "
+            f"{generation_speed:.1f} generated tok/s -> {needed:.1f} s for the same tokens; "
+            f"overhead ratio {cold / needed:.2f}"
+        )
 
         warm_tools = load_tools(models, metrics, args.judge, cache=db)
         started = time.perf_counter()
         warm_run = evaluate(samples, RAG_METRICS, warm_tools)
         warm = time.perf_counter() - started
-        print(f"warm re-run: {warm:.2f} s, {warm_run.usage.judge_calls} judge calls, "
-              f"{warm_run.usage.cached_calls} from cache; {cold / warm:.0f}x faster than cold")
+        print(
+            f"warm re-run: {warm:.2f} s, {warm_run.usage.judge_calls} judge calls, "
+            f"{warm_run.usage.cached_calls} from cache; {cold / warm:.0f}x faster than cold"
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory: {peak:.0f} MB")
     sys.stdout.flush()

@@ -43,5 +43,27 @@ fi
 echo "setup: installing localeval"
 "${PIP[@]}" install --quiet -e ".[test]"
 
+# Headless Chromium from Debian's packages: the HTML report's browser test opens the report
+# in it (playwright drives this binary; no browser is downloaded from anywhere else).
+# LOCALEVAL_SKIP_BROWSER=1 skips it where only evaluation is wanted.
+if [ ! -x /usr/bin/chromium ] && [ -z "${LOCALEVAL_SKIP_BROWSER:-}" ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=()
+        [ "$(id -u)" -ne 0 ] && SUDO=(sudo -n)
+        echo "setup: installing Chromium (apt) for the HTML report's browser test"
+        APT_LOG="$(mktemp)"
+        if { "${SUDO[@]}" apt-get update -qq \
+             && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+           } >"$APT_LOG" 2>&1; then
+            rm -f "$APT_LOG"
+        else
+            echo "setup: could not install Chromium (log: $APT_LOG); the browser test will fail" >&2
+        fi
+    else
+        echo "setup: no apt-get: install Chromium as /usr/bin/chromium (or set" \
+             "LOCALEVAL_CHROMIUM) for the HTML report's browser test" >&2
+    fi
+fi
+
 echo "setup: provisioning models (sha256-checked)"
 .venv/bin/python scripts/provision_models.py

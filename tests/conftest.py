@@ -7,6 +7,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+#: `pytester` runs a project test suite that uses the rag_quality fixture (test_testing.py)
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

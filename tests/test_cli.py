@@ -21,14 +21,14 @@ ROW = {
     "question": QUESTION,
     "contexts": ["The tower was finished in 1889."],
     "answer": "It was finished in 1889.",
-    "reference_answer": "In 1889.",
+    "reference_answer": "The tower was finished in 1889.",
 }
 
 
 def good_answers() -> list[Any]:
-    # precision (1 chunk), faithfulness (1 statement), recall (1 sentence),
-    # relevancy: noncommittal probability, then the generated questions
-    return [0.9, 0.95, 0.9, 0.05, {"questions": [QUESTION] * 3}]
+    # faithfulness (1 statement), recall (1 sentence), relevancy: noncommittal
+    # probability, then the generated questions (precision asks the embedder only)
+    return [0.95, 0.9, 0.05, {"questions": [QUESTION] * 3}]
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_evaluate_passes_gates_and_writes_contract(
         "generated_tokens",
         "seconds",
     }
-    assert report["run"]["usage"]["judge_calls"] == 5
+    assert report["run"]["usage"]["judge_calls"] == 4
     assert report["summary"]["faithfulness"]["mean"] == pytest.approx(0.95)
     assert set(report["summary"]["faithfulness"]) == {"mean", "n", "n_undefined", "ci95"}
     (sample,) = report["samples"]
@@ -92,7 +92,7 @@ def test_failing_gate_exits_1_with_cause_and_remedy(
     monkeypatch: pytest.MonkeyPatch, data: Path
 ) -> None:
     answers = good_answers()
-    answers[1] = 0.2  # faithfulness
+    answers[0] = 0.2  # faithfulness
     use_fakes(monkeypatch, answers)
     result = CliRunner().invoke(main, ["evaluate", str(data)])
     assert result.exit_code == 1
@@ -105,7 +105,7 @@ def test_failing_gate_exits_1_with_cause_and_remedy(
 
 def test_threshold_override(monkeypatch: pytest.MonkeyPatch, data: Path) -> None:
     answers = good_answers()
-    answers[1] = 0.2
+    answers[0] = 0.2
     use_fakes(monkeypatch, answers)
     result = CliRunner().invoke(main, ["evaluate", str(data), "--threshold", "faithfulness=0.1"])
     assert result.exit_code == 0, result.output

@@ -111,50 +111,72 @@ def test_average_precision_matches_definition() -> None:
     assert average_precision([0, 0, 0]) == 0.0
 
 
-def test_context_precision_uses_probabilities_in_rank_order() -> None:
-    judge = ScriptedJudge([0.0, 1.0])
-    result = ContextPrecision().score(sample(), Tools(judge=judge))
-    judge.assert_done()
-    assert result.score == pytest.approx(0.5)
+def test_context_precision_ranks_chunks_by_closeness_to_the_reference() -> None:
+    embedder = FakeEmbedder()
+    s = sample(
+        contexts=["Bananas are yellow.", "It was finished in 1889."],
+        reference_answer="It was finished in 1889.",
+    )
+    result = ContextPrecision().score(s, Tools(embedder=embedder))
+    assert result.details["usefulness"] == [0.0, 1.0]  # no shared word; identical text
     assert result.details["verdicts"] == ["not useful", "useful"]
     assert result.details["judged_against"] == "reference_answer"
+    assert result.score == pytest.approx(0.5)
+    # one batch per sample: the target's and every chunk's sentences
+    assert embedder.calls == [
+        ["It was finished in 1889.", "Bananas are yellow.", "It was finished in 1889."]
+    ]
 
 
-def test_context_precision_all_chunks_irrelevant_is_zero() -> None:
-    result = ContextPrecision().score(sample(), Tools(judge=ScriptedJudge([0.0, 0.0])))
-    assert result.score == 0.0
-
-
-def test_context_precision_reads_chunks_incrementally() -> None:
-    judge = ScriptedJudge([1.0, 1.0])
-    ContextPrecision().score(sample(), Tools(judge=judge))
-    first, second = (p.user for p in judge.prompts)
-    assert CONTEXTS[1] not in first  # chunk 2 is not shown when chunk 1 is judged
-    assert second.startswith(first[: first.index(CONTEXTS[0]) + len(CONTEXTS[0])])
-
-
-def test_context_precision_falls_back_to_answer() -> None:
-    judge = ScriptedJudge([1.0, 0.0])
-    result = ContextPrecision().score(sample(reference_answer=None), Tools(judge=judge))
-    assert result.details["judged_against"] == "answer"
+def test_context_precision_useful_chunk_first_scores_one() -> None:
+    s = sample(
+        contexts=["It was finished in 1889.", "Bananas are yellow."],
+        reference_answer="It was finished in 1889.",
+    )
+    result = ContextPrecision().score(s, Tools(embedder=FakeEmbedder()))
     assert result.score == pytest.approx(1.0)
 
 
+def test_context_precision_all_chunks_irrelevant_is_zero() -> None:
+    s = sample(contexts=["Bananas are yellow.", "Cats sleep."], reference_answer="In 1889.")
+    assert ContextPrecision().score(s, Tools(embedder=FakeEmbedder())).score == 0.0
+
+
+def test_context_precision_averages_a_long_chunk_over_its_sentences() -> None:
+    embedder = FakeEmbedder()
+    s = sample(
+        contexts=["It was finished in 1889. Bananas are yellow."],
+        reference_answer="It was finished in 1889.",
+    )
+    result = ContextPrecision().score(s, Tools(embedder=embedder))
+    assert embedder.calls[0][1:] == ["It was finished in 1889.", "Bananas are yellow."]
+    assert 0.5 < result.details["usefulness"][0] < 1.0  # diluted by the unrelated sentence
+
+
+def test_context_precision_falls_back_to_answer() -> None:
+    s = sample(reference_answer=None, answer="Paris is the capital of France.")
+    result = ContextPrecision().score(s, Tools(embedder=FakeEmbedder()))
+    assert result.details["judged_against"] == "answer"
+    assert result.details["usefulness"][0] == pytest.approx(1.0)
+
+
 def test_context_precision_undefined_cases() -> None:
-    tools = Tools(judge=ScriptedJudge())
+    tools = Tools(embedder=FakeEmbedder())
     assert ContextPrecision().score(sample(contexts=[]), tools).reason == "no contexts"
     assert ContextPrecision().score(sample(contexts=None), tools).reason == "no contexts"
     no_target = sample(reference_answer=None, answer=None)
-    assert "no reference_answer or answer" in (
-        ContextPrecision().score(no_target, tools).reason or ""
+    reason = ContextPrecision().score(no_target, tools).reason or ""
+    assert "no reference_answer or answer" in reason
+
+
+def test_context_precision_empty_chunk_is_not_useful() -> None:
+    embedder = FakeEmbedder()
+    s = sample(
+        contexts=["  ", "It was finished in 1889."], reference_answer="It was finished in 1889."
     )
-
-
-def test_context_precision_empty_chunk_not_useful_without_asking() -> None:
-    judge = ScriptedJudge([1.0])
-    result = ContextPrecision().score(sample(contexts=["  ", CONTEXTS[1]]), Tools(judge=judge))
-    judge.assert_done()
+    result = ContextPrecision().score(s, Tools(embedder=embedder))
     assert result.details["usefulness"] == [0.0, 1.0]
+    assert "  " not in embedder.calls[0]
 
 
 # -- answer relevancy --------------------------------------------------------------------

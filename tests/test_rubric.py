@@ -59,7 +59,7 @@ def test_scores_are_expected_values_of_the_distribution() -> None:
     assert criteria["completeness"]["description"] == DEFAULT_CRITERIA[1].description
     assert result.details["overall"]["most_likely"] == 7
     assert result.details["feedback"] == "Correct and short."
-    assert criterion_scores(result, DEFAULT_CRITERIA) == {
+    assert criterion_scores(result.details, DEFAULT_CRITERIA) == {
         "rubric.accuracy": pytest.approx(0.9),
         "rubric.completeness": pytest.approx(0.4),
         "rubric.clarity": pytest.approx(1.0),
@@ -92,10 +92,10 @@ def test_custom_criteria_are_asked_in_order() -> None:
 def test_undefined_without_answer_and_counted_per_criterion() -> None:
     result = Rubric().score(Sample("s", "q?"), Tools(judge=ScriptedJudge([])))
     assert result.score is None and result.reason == "no answer"
-    assert criterion_scores(result, DEFAULT_CRITERIA)["rubric.accuracy"] is None
+    assert criterion_scores(result.details, DEFAULT_CRITERIA)["rubric.accuracy"] is None
     judge = ScriptedJudge(rubric_answers())
     defined = Rubric().score(SAMPLE, Tools(judge=judge))
-    summaries = criterion_summaries([defined, result], DEFAULT_CRITERIA)
+    summaries = criterion_summaries([defined.details, result.details], DEFAULT_CRITERIA)
     assert summaries["rubric.accuracy"].n == 1 and summaries["rubric.accuracy"].n_undefined == 1
 
 
@@ -234,3 +234,11 @@ def test_feedback_is_kept_to_one_sentence() -> None:
     assert result.details["feedback"] == "Accurate."
     judge = ScriptedJudge(rubric_answers("回答准确。但缺少来源"))
     assert Rubric().score(SAMPLE, Tools(judge=judge)).details["feedback"] == "回答准确。"
+
+
+def test_criteria_are_part_of_the_run_settings() -> None:
+    from localeval.runner import metric_settings
+
+    custom = build_metric("rubric", MetricOptions(rubric_criteria=(Criterion("tone", "polite"),)))
+    assert metric_settings(custom) == {"criteria_text": "tone: polite"}
+    assert metric_settings(Rubric())["criteria_text"].startswith("accuracy: the facts")

@@ -16,7 +16,7 @@ Undefined without a question or an answer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from localeval.criteria import DEFAULT_CRITERIA, Criterion
@@ -57,6 +57,9 @@ class Rubric:
 
     def __init__(self, criteria: Sequence[Criterion] = DEFAULT_CRITERIA):
         self.criteria = tuple(criteria)
+        #: the criteria as plain text, recorded with each run's metric settings so that runs
+        #: with different criteria are never resumed into or compared as the same
+        self.criteria_text = "; ".join(f"{c.name}: {c.description}" for c in self.criteria)
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
@@ -91,10 +94,11 @@ def criterion_key(criterion: Criterion) -> str:
 
 
 def criterion_scores(
-    result: MetricResult, criteria: Sequence[Criterion]
+    details: Mapping[str, Any], criteria: Sequence[Criterion]
 ) -> dict[str, float | None]:
-    """Each criterion's score normalised to [0, 1]; None for all when the result is undefined."""
-    scored = result.details.get("criteria", {})
+    """Each criterion's score normalised to [0, 1], from a rubric result's details; None
+    for a criterion the details do not hold (the result is undefined)."""
+    scored = details.get("criteria", {})
     return {
         criterion_key(c): (scored[c.name]["score"] / 10.0 if c.name in scored else None)
         for c in criteria
@@ -102,10 +106,11 @@ def criterion_scores(
 
 
 def criterion_summaries(
-    results: Sequence[MetricResult], criteria: Sequence[Criterion]
+    details: Iterable[Mapping[str, Any]], criteria: Sequence[Criterion]
 ) -> dict[str, MetricSummary]:
-    """Mean, 95% interval and counts of each criterion's normalised score over samples."""
-    per_sample = [criterion_scores(r, criteria) for r in results]
+    """Mean, 95% interval and counts of each criterion's normalised score over the samples'
+    rubric details."""
+    per_sample = [criterion_scores(d, criteria) for d in details]
     return {
         criterion_key(c): summarize([scores[criterion_key(c)] for scores in per_sample])
         for c in criteria

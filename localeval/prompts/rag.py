@@ -1,4 +1,4 @@
-"""Prompts for the four RAG metrics.
+"""Prompts for the RAG metrics that ask the judge (context precision asks the embedder).
 
 Wording was chosen by measurement (`localeval calibrate` on ../shared/bench): with a
 0.5B judge, the plain "Does the context above say that ...?" asked of one sentence at a
@@ -19,16 +19,12 @@ from localeval.judge import Prompt
 SYSTEM_JUDGE = "You are a helpful assistant."
 
 
-def context_segments(contexts: Sequence[str], upto: int | None = None) -> tuple[str, ...]:
-    """The shared start of the judge prompts about a sample: chunks 1..upto, one a line.
-
-    One segment per chunk, so that the prompt showing chunks 1..k is a segment prefix of
-    the one showing 1..k+1 and of the one showing them all.
-    """
-    shown = contexts if upto is None else contexts[:upto]
+def context_segments(contexts: Sequence[str]) -> tuple[str, ...]:
+    """The shared start of the judge prompts about a sample's contexts: one chunk a line,
+    one segment per chunk (the judge reuses whole segments; see localeval.llama_judge)."""
     # a newline leads each chunk rather than ending it, so that every boundary falls where
     # the tokenizer would split anyway ("\n\n" before the question stays one token)
-    return ("Context:", *("\n" + chunk.strip() for chunk in shown))
+    return ("Context:", *("\n" + chunk.strip() for chunk in contexts))
 
 
 def context_says(contexts: Sequence[str], statement: str) -> Prompt:
@@ -37,21 +33,6 @@ def context_says(contexts: Sequence[str], statement: str) -> Prompt:
         SYSTEM_JUDGE,
         *context_segments(contexts),
         f'\n\nDoes the context above say that "{statement.strip()}"? Answer Yes or No.',
-    )
-
-
-def passage_useful(question: str, contexts: Sequence[str], k: int, target: str) -> Prompt:
-    """Context precision: is chunk k (the last line shown) useful to reach the target answer?
-
-    Only chunks 1..k are shown, so the prompt for chunk k+1 extends the one for chunk k and
-    the chunks are evaluated once in all.
-    """
-    return Prompt.of(
-        SYSTEM_JUDGE,
-        *context_segments(contexts, upto=k),
-        f"\n\nQuestion: {question.strip()}\nAnswer: {target.strip()}\n\n"
-        "Is the last line of the context above useful for arriving at this answer? "
-        "Answer Yes or No.",
     )
 
 

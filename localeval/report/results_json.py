@@ -5,12 +5,27 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from localeval.dataset import Sample
 from localeval.errors import UsageError
 from localeval.gates import GateResult
-from localeval.runner import RunResult, SampleResult
+from localeval.judge import Usage
+from localeval.runner import RunInfo, RunResult, SampleResult
+from localeval.stats import MetricSummary
+
+
+def sample_inputs(sample: Sample) -> dict[str, Any]:
+    """The sample's own text, kept with its scores so a report can show the evidence in
+    place without the data file."""
+    return {
+        "question": sample.question,
+        "answer": sample.answer,
+        "reference_answer": sample.reference_answer,
+        "contexts": sample.contexts,
+    }
 
 
 def sample_to_dict(result: SampleResult) -> dict[str, Any]:
@@ -25,31 +40,47 @@ def sample_to_dict(result: SampleResult) -> dict[str, Any]:
         "category": result.sample.category,
         "scores": result.scores(),
         "details": details,
+        **sample_inputs(result.sample),
     }
 
 
-def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
-    info = run.info
-    by_category = run.summary_by_category()
+def run_header(
+    info: RunInfo,
+    usage: Usage,
+    summary: Mapping[str, MetricSummary],
+    by_category: Mapping[str, Mapping[str, MetricSummary]],
+    gates: Sequence[GateResult] | Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    """Everything of results.json but the samples."""
+    run: dict[str, Any] = {
+        "id": info.run_id,
+        "created": info.created,
+        "dataset": info.dataset,
+        "judge": info.judge,
+        "embedder": info.embedder,
+        "metrics": info.metrics,
+        "prompt_version": info.prompt_version,
+        "usage": usage.as_dict(),
+    }
+    if info.dataset_sha256 is not None:
+        run["dataset_sha256"] = info.dataset_sha256
+    if info.metric_settings:
+        run["metric_settings"] = info.metric_settings
     return {
-        "run": {
-            "id": info.run_id,
-            "created": info.created,
-            "dataset": info.dataset,
-            "judge": info.judge,
-            "embedder": info.embedder,
-            "metrics": info.metrics,
-            "prompt_version": info.prompt_version,
-            "usage": run.usage.as_dict(),
-        },
-        "summary": {m: s.as_dict() for m, s in run.summary().items()},
+        "run": run,
+        "summary": {m: s.as_dict() for m, s in summary.items()},
         "summary_by_category": {
             category: {m: s.as_dict() for m, s in metrics.items()}
             for category, metrics in by_category.items()
         },
-        "gates": [g.as_dict() for g in gates],
-        "samples": [sample_to_dict(s) for s in run.samples],
+        "gates": [g if isinstance(g, dict) else g.as_dict() for g in gates],
     }
+
+
+def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
+    """results.json of a run held in memory."""
+    header = run_header(run.info, run.usage, run.summary(), run.summary_by_category(), gates)
+    return {**header, "samples": [sample_to_dict(s) for s in run.samples]}
 
 
 def check_writable(path: Path) -> None:
@@ -65,7 +96,17 @@ def check_writable(path: Path) -> None:
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write atomically: a crash or a full disk leaves the old file or none, never half of one."""
+    write_results(path, data, None)
+
+
+def write_results(
+    path: Path, header: dict[str, Any], samples: Iterable[dict[str, Any]] | None
+) -> None:
+    """Write `header` with a "samples" list (when `samples` is given) streamed in after it,
+    one sample at a time, atomically: the file is the same as json.dump(..., indent=2) of
+    the whole dict, but memory holds one sample at a time."""
     folder = path.parent if str(path.parent) else Path(".")
+    tmp: Path | None = None
     try:
         with tempfile.NamedTemporaryFile(
             "w",
@@ -76,12 +117,36 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
             delete=False,
         ) as handle:
             tmp = Path(handle.name)
-            json.dump(data, handle, ensure_ascii=False, indent=2, allow_nan=False)
-            handle.write("\n")
+            _dump_streamed(handle, header, samples)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        if "tmp" in locals():
+        if tmp is not None:
             tmp.unlink(missing_ok=True)
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+
+
+def _indented(text: str) -> str:
+    # split at "\n" only: a string value may hold U+2028, which splitlines() would split at
+    return "\n".join("    " + line for line in text.split("\n"))
+
+
+def _dump_streamed(
+    handle: TextIO, header: dict[str, Any], samples: Iterable[dict[str, Any]] | None
+) -> None:
+    if samples is None:
+        handle.write(_dump(header) + "\n")
+        return
+    head = _dump(header)
+    # the header's closing brace is replaced by the samples list, indented as json.dump would
+    handle.write((head[:-2] + ",\n" if header else "{\n") + '  "samples": [')
+    first = True
+    for sample in samples:
+        handle.write(("\n" if first else ",\n") + _indented(_dump(sample)))
+        first = False
+    handle.write("]\n}\n" if first else "\n  ]\n}\n")

@@ -1,0 +1,357 @@
+"""Comparing two runs: is NEW better or worse than BASE, or is the difference noise?
+
+A judge errs on some verdicts, so two means alone cannot say. For each metric the samples
+both runs scored are paired, and the mean of their differences (NEW - BASE) gets a 95%
+bootstrap interval (pairs resampled, seeded, so the same runs always give the same
+interval). The verdict is read from the interval: wholly above zero is better, wholly below
+is worse, and an interval that holds zero is no detectable change. The regression gate
+fails a metric only when it is worse by more than a tolerance AND its interval excludes 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from localeval.errors import UsageError
+from localeval.evidence import explain_change
+from localeval.history import NO_CATEGORY, ScoreColumns
+from localeval.stats import bootstrap_ci
+
+BETTER, WORSE, NO_CHANGE = "better", "worse", "no detectable change"
+NOT_COMPARED = "no sample scored in both"
+DEFAULT_MAX_DROP = 0.02
+DEFAULT_TOP = 5
+#: a difference smaller than this is rounding, not change
+_EPSILON = 1e-9
+
+
+@dataclass
+class RunScores:
+    """One side of a comparison: what the run was and its scores, wherever it came from."""
+
+    label: str  # as the user named it: a run id, latest~1, a results.json path
+    run: dict[str, Any]  # results.json's "run" object
+    columns: ScoreColumns
+    #: (sample_id, metric) -> that sample's evidence for the metric, or None
+    details: Callable[[str, str], dict[str, Any] | None]
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.columns.scores)
+
+
+def results_file_scores(path: Path) -> RunScores:
+    """A results.json file (SPEC.md's contract) as one side of a comparison."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: not a results.json file ({exc})") from None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("run"), dict)
+        or not isinstance(data.get("samples"), list)
+    ):
+        raise UsageError(f"{path}: not a results.json file (no 'run' and 'samples')")
+    metrics = list(data["run"].get("metrics") or [])
+    ids: list[str] = []
+    categories: list[str | None] = []
+    values: dict[str, list[float]] = {m: [] for m in metrics}
+    details: dict[tuple[str, str], dict[str, Any]] = {}
+    for number, sample in enumerate(data["samples"], start=1):
+        try:
+            sample_id = str(sample["sample_id"])
+            scores = sample["scores"]
+            for metric in metrics:
+                score = scores.get(metric)
+                values[metric].append(np.nan if score is None else float(score))
+            for metric, entry in (sample.get("details") or {}).items():
+                details[sample_id, metric] = entry
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise UsageError(f"{path}: sample {number} is not in the results.json form") from None
+        ids.append(sample_id)
+        categories.append(sample.get("category"))
+    columns = ScoreColumns(
+        ids, categories, {m: np.asarray(v, dtype=float) for m, v in values.items()}
+    )
+    return RunScores(str(path), data["run"], columns, lambda s, m: details.get((s, m)))
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    """One metric, BASE against NEW."""
+
+    metric: str
+    base_mean: float | None
+    new_mean: float | None
+    n_paired: int
+    change: float | None  # mean of NEW - BASE over the paired samples
+    ci95: tuple[float, float] | None
+    verdict: str
+
+    def worse_than(self, max_drop: float) -> bool:
+        """The regression gate: a drop beyond the tolerance that the interval says is real."""
+        return (
+            self.change is not None
+            and self.ci95 is not None
+            and self.change < -max_drop
+            and self.ci95[1] < 0
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "base_mean": self.base_mean,
+            "new_mean": self.new_mean,
+            "n_paired": self.n_paired,
+            "change": self.change,
+            "ci95": list(self.ci95) if self.ci95 is not None else None,
+            "verdict": self.verdict,
+        }
+
+
+@dataclass(frozen=True)
+class SampleChange:
+    """A sample whose score for a metric moved, and why, from the two runs' evidence."""
+
+    metric: str
+    sample_id: str
+    category: str | None
+    base: float | None
+    new: float | None
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def change(self) -> float | None:
+        return None if self.base is None or self.new is None else self.new - self.base
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "sample_id": self.sample_id,
+            "category": self.category,
+            "base": self.base,
+            "new": self.new,
+            "change": self.change,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass
+class Comparison:
+    base: RunScores
+    new: RunScores
+    warnings: list[str]
+    n_shared: int
+    n_base_only: int
+    n_new_only: int
+    metrics: list[MetricChange]
+    by_category: dict[str, list[MetricChange]]
+    movers: list[SampleChange]
+    not_compared: list[str]  # metrics in only one of the runs
+    top: int = DEFAULT_TOP  # how many movers per metric were asked for
+
+    def regressions(self, max_drop: float = DEFAULT_MAX_DROP) -> list[MetricChange]:
+        return [m for m in self.metrics if m.worse_than(max_drop)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "base": {"label": self.base.label, "run": self.base.run},
+            "new": {"label": self.new.label, "run": self.new.run},
+            "warnings": self.warnings,
+            "samples": {
+                "shared": self.n_shared,
+                "base_only": self.n_base_only,
+                "new_only": self.n_new_only,
+            },
+            "metrics": [m.as_dict() for m in self.metrics],
+            "by_category": {c: [m.as_dict() for m in ms] for c, ms in self.by_category.items()},
+            "movers": [m.as_dict() for m in self.movers],
+            "not_compared": self.not_compared,
+        }
+
+
+def _mean(values: np.ndarray) -> float | None:
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if defined.size else None
+
+
+def verdict(ci95: tuple[float, float] | None) -> str:
+    """Better or worse only when the interval of the change excludes zero."""
+    if ci95 is not None and ci95[0] > 0:
+        return BETTER
+    if ci95 is not None and ci95[1] < 0:
+        return WORSE
+    return NO_CHANGE
+
+
+def compare_metric(metric: str, base: np.ndarray, new: np.ndarray) -> MetricChange:
+    """`base` and `new` hold the metric's scores of the same samples, in the same order;
+    NaN where undefined. The means are over each side's defined scores."""
+    both = ~np.isnan(base) & ~np.isnan(new)
+    differences = new[both] - base[both]
+    if not differences.size:
+        return MetricChange(metric, _mean(base), _mean(new), 0, None, None, NOT_COMPARED)
+    if np.all(np.abs(differences) < _EPSILON):
+        ci95: tuple[float, float] | None = (0.0, 0.0)  # identical scores: no resampling needed
+    else:
+        ci95 = bootstrap_ci(differences)
+    return MetricChange(
+        metric,
+        _mean(base),
+        _mean(new),
+        int(differences.size),
+        float(differences.mean()),
+        ci95,
+        verdict(ci95),
+    )
+
+
+def _model_label(model: Any) -> str:
+    if not isinstance(model, dict):
+        return "none"
+    sha = model.get("sha256")
+    return f"{model.get('name')} ({sha[:12]})" if sha else str(model.get("name"))
+
+
+def _same_model(a: Any, b: Any) -> bool:
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return a == b
+    if a.get("sha256") and b.get("sha256"):
+        return bool(a["sha256"] == b["sha256"])
+    return bool(a.get("name") == b.get("name"))
+
+
+def comparability_warnings(
+    base: dict[str, Any], new: dict[str, Any], metrics: list[str]
+) -> list[str]:
+    """Why the two runs' scores may differ for reasons other than the system under test."""
+    warnings = []
+    if not _same_model(base.get("judge"), new.get("judge")):
+        warnings.append(
+            f"the runs used different judges ({_model_label(base.get('judge'))} vs "
+            f"{_model_label(new.get('judge'))}): their scores are not comparable"
+        )
+    if (
+        base.get("embedder")
+        and new.get("embedder")
+        and not _same_model(base["embedder"], new["embedder"])
+    ):
+        warnings.append(
+            f"the runs used different embedders ({_model_label(base['embedder'])} vs "
+            f"{_model_label(new['embedder'])}): embedding-based scores are not comparable"
+        )
+    if base.get("prompt_version") != new.get("prompt_version"):
+        warnings.append(
+            f"the runs used different prompt versions ({base.get('prompt_version')} vs "
+            f"{new.get('prompt_version')}): their scores are not comparable"
+        )
+    base_data, new_data = base.get("dataset_sha256"), new.get("dataset_sha256")
+    if base_data and new_data and base_data != new_data:
+        warnings.append(
+            f"the runs used different datasets (sha256 {base_data[:12]} vs {new_data[:12]}): "
+            "samples are paired by sample_id, and a changed sample is not the same test"
+        )
+    base_settings = base.get("metric_settings") or {}
+    new_settings = new.get("metric_settings") or {}
+    for metric in metrics:
+        before, after = base_settings.get(metric), new_settings.get(metric)
+        if before is not None and after is not None and before != after:
+            warnings.append(
+                f"{metric} ran with different settings ({before} vs {after}): its scores are "
+                "not comparable"
+            )
+    return warnings
+
+
+def compare_runs(base: RunScores, new: RunScores, top: int = DEFAULT_TOP) -> Comparison:
+    """Compare NEW with BASE on the samples (by sample_id) and metrics both hold."""
+    base_index = {sample_id: i for i, sample_id in enumerate(base.columns.sample_ids)}
+    new_rows: list[int] = []
+    base_rows: list[int] = []
+    for j, sample_id in enumerate(new.columns.sample_ids):
+        if sample_id in base_index:
+            new_rows.append(j)
+            base_rows.append(base_index[sample_id])
+    if not new_rows:
+        raise UsageError(f"{base.label} and {new.label} share no sample_id: nothing to compare")
+    n_shared = len(new_rows)
+    metrics = [m for m in new.metrics if m in base.columns.scores]
+    not_compared = [m for m in base.metrics + new.metrics if m not in metrics]
+    base_pick, new_pick = np.asarray(base_rows), np.asarray(new_rows)
+    paired = {
+        m: (base.columns.scores[m][base_pick], new.columns.scores[m][new_pick]) for m in metrics
+    }
+
+    # a sample's category as NEW has it (BASE's if NEW has none)
+    categories = [
+        new.columns.categories[j] or base.columns.categories[i] or NO_CATEGORY
+        for i, j in zip(base_rows, new_rows, strict=True)
+    ]
+    by_category: dict[str, list[MetricChange]] = {}
+    if len(set(categories)) > 1:
+        members: dict[str, list[int]] = {}
+        for k, category in enumerate(categories):
+            members.setdefault(category, []).append(k)
+        for category, rows in sorted(members.items()):
+            pick = np.asarray(rows)
+            by_category[category] = [
+                compare_metric(m, paired[m][0][pick], paired[m][1][pick]) for m in metrics
+            ]
+
+    movers: list[SampleChange] = []
+    shared_ids = [new.columns.sample_ids[j] for j in new_rows]
+    for metric in metrics:
+        movers += _largest_changes(metric, paired[metric], shared_ids, categories, top, base, new)
+
+    return Comparison(
+        base=base,
+        new=new,
+        warnings=comparability_warnings(base.run, new.run, metrics),
+        n_shared=n_shared,
+        n_base_only=len(base.columns.sample_ids) - n_shared,
+        n_new_only=len(new.columns.sample_ids) - n_shared,
+        metrics=[compare_metric(m, *paired[m]) for m in metrics],
+        by_category=by_category,
+        movers=movers,
+        not_compared=list(dict.fromkeys(not_compared)),
+        top=top,
+    )
+
+
+def _largest_changes(
+    metric: str,
+    scores: tuple[np.ndarray, np.ndarray],
+    sample_ids: list[str],
+    categories: list[str],
+    top: int,
+    base: RunScores,
+    new: RunScores,
+) -> list[SampleChange]:
+    """The `top` samples whose score moved most (a score that became undefined, or defined,
+    counts as the largest move), each with the evidence for the move."""
+    before, after = scores
+    defined_before, defined_after = ~np.isnan(before), ~np.isnan(after)
+    size = np.where(defined_before & defined_after, np.abs(after - before), np.inf)
+    size[~defined_before & ~defined_after] = 0.0
+    moved = np.flatnonzero(size > _EPSILON)
+    # largest first; ties in dataset order (a stable sort)
+    order = moved[np.argsort(-size[moved], kind="stable")][:top]
+    changes = []
+    for k in order:
+        sample_id = sample_ids[k]
+        old = None if np.isnan(before[k]) else float(before[k])
+        now = None if np.isnan(after[k]) else float(after[k])
+        evidence = explain_change(
+            metric, base.details(sample_id, metric), new.details(sample_id, metric)
+        )
+        category = None if categories[k] == NO_CATEGORY else categories[k]
+        changes.append(SampleChange(metric, sample_id, category, old, now, evidence))
+    return changes

@@ -1,0 +1,425 @@
+"""The run history: every evaluation's settings and each sample's scores, kept in SQLite.
+
+Each sample's results are written in a transaction of their own as soon as it is scored,
+so a run killed at any moment keeps everything it finished; a run is marked complete
+(`finished` set) only after its last sample. An incomplete run with the same fingerprint
+(dataset content, judge and embedder files, prompt version, metrics and their settings) is
+"the same evaluation" and can be continued. `latest` and `latest~N` name complete runs,
+the most recently finished first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import json
+import math
+import re
+import sqlite3
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from localeval import __version__
+from localeval.errors import UsageError
+from localeval.gates import GateResult
+from localeval.judge import Usage
+from localeval.report.results_json import sample_inputs
+from localeval.runner import RunInfo, SampleResult
+from localeval.stats import MetricSummary, summarize
+from localeval.store import default_db_path, open_store
+
+LATEST = re.compile(r"latest(?:~(\d+))?")
+NO_CATEGORY = "(none)"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def fingerprint(info: RunInfo) -> str:
+    """What makes two runs the same evaluation, hashed: resuming one continues the other."""
+    identity = {
+        "dataset_sha256": info.dataset_sha256,
+        "judge_sha256": (info.judge or {}).get("sha256"),
+        "embedder_sha256": (info.embedder or {}).get("sha256"),
+        "prompt_version": info.prompt_version,
+        "metrics": info.metrics,
+        "metric_settings": info.metric_settings,
+    }
+    return hashlib.sha256(_json(identity).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as the history holds it; `n_done` samples of `n_samples` are stored."""
+
+    info: RunInfo
+    fingerprint: str
+    finished: str | None
+    n_samples: int
+    n_done: int
+    thresholds: dict[str, float]
+    gates: list[dict[str, Any]] | None
+
+    @property
+    def id(self) -> str:
+        return self.info.run_id
+
+    @property
+    def complete(self) -> bool:
+        return self.finished is not None
+
+    @property
+    def status(self) -> str:
+        if self.complete:
+            return "complete"
+        return f"incomplete ({self.n_done}/{self.n_samples})"
+
+
+@dataclass
+class ScoreColumns:
+    """A run's scores in dataset order: sample ids, categories, and per metric one float per
+    sample (NaN where the metric is undefined for it)."""
+
+    sample_ids: list[str]
+    categories: list[str | None]
+    scores: dict[str, np.ndarray]
+
+    def summaries(self) -> dict[str, MetricSummary]:
+        return {m: summarize(_defined_or_none(values)) for m, values in self.scores.items()}
+
+    def summaries_by_category(self) -> dict[str, dict[str, MetricSummary]]:
+        groups: dict[str, list[int]] = {}
+        for index, category in enumerate(self.categories):
+            groups.setdefault(category or NO_CATEGORY, []).append(index)
+        return {
+            category: {
+                m: summarize(_defined_or_none(values[members])) for m, values in self.scores.items()
+            }
+            for category, members in sorted(groups.items())
+        }
+
+
+def _defined_or_none(values: np.ndarray) -> list[float | None]:
+    return [None if np.isnan(v) else float(v) for v in values]
+
+
+_RUN_COLUMNS = (
+    "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
+    "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
+    "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id)"
+)
+
+
+def _model(name: str | None, sha256: str | None) -> dict[str, str] | None:
+    if name is None:
+        return None
+    return {"name": name, "sha256": sha256} if sha256 else {"name": name}
+
+
+def _stored_run(row: Sequence[Any]) -> StoredRun:
+    info = RunInfo(
+        run_id=row[0],
+        created=row[1],
+        metrics=json.loads(row[12]),
+        judge=_model(row[7], row[8]),
+        embedder=_model(row[9], row[10]),
+        prompt_version=row[11],
+        dataset=row[4],
+        dataset_sha256=row[5],
+        metric_settings=json.loads(row[13]),
+    )
+    return StoredRun(
+        info=info,
+        fingerprint=row[3],
+        finished=row[2],
+        n_samples=row[6],
+        n_done=row[16],
+        thresholds=json.loads(row[14]),
+        gates=json.loads(row[15]) if row[15] is not None else None,
+    )
+
+
+class RunStore:
+    """Reads and writes runs in the localeval database."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path):
+        self.connection = connection
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path | None = None) -> RunStore:
+        db = path or default_db_path()
+        return cls(open_store(db), db)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """A database failure (full disk, read-only file) as one clear UsageError."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise UsageError(
+                f"database {self.path}: {exc} while {doing}. Runs stored so far are intact; "
+                "fix the cause, or use --db PATH to put the database elsewhere"
+            ) from None
+
+    @contextmanager
+    def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
+        with self._errors(doing):
+            self.connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.connection
+            except BaseException:
+                if self.connection.in_transaction:  # SQLite ends it itself on a full disk
+                    self.connection.execute("ROLLBACK")
+                raise
+            self.connection.execute("COMMIT")
+
+    # --- writing a run -------------------------------------------------------------------
+
+    def start(self, info: RunInfo, n_samples: int, thresholds: Mapping[str, float]) -> StoredRun:
+        """Record a new, incomplete run."""
+        if info.dataset is None or info.dataset_sha256 is None:
+            raise ValueError("a stored run needs its dataset path and sha256")  # a caller bug
+        judge = info.judge or {}
+        embedder = info.embedder or {}
+        with self._transaction("starting a run") as db:
+            db.execute(
+                "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
+                "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
+                "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    info.run_id,
+                    info.created,
+                    fingerprint(info),
+                    info.dataset,
+                    info.dataset_sha256,
+                    n_samples,
+                    judge.get("name"),
+                    judge.get("sha256"),
+                    embedder.get("name"),
+                    embedder.get("sha256"),
+                    info.prompt_version,
+                    _json(info.metrics),
+                    _json(info.metric_settings),
+                    _json(dict(thresholds)),
+                    __version__,
+                ),
+            )
+        return self.get(info.run_id)
+
+    def set_thresholds(self, run_id: str, thresholds: Mapping[str, float]) -> None:
+        """A resumed run takes the thresholds of the command that finishes it."""
+        with self._transaction("updating a run"):
+            self.connection.execute(
+                "UPDATE runs SET thresholds = ? WHERE id = ?", (_json(dict(thresholds)), run_id)
+            )
+
+    def has_sample(self, run_id: str, sample_id: str) -> bool:
+        with self._errors("reading a run"):
+            row = self.connection.execute(
+                "SELECT 1 FROM run_samples WHERE run_id = ? AND sample_id = ?", (run_id, sample_id)
+            ).fetchone()
+        return row is not None
+
+    def record_sample(self, run_id: str, position: int, result: SampleResult) -> None:
+        """Store one scored sample, all metrics at once or nothing."""
+        sample, usage = result.sample, result.usage
+        with self._transaction("storing a sample's scores") as db:
+            inserted = db.execute(
+                "INSERT OR IGNORE INTO run_samples (run_id, sample_id, position, line, category, "
+                "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds, inputs) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    sample.sample_id,
+                    position,
+                    sample.line,
+                    sample.category,
+                    usage.judge_calls,
+                    usage.cached_calls,
+                    usage.prompt_tokens,
+                    usage.generated_tokens,
+                    usage.seconds,
+                    _json(sample_inputs(sample)),
+                ),
+            ).rowcount
+            if not inserted:
+                return  # another process continuing the same run stored it first
+            db.executemany(
+                "INSERT INTO run_scores (run_id, sample_id, metric, score, undefined_reason, "
+                "details) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, sample.sample_id, name, r.score, r.reason, _json(r.details))
+                    for name, r in result.results.items()
+                ],
+            )
+
+    def complete(self, run_id: str, gates: Sequence[GateResult]) -> StoredRun:
+        """Mark a run finished, with its gates; refused while samples are missing."""
+        run = self.get(run_id)
+        if run.n_done != run.n_samples:
+            raise ValueError(f"run {run_id} has {run.n_done} of {run.n_samples} samples")
+        finished = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        with self._transaction("completing a run"):
+            self.connection.execute(
+                "UPDATE runs SET finished = ?, gates = ? WHERE id = ?",
+                (finished, _json([g.as_dict() for g in gates]), run_id),
+            )
+        return self.get(run_id)
+
+    # --- finding runs ----------------------------------------------------------------------
+
+    def _runs(self, where: str = "", args: Sequence[Any] = (), tail: str = "") -> list[StoredRun]:
+        with self._errors("reading runs"):
+            rows = self.connection.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs {where} {tail}", tuple(args)
+            ).fetchall()
+        return [_stored_run(row) for row in rows]
+
+    def get(self, run_id: str) -> StoredRun:
+        runs = self._runs("WHERE id = ?", (run_id,))
+        if not runs:
+            raise UsageError(f"no run '{run_id}' in {self.path} (see `localeval runs list`)")
+        return runs[0]
+
+    def find_resumable(self, fingerprint_hex: str) -> StoredRun | None:
+        """The newest incomplete run of the same evaluation, if any."""
+        runs = self._runs(
+            "WHERE fingerprint = ? AND finished IS NULL", (fingerprint_hex,), "ORDER BY rowid DESC"
+        )
+        return runs[0] if runs else None
+
+    def list_runs(self, limit: int | None = None) -> list[StoredRun]:
+        """Runs, newest first (by start time), incomplete ones included."""
+        tail = "ORDER BY created DESC, rowid DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        return self._runs(tail=tail)
+
+    def resolve(self, ref: str) -> StoredRun:
+        """A run by id, unique id prefix, `latest` or `latest~N` (complete runs, newest
+        finished first)."""
+        if match := LATEST.fullmatch(ref):
+            back = int(match.group(1) or 0)
+            runs = self._runs(
+                "WHERE finished IS NOT NULL",
+                (),
+                f"ORDER BY finished DESC, rowid DESC LIMIT {back + 1}",
+            )
+            if len(runs) <= back:
+                count = len(runs)
+                raise UsageError(
+                    f"'{ref}': {self.path} holds {count} complete run{'s' * (count != 1)}"
+                )
+            return runs[back]
+        runs = self._runs("WHERE id = ?", (ref,)) or self._runs(
+            "WHERE id LIKE ? ESCAPE '\\'", (_like_prefix(ref),), "ORDER BY rowid LIMIT 2"
+        )
+        if not runs:
+            raise UsageError(f"no run '{ref}' in {self.path} (see `localeval runs list`)")
+        if len(runs) > 1:
+            raise UsageError(f"'{ref}' matches more than one run; give more of the id")
+        return runs[0]
+
+    # --- reading a run's results ---------------------------------------------------------
+
+    def usage(self, run_id: str) -> Usage:
+        """What the run's stored samples cost, together."""
+        with self._errors("reading a run"):
+            row = self.connection.execute(
+                "SELECT coalesce(sum(judge_calls), 0), coalesce(sum(cached_calls), 0), "
+                "coalesce(sum(prompt_tokens), 0), coalesce(sum(generated_tokens), 0), "
+                "coalesce(sum(seconds), 0.0) FROM run_samples WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+        return Usage(*row)
+
+    def score_columns(self, run: StoredRun) -> ScoreColumns:
+        """The run's scores in dataset order; memory: a float per score, an id per sample."""
+        metrics = run.info.metrics
+        ids: list[str] = []
+        categories: list[str | None] = []
+        columns = {m: array("d") for m in metrics}  # 8 bytes a score
+        with self._errors("reading a run"):
+            rows = self.connection.execute(
+                "SELECT r.sample_id, r.category, s.metric, s.score FROM run_samples r "
+                "JOIN run_scores s ON s.run_id = r.run_id AND s.sample_id = r.sample_id "
+                "WHERE r.run_id = ? ORDER BY r.position",
+                (run.id,),
+            )
+            for (sample_id, category), group in itertools.groupby(rows, key=_sample_key):
+                ids.append(sample_id)
+                categories.append(category)
+                for column in columns.values():
+                    column.append(math.nan)
+                for _, _, metric, score in group:
+                    if metric in columns and score is not None:
+                        columns[metric][-1] = score
+        return ScoreColumns(
+            ids, categories, {m: np.frombuffer(c, dtype=np.float64) for m, c in columns.items()}
+        )
+
+    def sample_dicts(self, run: StoredRun) -> Iterator[dict[str, Any]]:
+        """Each stored sample as results.json writes it, in dataset order, one at a time."""
+        order = {m: i for i, m in enumerate(run.info.metrics)}
+        with self._errors("reading a run"):
+            rows = self.connection.execute(
+                "SELECT r.sample_id, r.category, r.inputs, s.metric, s.score, s.undefined_reason, "
+                "s.details "
+                "FROM run_samples r JOIN run_scores s "
+                "ON s.run_id = r.run_id AND s.sample_id = r.sample_id "
+                "WHERE r.run_id = ? ORDER BY r.position",
+                (run.id,),
+            )
+            for (sample_id, category, inputs), group in itertools.groupby(
+                rows, key=lambda row: (row[0], row[1], row[2])
+            ):
+                scores: dict[str, float | None] = {}
+                details: dict[str, Any] = {}
+                for _, _, _, metric, score, reason, details_json in group:
+                    scores[metric] = score
+                    entry = json.loads(details_json)
+                    if reason is not None:
+                        entry["undefined_reason"] = reason
+                    details[metric] = entry
+                names = sorted(scores, key=lambda m: order.get(m, len(order)))
+                yield {
+                    "sample_id": sample_id,
+                    "category": category,
+                    "scores": {m: scores[m] for m in names},
+                    "details": {m: details[m] for m in names},
+                    **json.loads(inputs),
+                }
+
+    def sample_details(self, run_id: str, sample_id: str, metric: str) -> dict[str, Any] | None:
+        """One sample's evidence for one metric (with `undefined_reason` when it has one)."""
+        with self._errors("reading a run"):
+            row = self.connection.execute(
+                "SELECT undefined_reason, details FROM run_scores "
+                "WHERE run_id = ? AND sample_id = ? AND metric = ?",
+                (run_id, sample_id, metric),
+            ).fetchone()
+        if row is None:
+            return None
+        entry: dict[str, Any] = json.loads(row[1])
+        if row[0] is not None:
+            entry["undefined_reason"] = row[0]
+        return entry
+
+
+def _sample_key(row: Sequence[Any]) -> tuple[str, str | None]:
+    return row[0], row[1]
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -1,0 +1,156 @@
+"""Plain-text views of the run history: the runs list, one run, and a comparison of two."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from localeval.compare import Comparison, MetricChange
+from localeval.history import StoredRun
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
+
+
+def interval(ci95: tuple[float, float] | None) -> str:
+    return "-" if ci95 is None else f"[{ci95[0]:+.3f}, {ci95[1]:+.3f}]"
+
+
+def _model(model: dict[str, str] | None) -> str:
+    return "-" if model is None else model["name"]
+
+
+def runs_table(runs: Sequence[StoredRun]) -> str:
+    """One line per run, newest first; incomplete runs say how far they got."""
+    if not runs:
+        return "No runs yet: `localeval evaluate DATA` records one."
+    rows = [("id", "created", "status", "samples", "judge", "dataset")]
+    for run in runs:
+        rows.append(
+            (
+                run.id,
+                run.info.created,
+                "complete" if run.complete else "INCOMPLETE",
+                f"{run.n_done}/{run.n_samples}",
+                _model(run.info.judge),
+                run.info.dataset or "-",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1]
+        for row in rows
+    )
+
+
+def run_description(run: StoredRun) -> str:
+    """What a run was: its settings, models and state."""
+    info = run.info
+    if run.complete:
+        state = f"complete, finished {run.finished}"
+    else:
+        state = (
+            f"INCOMPLETE: {run.n_done} of {run.n_samples} samples scored; re-run the same "
+            f"command (or add --resume {run.id}) to finish it"
+        )
+    lines = [
+        f"run:            {info.run_id}",
+        f"status:         {state}",
+        f"created:        {info.created}",
+        f"dataset:        {info.dataset} (sha256 {info.dataset_sha256}, {run.n_samples} samples)",
+    ]
+    for role, model in (("judge", info.judge), ("embedder", info.embedder)):
+        if model is not None:
+            sha = f" (sha256 {model['sha256']})" if model.get("sha256") else ""
+            lines.append(f"{role + ':':<16}{model['name']}{sha}")
+    lines.append(f"prompt version: {info.prompt_version}")
+    lines.append(f"metrics:        {', '.join(info.metrics)}")
+    settings = {m: s for m, s in info.metric_settings.items() if s}
+    if settings:
+        lines.append(
+            "settings:       "
+            + "; ".join(
+                f"{m}: " + ", ".join(f"{k}={v}" for k, v in s.items()) for m, s in settings.items()
+            )
+        )
+    thresholds = ", ".join(f"{m} {v:.2f}" for m, v in run.thresholds.items())
+    lines.append(f"thresholds:     {thresholds or '-'}")
+    return "\n".join(lines)
+
+
+def _change_rows(changes: Sequence[MetricChange], title: str | None = None) -> list[str]:
+    width = max([len("metric"), *(len(c.metric) for c in changes)])
+    lines = [title] if title else []
+    lines.append(
+        f"{'metric':<{width}}  {'base':>6}  {'new':>6}  {'change':>7}  "
+        f"{'95% CI of change':>18}  {'n':>5}  verdict"
+    )
+    for c in changes:
+        lines.append(
+            f"{c.metric:<{width}}  {_number(c.base_mean):>6}  {_number(c.new_mean):>6}  "
+            f"{_signed(c.change):>7}  {interval(c.ci95):>18}  {c.n_paired:>5}  {c.verdict}"
+        )
+    return lines
+
+
+def _side(label: str, run: dict[str, object]) -> str:
+    described = f"run {run.get('id')} ({run.get('created')})"
+    return described if label == run.get("id") else f"{label}: {described}"
+
+
+def comparison_text(comparison: Comparison) -> str:
+    """The whole comparison: header, warnings, per metric, per category, the movers."""
+    base, new = comparison.base, comparison.new
+    lines = [
+        f"{role} {_side(side.label, side.run)}" for role, side in (("BASE", base), ("NEW ", new))
+    ]
+    lines += [f"Warning: {w}." for w in comparison.warnings]
+    shared = f"{comparison.n_shared} samples in both runs"
+    extra = []
+    if comparison.n_base_only:
+        extra.append(f"{comparison.n_base_only} only in BASE")
+    if comparison.n_new_only:
+        extra.append(f"{comparison.n_new_only} only in NEW")
+    lines.append(shared + (f" ({', '.join(extra)}, not compared)" if extra else "") + ".")
+    if comparison.not_compared:
+        lines.append(f"Not in both runs, not compared: {', '.join(comparison.not_compared)}.")
+    lines.append("")
+    lines += _change_rows(comparison.metrics)
+    for category, changes in comparison.by_category.items():
+        lines.append("")
+        lines += _change_rows(changes, title=f"category: {category}")
+    if not comparison.top:
+        return "\n".join(lines)
+    lines.append("")
+    if not comparison.movers:
+        lines.append("No sample's score changed.")
+    else:
+        lines.append("Samples that changed most:")
+        for mover in comparison.movers:
+            lines.append(
+                f"  {mover.metric}  {mover.sample_id}: {_number(mover.base)} -> "
+                f"{_number(mover.new)}" + (f" ({_signed(mover.change)})" if mover.change else "")
+            )
+            lines += [f"      {line}" for line in mover.evidence]
+    return "\n".join(lines)
+
+
+def regression_text(comparison: Comparison, max_drop: float) -> str:
+    """The regression gate's verdict, naming each metric that failed it."""
+    failed = comparison.regressions(max_drop)
+    lines = [
+        f"Regression gate (fails on a drop of more than {max_drop:g} whose 95% CI excludes 0):"
+    ]
+    if not failed:
+        lines.append("  PASS  no metric is worse beyond the tolerance")
+    for change in failed:
+        lines.append(
+            f"  FAIL  {change.metric} dropped by {-(change.change or 0.0):.3f} "
+            f"({_number(change.base_mean)} -> {_number(change.new_mean)}, 95% CI of the change "
+            f"{interval(change.ci95)})"
+        )
+    return "\n".join(lines)

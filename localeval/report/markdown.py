@@ -1,0 +1,152 @@
+"""The Markdown report: a summary short enough for a pull-request comment.
+
+Every string from the results file goes into a code span (`md_code`), where Markdown and
+HTML are not interpreted: a dataset cannot add links, images, HTML, mentions or tables
+to the comment. Whitespace is collapsed so a newline cannot end a table row.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from localeval.gates import REMEDIES
+from localeval.report import view
+
+#: characters of dataset text kept in a table cell or list item before it is cut
+CELL_CHARS = 140
+PASS, FAIL = "✅", "❌"
+
+
+def md_code(value: Any, limit: int = CELL_CHARS, in_table: bool = True) -> str:
+    """Any text as an inline code span that renders literally (in a table cell, or outside
+    one with `in_table=False`)."""
+    raw = view.text(value)
+    # control and bidi-override characters could hide or reorder text: show a placeholder
+    cleaned = "".join(
+        "�" if unicodedata.category(c) in ("Cc", "Cf") and c not in "\t\n\r" else c for c in raw
+    )
+    flat = " ".join(cleaned.split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1].rstrip() + "…"
+    if not flat:
+        return "*(empty)*"
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    if in_table:  # a table splits cells at every unescaped pipe, code spans included
+        flat = flat.replace("|", "\\|")
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def render_markdown(
+    results: Mapping[str, Any], baseline: Mapping[str, Any] | None = None, worst: int = 5
+) -> str:
+    """Verdict, summary table, failing gates with remedies, and the worst samples."""
+    gates = view.gate_results(results)
+    failed = [g for g in gates if not g.passed]
+    if not gates:
+        headline = "localeval: no quality gate applies to these metrics"
+    elif failed:
+        headline = f"{FAIL} localeval: {len(failed)} of {len(gates)} quality gates failed"
+    else:
+        headline = f"{PASS} localeval: all {len(gates)} quality gates pass"
+    lines = [f"### {headline}", "", _run_line(results), ""]
+    lines += _summary_table(results, baseline)
+    if failed:
+        lines += ["", "**Failing gates**", ""]
+        for gate in failed:
+            value = "undefined" if gate.value is None else f"{gate.value:.3f}"
+            name = md_code(gate.metric, in_table=False)
+            line = f"- {FAIL} {name} = {value}, below {gate.threshold:.2f}."
+            if gate.metric in REMEDIES:
+                cause, remedies = REMEDIES[gate.metric]
+                line += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
+            lines.append(line)
+    lines += _worst_samples(results, worst)
+    return "\n".join(lines) + "\n"
+
+
+def _run_line(results: Mapping[str, Any]) -> str:
+    run = results.get("run", {})
+    parts = [f"Run {md_code(run.get('id'), in_table=False)}"]
+    if run.get("dataset"):
+        parts[0] += f" on {md_code(run.get('dataset'), in_table=False)}"
+    parts.append(f"{len(results.get('samples', []))} samples")
+    judge = run.get("judge")
+    if isinstance(judge, dict) and judge.get("name"):
+        parts.append(f"judge {md_code(judge.get('name'), in_table=False)}")
+    return " · ".join(parts)
+
+
+def _summary_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> list[str]:
+    limits = view.thresholds(results)
+    passed = {g.metric: g.passed for g in view.gate_results(results)}
+    head = "| metric | mean | 95% CI | undefined | gate | |"
+    rule = "|---|--:|:-:|--:|--:|:-:|"
+    if baseline is not None:
+        head += " baseline | Δ |"
+        rule += "--:|--:|"
+    rows = [head, rule]
+    for metric in view.metric_names(results):
+        entry = results.get("summary", {}).get(metric)
+        entry = entry if isinstance(entry, dict) else {}
+        mean = view.number(entry.get("mean"))
+        ci = entry.get("ci95")
+        ci_text = (
+            f"{view.fmt(ci[0])}–{view.fmt(ci[1])}" if isinstance(ci, list) and len(ci) == 2 else "-"
+        )
+        limit = limits.get(metric)
+        gate = "-" if limit is None else f"≥ {limit:.2f}"
+        mark = "" if metric not in passed else (PASS if passed[metric] else FAIL)
+        row = (
+            f"| {md_code(metric)} | {view.fmt(mean)} | {ci_text} | "
+            f"{view.fmt(entry.get('n_undefined'), 0)} | {gate} | {mark} |"
+        )
+        if baseline is not None:
+            before = view.summary_mean(baseline, metric)
+            delta = "-" if mean is None or before is None else f"{mean - before:+.3f}"
+            row += f" {view.fmt(before)} | {delta} |"
+        rows.append(row)
+    if baseline is not None:
+        run_id = md_code(baseline.get("run", {}).get("id"), in_table=False)
+        rows += [
+            "",
+            f"Baseline: run {run_id}. Δ is a difference of means, not a significance test.",
+        ]
+    return rows
+
+
+def _worst_samples(results: Mapping[str, Any], count: int) -> list[str]:
+    if count <= 0:
+        return []
+    worst = view.worst_samples(results, count)
+    if not worst:
+        return []
+    lines = [
+        "",
+        f"<details><summary>{len(worst)} worst samples</summary>",
+        "",
+        "| sample | category | metric | score | evidence |",
+        "|---|---|---|--:|---|",
+    ]
+    for item in worst:
+        sample = item.sample
+        details = sample.get("details", {})
+        hint = view.evidence_hint(
+            item.metric, details.get(item.metric) if isinstance(details, dict) else None
+        )
+        mark = f" {FAIL}" if item.below else ""
+        evidence = "-"
+        if hint is not None:
+            evidence = hint.label + ("" if hint.quote is None else f": {md_code(hint.quote)}")
+        category = sample.get("category")
+        lines.append(
+            f"| {md_code(sample.get('sample_id'))} | "
+            f"{md_code(category) if category else '-'} | {md_code(item.metric)} | "
+            f"{item.score:.3f}{mark} | {evidence} |"
+        )
+    lines += ["", "</details>"]
+    return lines

@@ -1,0 +1,229 @@
+"""A RAG quality gate for a project's own test suite.
+
+    from localeval.testing import assert_rag_quality
+
+    def test_rag_quality():
+        assert_rag_quality("tests/rag_samples.jsonl", thresholds={"faithfulness": 0.85})
+
+`assert_rag_quality` evaluates the samples with the local models and raises an
+AssertionError that lists each failing gate with its likely cause and remedies, and the
+worst samples. Under pytest the `rag_quality` fixture (localeval.pytest_plugin) does the
+same and loads the models once per test session.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.config import EmbedderConfig, JudgeConfig, load_models_config
+from localeval.dataset import Sample, load_samples, sample_from_row
+from localeval.embedder import Embedder
+from localeval.errors import DatasetError, UsageError
+from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates
+from localeval.judge import Judge
+from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names
+from localeval.report import view
+from localeval.report.results_json import run_to_dict
+from localeval.runner import RunResult, evaluate, load_tools, order_metrics
+from localeval.store import open_store
+
+#: how many of the worst samples a failure message names
+WORST_IN_MESSAGE = 3
+
+DataArg = str | os.PathLike[str] | Sequence[Sample | Mapping[str, Any]]
+
+
+@dataclass
+class QualityRun:
+    """An evaluated run and its gates; `results()` is the results.json dict of SPEC.md."""
+
+    run: RunResult
+    gates: list[GateResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+    def mean(self, metric: str) -> float | None:
+        return self.run.summary()[metric].mean
+
+    def results(self) -> dict[str, Any]:
+        return run_to_dict(self.run, self.gates)
+
+
+@dataclass
+class ModelCache:
+    """Judges and embedders by their settings, so that many checks load each model once.
+
+    Models come from runner.load_tools, with their files checked; with `use_cache` (the
+    default) they sit behind the persistent judge/embedding cache of the local database
+    ($LOCALEVAL_DB or .localeval/localeval.db), so a test re-run with unchanged samples
+    makes no judge call and loads no model.
+    """
+
+    use_cache: bool = True
+    judges: dict[JudgeConfig, Judge] = field(default_factory=dict)
+    embedders: dict[EmbedderConfig, Embedder] = field(default_factory=dict)
+    _store: sqlite3.Connection | None = field(default=None, init=False, repr=False)
+
+    def tools(
+        self,
+        metrics: Sequence[str],
+        judge: str | None = None,
+        embedder: str | None = None,
+        models: str | os.PathLike[str] | None = None,
+    ) -> Tools:
+        """The models these metrics use (and no others), loading any not loaded yet."""
+        built = [build_metric(n) for n in metrics]
+        if not any(m.uses_judge or m.uses_embedder for m in built):
+            return Tools()
+        config = load_models_config(models)
+        judge_config = config.judge(judge) if any(m.uses_judge for m in built) else None
+        embedder_config = config.embedder(embedder) if any(m.uses_embedder for m in built) else None
+        missing = [
+            m
+            for m in built
+            if (m.uses_judge and judge_config not in self.judges)
+            or (m.uses_embedder and embedder_config not in self.embedders)
+        ]
+        if missing:
+            if self.use_cache and self._store is None:
+                self._store = open_store()
+            loaded = load_tools(config, missing, judge, embedder, cache=self._store)
+            # behind the cache, models load on their first miss, so a surplus wrapper
+            # of a model already held costs nothing
+            if judge_config is not None and loaded.judge is not None:
+                self.judges.setdefault(judge_config, loaded.judge)
+            if embedder_config is not None and loaded.embedder is not None:
+                self.embedders.setdefault(embedder_config, loaded.embedder)
+        return Tools(
+            judge=self.judges[judge_config] if judge_config is not None else None,
+            embedder=self.embedders[embedder_config] if embedder_config is not None else None,
+        )
+
+    def close(self) -> None:
+        self.judges.clear()
+        self.embedders.clear()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def _samples(data: DataArg) -> tuple[list[Sample], str]:
+    """The samples to evaluate and a name for them in messages."""
+    if isinstance(data, str | os.PathLike):
+        return load_samples(data), str(data)
+    if isinstance(data, Mapping):
+        raise UsageError("data must be a file path or a list of samples, not a single sample")
+    samples: list[Sample] = []
+    seen: set[str] = set()
+    for index, item in enumerate(data, start=1):
+        sample = item if isinstance(item, Sample) else sample_from_row(item, "<samples>", index)
+        if sample.sample_id in seen:
+            raise DatasetError("<samples>", f"duplicate sample_id '{sample.sample_id}'", index)
+        seen.add(sample.sample_id)
+        samples.append(sample)
+    if not samples:
+        raise DatasetError("<samples>", "holds no samples")
+    return samples, "the samples given"
+
+
+def _thresholds(names: Sequence[str], overrides: Mapping[str, float] | None) -> dict[str, float]:
+    """The default gates, with the given ones replacing them; each must be a metric evaluated."""
+    thresholds = {m: v for m, v in DEFAULT_THRESHOLDS.items() if m in names}
+    for metric, value in (overrides or {}).items():
+        if metric not in metric_names():
+            known = ", ".join(sorted(metric_names()))
+            raise UsageError(f"thresholds: unknown metric '{metric}' (known: {known})")
+        if metric not in names:
+            raise UsageError(
+                f"thresholds: '{metric}' is not among the metrics evaluated ({', '.join(names)})"
+            )
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise UsageError(f"thresholds: '{metric}' must be a number between 0 and 1")
+        thresholds[metric] = float(value)
+    if not thresholds:
+        raise UsageError(
+            f"no quality gate applies to {', '.join(names)}: give thresholds for them, "
+            "or the check could never fail"
+        )
+    return thresholds
+
+
+def failure_message(quality: QualityRun, source: str) -> str:
+    """What a failed check says: each failing gate with cause and remedies, what passed,
+    and the samples that pulled the means down."""
+    failed = [g for g in quality.gates if not g.passed]
+    passed = [g for g in quality.gates if g.passed]
+    count = len(quality.run.samples)
+    lines = [
+        f"RAG quality gates failed: {len(failed)} of {len(quality.gates)} on {source} "
+        f"({count} sample{'' if count == 1 else 's'})"
+    ]
+    lines += [f"  FAIL {g.explanation()}" for g in failed]
+    if passed:
+        lines.append(
+            "  passed: "
+            + ", ".join(f"{g.metric} {view.fmt(g.value)} >= {g.threshold:.2f}" for g in passed)
+        )
+    worst = [w for w in view.worst_samples(quality.results(), WORST_IN_MESSAGE) if w.below]
+    if worst:
+        lines.append("  worst samples:")
+        for item in worst:
+            details = item.sample.get("details", {}).get(item.metric)
+            hint = view.evidence_hint(item.metric, details)
+            why = f" - {hint.plain()}" if hint is not None else ""
+            lines.append(
+                f"    {view.text(item.sample.get('sample_id'))}: {item.metric} "
+                f"{item.score:.3f}{why}"
+            )
+    return "\n".join(lines)
+
+
+def assert_rag_quality(
+    data: DataArg,
+    thresholds: Mapping[str, float] | None = None,
+    metrics: Sequence[str] | None = None,
+    judge: str | None = None,
+    embedder: str | None = None,
+    models: str | os.PathLike[str] | None = None,
+    tools: Tools | None = None,
+    cache: ModelCache | None = None,
+    use_cache: bool = True,
+) -> QualityRun:
+    """Evaluate `data` and raise AssertionError unless every quality gate passes.
+
+    data: a JSONL/JSON/CSV file, or a list of Sample objects or dicts with the dataset's
+    fields. thresholds: gates replacing SPEC.md's defaults (metric -> minimum mean).
+    metrics: default the four RAG metrics. judge, embedder: names from models.toml
+    (`models`, default as for the CLI). tools: already loaded models (e.g. test doubles);
+    cache: a ModelCache to load models into once for many checks; use_cache=False (without
+    `cache`) asks the judge afresh instead of reusing cached answers of earlier runs.
+    Returns the run and its gates when all pass, for further checks or a report.
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this function's
+    names = order_metrics(metrics if metrics is not None else RAG_METRICS)
+    limits = _thresholds(names, thresholds)
+    samples, source = _samples(data)
+    dataset = str(Path(data)) if isinstance(data, str | os.PathLike) else None
+    if tools is not None:
+        run = evaluate(samples, names, tools, dataset=dataset)
+    elif cache is not None:
+        run = evaluate(samples, names, cache.tools(names, judge, embedder, models), dataset=dataset)
+    else:
+        own = ModelCache(use_cache=use_cache)
+        try:
+            run = evaluate(
+                samples, names, own.tools(names, judge, embedder, models), dataset=dataset
+            )
+        finally:
+            own.close()
+    quality = QualityRun(run, evaluate_gates(run.summary(), limits))
+    if not quality.passed:
+        raise AssertionError(failure_message(quality, source))
+    return quality

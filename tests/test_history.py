@@ -1,0 +1,160 @@
+"""The run history: what is stored, how runs are named, and what survives failures."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+from fakes import FakeEmbedder
+from hashfakes import HashJudge
+
+from localeval.dataset import Sample
+from localeval.errors import UsageError
+from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates
+from localeval.history import RunStore, StoredRun, fingerprint
+from localeval.metrics import RAG_METRICS, Tools
+from localeval.recording import header_of
+from localeval.report.results_json import run_to_dict, write_results
+from localeval.runner import RunInfo, RunResult, evaluate
+
+
+def samples(n: int = 6) -> list[Sample]:
+    return [
+        Sample(
+            sample_id=f"s{i}",
+            question=f"What is fact {i}?",
+            contexts=[f"Fact {i} is blue.", "Unrelated text."],
+            answer=f"Fact {i} is blue. It is also round.",
+            reference_answer=None if i == 2 else f"Fact {i} is blue.",
+            category="odd" if i % 2 else None,
+            line=i + 1,
+        )
+        for i in range(n)
+    ]
+
+
+def run_in_memory(data: list[Sample]) -> RunResult:
+    run = evaluate(data, RAG_METRICS, Tools(judge=HashJudge(), embedder=FakeEmbedder()))
+    run.info.dataset, run.info.dataset_sha256 = "data.jsonl", "d" * 64
+    return run
+
+
+def store_run(store: RunStore, run: RunResult, complete: bool = True) -> StoredRun:
+    stored = store.start(run.info, len(run.samples), DEFAULT_THRESHOLDS)
+    for position, result in enumerate(run.samples):
+        store.record_sample(stored.id, position, result)
+    if complete:
+        stored = store.complete(stored.id, evaluate_gates(run.summary(), DEFAULT_THRESHOLDS))
+    return stored
+
+
+def without_seconds(data: dict) -> dict:
+    data = json.loads(json.dumps(data))
+    del data["run"]["usage"]["seconds"]
+    return data
+
+
+def test_stored_run_reads_back_as_the_in_memory_results(tmp_path: Path) -> None:
+    run = run_in_memory(samples())
+    store = RunStore.open(tmp_path / "h.db")
+    stored = store_run(store, run)
+    expected = run_to_dict(run, evaluate_gates(run.summary(), DEFAULT_THRESHOLDS))
+    actual = {**header_of(store, stored), "samples": list(store.sample_dicts(stored))}
+    assert without_seconds(actual) == without_seconds(expected)
+    assert actual["samples"][2]["details"]["context_recall"] == {
+        "undefined_reason": "no reference_answer"
+    }
+    assert actual["run"]["metric_settings"] == {
+        "context_precision": {},
+        "faithfulness": {},
+        "context_recall": {},
+        "answer_relevancy": {"n_questions": 3},
+    }
+
+    # results.json streamed from the database is byte for byte what json.dump would write
+    out = tmp_path / "results.json"
+    write_results(out, header_of(store, stored), store.sample_dicts(stored))
+    whole = json.dumps(actual, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    assert out.read_text(encoding="utf-8") == whole
+
+
+def test_runs_are_named_by_id_prefix_and_latest(tmp_path: Path) -> None:
+    store = RunStore.open(tmp_path / "h.db")
+    first = store_run(store, run_in_memory(samples()))
+    second = store_run(store, run_in_memory(samples()))
+    unfinished = store_run(store, run_in_memory(samples()), complete=False)
+    assert store.resolve("latest").id == second.id
+    assert store.resolve("latest~1").id == first.id
+    assert store.resolve(first.id).id == first.id
+    assert store.resolve(unfinished.id[:-2]).id == unfinished.id
+    with pytest.raises(UsageError) as err:
+        store.resolve("latest~2")
+    assert str(err.value) == f"'latest~2': {tmp_path / 'h.db'} holds 2 complete runs"
+    with pytest.raises(UsageError) as err:
+        store.resolve("nope")
+    assert str(err.value) == f"no run 'nope' in {tmp_path / 'h.db'} (see `localeval runs list`)"
+    with pytest.raises(UsageError) as err:
+        store.resolve("2")  # every id starts with the year
+    assert str(err.value) == "'2' matches more than one run; give more of the id"
+    listed = store.list_runs()
+    assert [r.id for r in listed] == [unfinished.id, second.id, first.id]
+    assert [r.status for r in listed] == ["incomplete (6/6)", "complete", "complete"]
+
+
+def test_incomplete_run_is_found_by_its_fingerprint_only(tmp_path: Path) -> None:
+    store = RunStore.open(tmp_path / "h.db")
+    run = run_in_memory(samples())
+    stored = store.start(run.info, 6, DEFAULT_THRESHOLDS)
+    store.record_sample(stored.id, 0, run.samples[0])
+    found = store.find_resumable(fingerprint(run.info))
+    assert found is not None and found.id == stored.id and found.n_done == 1
+    assert store.has_sample(stored.id, "s0") and not store.has_sample(stored.id, "s1")
+    other = RunInfo(**{**run.info.__dict__, "judge": {"name": "j", "sha256": "2" * 64}})
+    assert store.find_resumable(fingerprint(other)) is None
+    with pytest.raises(ValueError):
+        store.complete(stored.id, [])  # never marked complete with samples missing
+    # a second process continuing the same run may store a sample first: no error, no copy
+    store.record_sample(stored.id, 0, run.samples[0])
+    assert store.get(stored.id).n_done == 1
+
+
+def test_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) -> None:
+    store = RunStore.open(tmp_path / "h.db")
+    run = run_in_memory(samples(40))
+    stored = store.start(run.info, 40, DEFAULT_THRESHOLDS)
+    pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
+    store.connection.execute(f"PRAGMA max_page_count = {pages + 2}")  # a disk about to fill
+    with pytest.raises(UsageError) as err:
+        for position, result in enumerate(run.samples):
+            store.record_sample(stored.id, position, result)
+    assert str(err.value) == (
+        f"database {tmp_path / 'h.db'}: database or disk is full while storing a sample's "
+        "scores. Runs stored so far are intact; fix the cause, or use --db PATH to put the "
+        "database elsewhere"
+    )
+    kept = store.get(stored.id).n_done
+    assert 0 < kept < 40
+    store.close()
+    reopened = RunStore.open(tmp_path / "h.db")
+    assert reopened.get(stored.id).n_done == kept
+    assert reopened.connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_full_disk_while_writing_results_keeps_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "results.json"
+    out.write_text('{"old": true}\n')
+
+    def disk_full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(UsageError) as err:
+        write_results(out, {"run": {}}, iter([{"sample_id": "a"}]))
+    assert str(err.value) == f"cannot write {out}: No space left on device"
+    assert out.read_text() == '{"old": true}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # no half-written file

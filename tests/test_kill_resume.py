@@ -1,0 +1,111 @@
+"""Nothing lost: a real `localeval evaluate` process killed at random moments (kill -9 and
+Ctrl-C), then run again, ends with the results of a run never interrupted, and the
+database is intact after every kill. The models are instant deterministic fakes here
+(tests/fake_models_cli.py); tests/test_real_models.py does the same with a real judge."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+FAKE_CLI = Path(__file__).resolve().parent / "fake_models_cli.py"
+SEED = 20240607
+
+
+def write_data(path: Path, n: int) -> Path:
+    rows = [
+        {
+            "sample_id": f"s{i}",
+            "category": ["a", "b", "c"][i % 3],
+            "question": f"What is the colour of box {i}?",
+            "contexts": [f"Box {i} is green.", f"Box {i} stands in room {i % 7}."],
+            "answer": f"Box {i} is green. It is in room {i % 7}.",
+            "reference_answer": f"Green; room {i % 7}.",
+        }
+        for i in range(n)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def command(data: Path, out: Path) -> list[str]:
+    return [sys.executable, str(FAKE_CLI), "evaluate", str(data), "-o", str(out), "--no-progress"]
+
+
+def environment(db: Path) -> dict[str, str]:
+    return {**os.environ, "LOCALEVAL_DB": str(db), "FAKE_JUDGE_DELAY": "0.002"}
+
+
+def comparable(results: Path) -> dict[str, Any]:
+    data = json.loads(results.read_text())
+    for key in ("id", "created"):
+        del data["run"][key]
+    del data["run"]["usage"]["seconds"]
+    return data
+
+
+def db_runs(db: Path) -> list[tuple[int, int, str | None]]:
+    """(samples stored, samples in the run, finished) of each run, after checking that the
+    file is intact."""
+    connection = sqlite3.connect(db)
+    try:
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        return connection.execute(
+            "SELECT (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), n_samples, "
+            "finished FROM runs ORDER BY rowid"
+        ).fetchall()
+    finally:
+        connection.close()
+
+
+def test_killed_runs_resume_to_the_uninterrupted_results(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "data.jsonl", 60)
+    whole = tmp_path / "whole.json"
+    started = time.monotonic()
+    done = subprocess.run(command(data, whole), env=environment(tmp_path / "whole.db"))
+    assert done.returncode == 1  # the fake judge's scores fail some gates
+    duration = time.monotonic() - started
+
+    db = tmp_path / "killed.db"
+    out = tmp_path / "resumed.json"
+    rng = random.Random(SEED)
+    part_way = 0  # kills that left a run with some but not all samples stored
+    for attempt in range(6):
+        process = subprocess.Popen(
+            command(data, out), env=environment(db), stderr=subprocess.PIPE, text=True
+        )
+        try:
+            process.wait(timeout=rng.uniform(0.0, duration))
+            break  # it finished before the kill: nothing left to resume
+        except subprocess.TimeoutExpired:
+            pass
+        # the first time Ctrl-C, which says how to go on; then kill -9
+        process.send_signal(signal.SIGINT if attempt == 0 else signal.SIGKILL)
+        _, stderr = process.communicate(timeout=60)
+        if not db.exists():
+            continue  # killed before the database was created
+        # a kill after a run completed but before the process ended leaves that run
+        # complete, and the next command starts a new one; at most one is incomplete
+        runs = db_runs(db)
+        assert all(stored == total for stored, total, finished in runs if finished)
+        incomplete = [stored for stored, total, finished in runs if not finished]
+        assert len(incomplete) <= 1
+        part_way += any(0 < stored < 60 for stored in incomplete)
+        if attempt == 0 and process.returncode == 130 and incomplete:
+            assert stderr.endswith("re-run the same command to continue it.\nInterrupted.\n")
+    else:
+        final = subprocess.run(command(data, out), env=environment(db))
+        assert final.returncode == 1
+    assert comparable(out) == comparable(whole)
+    assert all(finished is not None for _, _, finished in db_runs(db))
+    assert db_runs(db)[-1][:2] == (60, 60)
+    # the kills landed part-way at least once, so this tested resuming, not restarting
+    assert part_way, SEED

@@ -1,0 +1,104 @@
+"""Nothing lost, with a real judge: a real `localeval evaluate` process is killed (kill -9)
+at random moments, run again until it finishes, and must end with exactly the results of a
+run never interrupted, the database intact after every kill. Uses the small smollm2-135m
+judge to stay fast; its scores are deterministic, whatever the order of calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.real_models
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "examples" / "demo.jsonl"
+SEED = 1889
+
+
+def command(out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "localeval.cli",
+        "evaluate",
+        str(DEMO),
+        "--judge",
+        "smollm2-135m",
+        *("-m", "context_precision", "-m", "faithfulness", "-m", "context_recall"),
+        "--no-progress",
+        "-o",
+        str(out),
+    ]
+
+
+def run_in(db: Path, out: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "LOCALEVAL_DB": str(db)}
+    return subprocess.Popen(command(out), cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+
+
+def comparable(results: Path) -> dict[str, Any]:
+    """Everything but the run's id, time and cost: a resumed process redoes the sample that
+    was cut short, partly from the cache, and evaluates tokens that an uninterrupted judge
+    still held from the sample before."""
+    data = json.loads(results.read_text())
+    for key in ("id", "created", "usage"):
+        del data["run"][key]
+    return data
+
+
+def stored(db: Path) -> list[tuple[int, int, str | None]]:
+    connection = sqlite3.connect(db)
+    try:
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        return connection.execute(
+            "SELECT (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), n_samples, "
+            "finished FROM runs ORDER BY rowid"
+        ).fetchall()
+    finally:
+        connection.close()
+
+
+def test_real_run_killed_at_random_points_resumes_to_the_same_results(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.json"
+    started = time.monotonic()
+    first = run_in(tmp_path / "whole.db", whole)
+    _, stderr = first.communicate(timeout=900)
+    assert first.returncode in (0, 1), stderr
+    duration = time.monotonic() - started
+
+    db, out = tmp_path / "killed.db", tmp_path / "resumed.json"
+    rng = random.Random(SEED)
+    part_way = []
+    incomplete_left = False
+    for _ in range(4):
+        process = run_in(db, out)
+        try:
+            process.wait(timeout=rng.uniform(0.2 * duration, duration))
+            break  # finished before the kill
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            process.communicate(timeout=60)
+        if db.exists():
+            runs = stored(db)
+            assert all(done == total for done, total, finished in runs if finished)
+            part_way += [done for done, total, finished in runs if not finished and done]
+            incomplete_left = any(not finished for _, _, finished in runs)
+    else:
+        final = run_in(db, out)
+        _, stderr = final.communicate(timeout=900)
+        assert final.returncode in (0, 1), stderr
+        if incomplete_left:
+            assert "Resuming run " in stderr, stderr
+    assert comparable(out) == comparable(whole)
+    assert stored(db)[-1][:2] == (8, 8)
+    assert part_way, f"no kill landed part-way (seed {SEED}, run of {duration:.0f} s)"

@@ -1,0 +1,65 @@
+"""The database schema: migrations from every earlier version, and refusal of newer ones."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from localeval.errors import UsageError
+from localeval.store import MIGRATIONS, open_store, schema_version
+
+
+def test_new_database_has_every_migration(tmp_path: Path) -> None:
+    connection = open_store(tmp_path / "new.db")
+    assert schema_version(connection) == len(MIGRATIONS) >= 2
+    tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"judge_cache", "embedding_cache", "runs", "run_samples", "run_scores"} <= tables
+
+
+def test_version_1_database_is_upgraded_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(f"BEGIN;\n{MIGRATIONS[0]}\nPRAGMA user_version = 1;\nCOMMIT;")
+    old.execute(
+        "INSERT INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
+        "generated_tokens) VALUES ('k', 'sha', 'generate', '{}', 3, 4)"
+    )
+    old.close()
+
+    connection = open_store(path)
+    assert schema_version(connection) == len(MIGRATIONS)
+    assert connection.execute("SELECT key, prompt_tokens FROM judge_cache").fetchall() == [("k", 3)]
+    assert connection.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+    assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_deleting_a_run_deletes_its_samples_and_scores(tmp_path: Path) -> None:
+    connection = open_store(tmp_path / "fk.db")
+    connection.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 1, 'p', '[]', '{}', '{}', 'v')"
+    )
+    connection.execute(
+        "INSERT INTO run_samples VALUES ('r', 'q1', 0, 1, NULL, 0, 0, 0, 0, 0.0, '{}')"
+    )
+    connection.execute("INSERT INTO run_scores VALUES ('r', 'q1', 'm', 0.5, NULL, '{}')")
+    with pytest.raises(sqlite3.IntegrityError):  # a score needs its sample
+        connection.execute("INSERT INTO run_scores VALUES ('r', 'q2', 'm', 0.5, NULL, '{}')")
+    connection.execute("DELETE FROM runs WHERE id = 'r'")
+    assert connection.execute("SELECT count(*) FROM run_scores").fetchone() == (0,)
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    future = sqlite3.connect(path)
+    future.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    future.close()
+    with pytest.raises(UsageError) as err:
+        open_store(path)
+    assert str(err.value) == (
+        f"database schema version {len(MIGRATIONS) + 1} is newer than this "
+        f"localeval understands ({len(MIGRATIONS)}); upgrade localeval"
+    )
