@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -23,23 +22,18 @@ from localeval.dataset import load_samples
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates, parse_threshold
 from localeval.history import RunStore
-from localeval.judge import Usage
-from localeval.metrics import MetricOptions, Tools, build_metric, metric_names
+from localeval.metrics import MetricOptions, build_metric, metric_names
 from localeval.metrics.rubric import criterion_scores, criterion_summaries
 from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
 from localeval.pairwise import (
-    DIRECT_WEIGHT,
-    PairRow,
     PairVerdict,
-    PairwiseSummary,
     compare_pair,
     compare_sample,
     load_pairs,
     summarize_verdicts,
-    verdict_label,
+    verdicts_to_dict,
 )
 from localeval.progress import Progress
-from localeval.prompts import PROMPT_VERSION
 from localeval.recording import (
     RESUME_MATCHING,
     check_resume_target,
@@ -54,7 +48,7 @@ from localeval.recording import (
 from localeval.report import console, history_text
 from localeval.report.output import write_text
 from localeval.report.results_json import check_writable, write_json, write_results
-from localeval.runner import describe_run, load_tools, new_run_id, order_metrics
+from localeval.runner import describe_run, load_tools, order_metrics
 from localeval.store import default_db_path, open_store
 
 
@@ -486,41 +480,6 @@ def compare_answers_file(
         click.echo(f"\nGate --fail-if-b-worse: {state} (fails when the whole 95% CI is below 0.5)")
     click.echo("\n" + console.usage_text(usage))
     if output is not None:
-        write_json(output, pairwise_to_dict(data, tools, rows, verdicts, summary, usage))
+        write_json(output, verdicts_to_dict(str(data), tools, rows, verdicts, summary, usage))
         click.echo(f"Verdicts written to {output}")
     return not gate_failed
-
-
-def pairwise_to_dict(
-    data: Path,
-    tools: Tools,
-    rows: Sequence[PairRow],
-    verdicts: Sequence[PairVerdict | None],
-    summary: PairwiseSummary,
-    usage: Usage,
-) -> dict[str, Any]:
-    """The compare-answers results file: run, summary, and every row's verdict."""
-    assert tools.judge is not None
-    entries = []
-    for row, verdict in zip(rows, verdicts, strict=True):
-        entry: dict[str, Any] = {"sample_id": row.sample_id, "label": row.label}
-        if verdict is None:
-            entry["undefined_reason"] = "too long for the judge's context"
-        else:
-            entry.update(verdict.as_dict())
-            if row.label is not None:
-                entry["agrees_with_label"] = verdict_label(verdict.winner) == row.label
-        entries.append(entry)
-    return {
-        "run": {
-            "id": new_run_id(),
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "dataset": str(data),
-            "judge": {"name": tools.judge.name, "sha256": tools.judge.sha256},
-            "prompt_version": PROMPT_VERSION,
-            "direct_weight": DIRECT_WEIGHT,
-            "usage": usage.as_dict(),
-        },
-        "summary": summary.as_dict(),
-        "rows": entries,
-    }

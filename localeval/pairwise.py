@@ -18,6 +18,7 @@ the direct comparison mostly breaks near-ties. A larger judge may deserve more.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,10 +26,12 @@ from typing import Any, Literal
 
 from localeval.dataset import ALIASES, CANONICAL, Sample, load_samples
 from localeval.errors import DatasetError, UsageError
-from localeval.judge import Judge
+from localeval.judge import Judge, Usage
 from localeval.metrics.base import Tools, require_judge
 from localeval.metrics.faithfulness import Faithfulness
+from localeval.prompts import PROMPT_VERSION
 from localeval.prompts import pairwise as prompts
+from localeval.runner import new_run_id
 from localeval.stats import bootstrap_ci
 
 Winner = Literal["A", "B", "tie"]
@@ -322,3 +325,38 @@ def summarize_verdicts(
         agreed=sum(verdict_label(v.winner) == r.label for r, v in labelled),
         n_undefined=n_undefined,
     )
+
+
+def verdicts_to_dict(
+    dataset: str,
+    tools: Tools,
+    rows: Sequence[PairRow],
+    verdicts: Sequence[PairVerdict | None],
+    summary: PairwiseSummary,
+    usage: Usage,
+) -> dict[str, Any]:
+    """The compare-answers results file: run, summary, and every row's verdict."""
+    assert tools.judge is not None
+    entries = []
+    for row, verdict in zip(rows, verdicts, strict=True):
+        entry: dict[str, Any] = {"sample_id": row.sample_id, "label": row.label}
+        if verdict is None:
+            entry["undefined_reason"] = "too long for the judge's context"
+        else:
+            entry.update(verdict.as_dict())
+            if row.label is not None:
+                entry["agrees_with_label"] = verdict_label(verdict.winner) == row.label
+        entries.append(entry)
+    return {
+        "run": {
+            "id": new_run_id(),
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "dataset": dataset,
+            "judge": {"name": tools.judge.name, "sha256": tools.judge.sha256},
+            "prompt_version": PROMPT_VERSION,
+            "direct_weight": DIRECT_WEIGHT,
+            "usage": usage.as_dict(),
+        },
+        "summary": summary.as_dict(),
+        "rows": entries,
+    }
