@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 from localeval.compare import DEFAULT_MAX_DROP, DEFAULT_TOP, compare_runs
 from localeval.config import load_models_config
+from localeval.criteria import (
+    DEFAULT_CRITERIA,
+    Criterion,
+    criteria_from_options,
+    load_criteria_file,
+)
 from localeval.dataset import DatasetWarning, load_samples
-from localeval.errors import DatasetError, UsageError
+from localeval.errors import DatasetError, PromptTooLongError, UsageError
 from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates, parse_threshold
 from localeval.history import RunStore
-from localeval.metrics import build_metric, metric_names
+from localeval.metrics import MetricOptions, build_metric, metric_names
+from localeval.metrics.rubric import criterion_scores, criterion_summaries
 from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
+from localeval.pairwise import (
+    PairVerdict,
+    compare_pair,
+    compare_sample,
+    load_pairs,
+    summarize_verdicts,
+    verdicts_to_dict,
+)
 from localeval.progress import Progress
 from localeval.recording import (
     RESUME_MATCHING,
@@ -51,6 +68,8 @@ def evaluate_file(
     baseline: str | None = None,
     max_drop: float = DEFAULT_MAX_DROP,
     use_cache: bool = True,
+    criteria_file: Path | None = None,
+    criterion_options: Sequence[str] = (),
 ) -> bool:
     """Evaluate a data file into the run history, print the summary and gates, write results;
     True if all gates (and the regression gate against `baseline`) pass.
@@ -59,12 +78,14 @@ def evaluate_file(
     folder, the database, the baseline, the run to resume) is checked before any model is
     loaded. `resume`: a run id, RESUME_MATCHING, or None to continue an interrupted run of
     the same evaluation if there is one; `new_run` always starts a new run. With
-    `skip_invalid`, invalid rows are listed on stderr and in results.json and left out.
+    `skip_invalid`, invalid rows are listed on stderr and in results.json and left out. The
+    rubric's criteria come from `criteria_file` or `criterion_options` ("name: description").
     """
     if resume is not None and new_run:
         raise UsageError("--resume and --no-resume contradict each other; give one")
     check_max_drop(max_drop)
     names = order_metrics(metrics)
+    options = metric_options(names, criteria_file, criterion_options)
     thresholds = dict(DEFAULT_THRESHOLDS)
     for text in threshold_overrides:
         metric, value = parse_threshold(text, metric_names())
@@ -92,7 +113,7 @@ def evaluate_file(
         if skipped:
             loaded += f" ({len(skipped)} invalid rows skipped)"
         click.echo(f"{loaded}; metrics: {', '.join(names)}", err=True)
-        metric_objects = [build_metric(n) for n in names]
+        metric_objects = [build_metric(n, options) for n in names]
         # the judge/embedding cache lives in the same database as the run history
         cache = store.connection if use_cache else None
         tools = load_tools(models, metric_objects, judge_name, embedder_name, cache=cache)
@@ -108,6 +129,11 @@ def evaluate_file(
 
         columns = store.score_columns(run)
         summaries = columns.summaries()
+        criteria = (options.rubric_criteria or DEFAULT_CRITERIA) if "rubric" in names else ()
+        if criteria:
+            # each rubric criterion is summarised like a metric of its own ("rubric.accuracy")
+            details = (s["details"].get("rubric", {}) for s in store.sample_dicts(run))
+            summaries.update(criterion_summaries(details, criteria))
         gates = evaluate_gates(summaries, thresholds)
         run = store.complete(run.id, gates)
         click.echo(console.summary_table(summaries))
@@ -119,7 +145,12 @@ def evaluate_file(
         click.echo("\n" + console.usage_text(store.usage(run.id)))
         if output is not None:
             try:
-                write_results(output, header_of(store, run), store.sample_dicts(run))
+                header = header_of(store, run)
+                samples = store.sample_dicts(run)
+                if criteria:
+                    header["summary"] = {m: s.as_dict() for m, s in summaries.items()}
+                    samples = with_criterion_scores(samples, criteria)
+                write_results(output, header, samples)
             except UsageError as exc:
                 raise UsageError(
                     f"{exc}. The run is saved: `localeval runs show {run.id} -o PATH` writes "
@@ -141,6 +172,34 @@ def evaluate_file(
 def skipped_row(error: DatasetError) -> dict[str, object]:
     """A row --skip-invalid left out, as results.json lists it."""
     return {"file": error.path, "line": error.line, "field": error.field, "reason": error.detail}
+
+
+def metric_options(
+    names: Sequence[str], criteria_file: Path | None, criterion_options: Sequence[str]
+) -> MetricOptions:
+    """The metrics' options from the command line, checked against the metrics asked for."""
+    if criteria_file is not None and criterion_options:
+        raise UsageError(
+            "give the rubric's criteria either with --criteria FILE or with --criterion, not both"
+        )
+    if (criteria_file is not None or criterion_options) and "rubric" not in names:
+        raise UsageError(
+            "--criteria and --criterion set the rubric metric's criteria; add -m rubric"
+        )
+    if criteria_file is not None:
+        return MetricOptions(rubric_criteria=load_criteria_file(criteria_file))
+    if criterion_options:
+        return MetricOptions(rubric_criteria=criteria_from_options(criterion_options))
+    return MetricOptions()
+
+
+def with_criterion_scores(
+    samples: Iterator[dict[str, Any]], criteria: Sequence[Criterion]
+) -> Iterator[dict[str, Any]]:
+    """results.json samples with each rubric criterion's normalised score among `scores`."""
+    for sample in samples:
+        sample["scores"].update(criterion_scores(sample["details"].get("rubric", {}), criteria))
+        yield sample
 
 
 def check_max_drop(max_drop: float) -> None:
@@ -350,13 +409,15 @@ def calibrate_files(
     if output is not None:
         check_writable(output)
     used = [build_metric(SCORED_AS.get(n, n)) for n in names if n != PAIRWISE]
+    if PAIRWISE in names:  # the A/B judge asks faithfulness questions of each answer
+        used.append(build_metric("faithfulness"))
     models = load_models_config(models_path)
     cache = open_store() if use_cache else None
     tools = load_tools(models, used, judge_name, embedder_name, cache=cache)
     click.echo(f"Calibrating on {len(rows)} labelled rows: {', '.join(sorted(names))}", err=True)
     progress = Progress(len(rows), "Calibrating", enabled=show_progress)
     try:
-        result = calibrate(rows, tools, on_row=lambda _: progress.advance())
+        result = calibrate(rows, tools, compare=compare_sample, on_row=lambda _: progress.advance())
     finally:
         progress.close()
     click.echo(format_table(result))
@@ -376,3 +437,66 @@ def calibrate_files(
             },
         )
         click.echo(f"Calibration written to {output}")
+
+
+def compare_answers_file(
+    data: Path,
+    output: Path | None = None,
+    fail_if_b_worse: bool = False,
+    a_field: str = "answer_a",
+    b_field: str = "answer_b",
+    judge_name: str | None = None,
+    models_path: str | None = None,
+    show_progress: bool = True,
+    use_cache: bool = True,
+) -> bool:
+    """Judge every pair in DATA, print the verdicts and B's win rate, write them as JSON.
+
+    Returns False only when `fail_if_b_worse` is set and B is worse than A beyond noise
+    (the 95% interval of B's win rate lies wholly below 0.5).
+    """
+    if a_field == b_field:
+        raise UsageError(f"--a-field and --b-field are both '{a_field}'; name two fields")
+    rows = load_pairs(data, a_field, b_field)
+    if output is not None:
+        check_writable(output)
+    models = load_models_config(models_path)
+    click.echo(f"Loaded {len(rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
+    # the judge asks faithfulness questions of each answer, and nothing needs the embedder
+    cache = open_store() if use_cache else None
+    tools = load_tools(models, [build_metric("faithfulness")], judge_name, cache=cache)
+    assert tools.judge is not None
+    started = time.perf_counter()
+    before = tools.judge.usage.snapshot()
+    verdicts: list[PairVerdict | None] = []
+    progress = Progress(len(rows), "Comparing", enabled=show_progress)
+    try:
+        for row in rows:
+            try:
+                verdict: PairVerdict | None = compare_pair(
+                    row.question, row.contexts, row.reference, row.answer_a, row.answer_b, tools
+                )
+            except PromptTooLongError:
+                verdict = None
+            verdicts.append(verdict)
+            progress.advance()
+    finally:
+        progress.close()
+    usage = tools.judge.usage - before
+    usage.seconds = time.perf_counter() - started
+
+    judged = [(r, v) for r, v in zip(rows, verdicts, strict=True) if v is not None]
+    summary = summarize_verdicts(
+        [r for r, _ in judged], [v for _, v in judged], n_undefined=len(rows) - len(judged)
+    )
+    gate_failed = fail_if_b_worse and summary.b_worse()
+    click.echo(console.pairwise_rows_table(rows, verdicts))
+    click.echo("\n" + console.pairwise_summary_text(summary))
+    if fail_if_b_worse:
+        state = "FAIL" if gate_failed else "PASS"
+        click.echo(f"\nGate --fail-if-b-worse: {state} (fails when the whole 95% CI is below 0.5)")
+    click.echo("\n" + console.usage_text(usage))
+    if output is not None:
+        write_json(output, verdicts_to_dict(str(data), tools, rows, verdicts, summary, usage))
+        click.echo(f"Verdicts written to {output}")
+    return not gate_failed

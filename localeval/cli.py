@@ -94,7 +94,8 @@ def main() -> None:
     multiple=True,
     metavar="METRIC",
     help="Metric to compute; repeat for several. Default: faithfulness, "
-    "answer_relevancy, context_recall, context_precision.",
+    "answer_relevancy, context_recall, context_precision. Also: bleu, rouge_l (against "
+    "reference_answer, no model), rubric (judge scores 0-10 per criterion).",
 )
 @click.option(
     "-o",
@@ -109,6 +110,21 @@ def main() -> None:
     multiple=True,
     metavar="METRIC=VALUE",
     help="Override a quality gate, e.g. --threshold faithfulness=0.9.",
+)
+@click.option(
+    "--criteria",
+    "criteria_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TOML or YAML file of rubric criteria: a table 'criteria' of name = one-line "
+    "description. Default criteria: accuracy, completeness, clarity.",
+)
+@click.option(
+    "--criterion",
+    "criterion_options",
+    multiple=True,
+    metavar="'NAME: DESCRIPTION'",
+    help="A rubric criterion given inline; repeat for several (instead of --criteria).",
 )
 @click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
 @click.option(
@@ -163,6 +179,8 @@ def evaluate(
     metrics: tuple[str, ...],
     output: Path | None,
     thresholds: tuple[str, ...],
+    criteria_file: Path | None,
+    criterion_options: tuple[str, ...],
     judge_name: str | None,
     embedder_name: str | None,
     models_path: str | None,
@@ -200,6 +218,95 @@ def evaluate(
         new_run=new_run,
         baseline=baseline,
         max_drop=max_drop,
+        use_cache=use_cache,
+        criteria_file=criteria_file,
+        criterion_options=criterion_options,
+    )
+    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+
+
+@main.command("compare-answers")
+@click.argument("data", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write every row's verdict (winner, confidence, scores, reason, both orders' "
+    "readings) and the summary as JSON here.",
+)
+@click.option(
+    "--fail-if-b-worse",
+    is_flag=True,
+    help="Exit 1 when B is worse than A beyond noise: the whole 95% interval of B's win "
+    "rate lies below 0.5.",
+)
+@click.option(
+    "--a-field",
+    default="answer_a",
+    show_default=True,
+    help="The field holding answer A (e.g. the old system's answers).",
+)
+@click.option(
+    "--b-field",
+    default="answer_b",
+    show_default=True,
+    help="The field holding answer B (e.g. the new system's answers).",
+)
+@click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
+@models_option
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Show progress and the time left on stderr.",
+)
+@click.option(
+    "--cache/--no-cache",
+    "use_cache",
+    default=True,
+    show_default=True,
+    help="Answer judge calls made before from the local cache; --no-cache asks the judge again.",
+)
+@translate_errors
+def compare_answers(
+    data: Path,
+    output: Path | None,
+    fail_if_b_worse: bool,
+    a_field: str,
+    b_field: str,
+    judge_name: str | None,
+    models_path: str | None,
+    progress: bool,
+    use_cache: bool,
+) -> None:
+    """Judge which of two answers to each question is better, A or B.
+
+    DATA (JSONL, JSON array or CSV) has per row a question, optional contexts and
+    reference_answer, and two answers in answer_a and answer_b (other fields with
+    --a-field/--b-field, e.g. two answer columns of one file). An optional label (+1 B
+    better, -1 A better, 0 equal) is compared with the verdicts.
+
+    Each pair is judged in both orders, A first and B first; a row whose winner changes
+    with the order is a tie, so swapping A and B never changes the verdict. Prints each
+    row's verdict, B's win rate over A ((wins + ties/2) / rows) with its 95% bootstrap
+    interval, and how many rows flipped with the order.
+
+    Exit status: 0 done (and, with --fail-if-b-worse, B not worse), 1 --fail-if-b-worse
+    and the 95% interval of B's win rate lies wholly below 0.5, 2 bad usage or input,
+    3 internal error.
+    """
+    from localeval.app import compare_answers_file
+
+    passed = compare_answers_file(
+        data,
+        output=output,
+        fail_if_b_worse=fail_if_b_worse,
+        a_field=a_field,
+        b_field=b_field,
+        judge_name=judge_name,
+        models_path=models_path,
+        show_progress=progress,
         use_cache=use_cache,
     )
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)

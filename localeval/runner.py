@@ -14,7 +14,15 @@ from localeval.config import ModelsConfig
 from localeval.dataset import Sample
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Usage
-from localeval.metrics import RAG_METRICS, Metric, MetricResult, Tools, build_metric, metric_names
+from localeval.metrics import (
+    RAG_METRICS,
+    Metric,
+    MetricOptions,
+    MetricResult,
+    Tools,
+    build_metric,
+    metric_names,
+)
 from localeval.prompts import PROMPT_VERSION
 from localeval.stats import MetricSummary, summarize
 
@@ -203,11 +211,12 @@ def evaluate(
     tools: Tools,
     on_sample: Callable[[SampleResult], None] | None = None,
     dataset: str | None = None,
+    options: MetricOptions | None = None,
 ) -> RunResult:
-    """Score every sample with every metric named, keeping all results in memory; call
-    `on_sample` as each one finishes. (`localeval evaluate` streams into the run history
-    instead, see localeval.history.)"""
-    metrics = [build_metric(n) for n in order_metrics(metric_names)]
+    """Score every sample with every metric named, set up with `options`, keeping all
+    results in memory; call `on_sample` as each one finishes. (`localeval evaluate` streams
+    into the run history instead, see localeval.history.)"""
+    metrics = [build_metric(n, options) for n in order_metrics(metric_names)]
     info = describe_run(metrics, tools, dataset=dataset)
     usage = Usage()
     results: list[SampleResult] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,3 +91,39 @@ class FakeEmbedder:
             if norm:
                 rows[i] /= norm
         return rows
+
+
+class RuleJudge:
+    """Answers from what a prompt says rather than from a script: `yes(prompt)` gives
+    P(Yes), `choose(prompt, options)` the option probabilities. For properties that must
+    hold whatever order calls come in, such as a verdict that cannot depend on which
+    answer is shown first."""
+
+    name = "rules"
+    sha256 = "1" * 64
+
+    def __init__(
+        self,
+        yes: Callable[[Prompt], float],
+        choose: Callable[[Prompt, Sequence[str]], list[float]],
+    ):
+        self.yes = yes
+        self.choose = choose
+        self.prompts: list[Prompt] = []
+        self.usage = Usage()
+
+    def yes_probability(self, prompt: Prompt) -> float:
+        self.prompts.append(prompt)
+        self.usage.judge_calls += 1
+        return self.yes(prompt)
+
+    def choice_probabilities(self, prompt: Prompt, options: Sequence[str]) -> list[float]:
+        self.prompts.append(prompt)
+        self.usage.judge_calls += 1
+        return self.choose(prompt, options)
+
+    def generate(self, prompt: Prompt, schema: Schema) -> Any:
+        raise OutOfAnswers("RuleJudge does not generate")
+
+    def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
+        return True

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from localeval.gates import GateResult
 from localeval.judge import Usage
+from localeval.pairwise import PairRow, PairVerdict, PairwiseSummary, verdict_label
 from localeval.stats import MetricSummary
 
 
@@ -60,3 +61,45 @@ def usage_text(usage: Usage) -> str:
         f"{usage.prompt_tokens} prompt tokens evaluated, {usage.generated_tokens} generated; "
         f"{usage.seconds:.1f} s"
     )
+
+
+def pairwise_rows_table(rows: Sequence[PairRow], verdicts: Sequence[PairVerdict | None]) -> str:
+    """One line per compared row: winner, confidence, both scores, flipped, label match."""
+    width = max([len("row"), *(len(r.sample_id) for r in rows)])
+    lines = [
+        f"{'row':<{width}}  {'winner':>6}  {'conf':>5}  {'A':>5}  {'B':>5}  {'flipped':>7}  label"
+    ]
+    for row, verdict in zip(rows, verdicts, strict=True):
+        if verdict is None:
+            lines.append(f"{row.sample_id:<{width}}  {'-':>6}  (too long for the judge)")
+            continue
+        label = "-"
+        if row.label is not None:
+            label = "agrees" if verdict_label(verdict.winner) == row.label else "differs"
+        lines.append(
+            f"{row.sample_id:<{width}}  {verdict.winner:>6}  {verdict.confidence:>5.2f}  "
+            f"{verdict.score_a:>5.2f}  {verdict.score_b:>5.2f}  "
+            f"{'yes' if verdict.flipped else 'no':>7}  {label}"
+        )
+    return "\n".join(lines)
+
+
+def pairwise_summary_text(summary: PairwiseSummary) -> str:
+    """B's win rate over A with its interval, the record, order flips and label agreement."""
+    interval = "-" if summary.ci95 is None else f"[{summary.ci95[0]:.3f}, {summary.ci95[1]:.3f}]"
+    lines = [
+        f"B over A: win rate {summary.win_rate_b:.3f}, 95% CI {interval} "
+        f"(wins B {summary.wins_b}, wins A {summary.wins_a}, ties {summary.ties}; "
+        f"n {summary.n})",
+        f"Order flips: {summary.flipped} of {summary.n} rows changed verdict when A and B "
+        "were swapped (counted as ties)",
+    ]
+    if summary.n_undefined:
+        lines.append(f"Not judged: {summary.n_undefined} rows too long for the judge")
+    agreement = summary.agreement()
+    if agreement is not None:
+        lines.append(
+            f"Agreement with labels: {summary.agreed} of {summary.labelled} ({agreement:.1%}); "
+            "a tie agrees only with a 0 label"
+        )
+    return "\n".join(lines)

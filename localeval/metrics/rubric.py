@@ -1,0 +1,117 @@
+"""Rubric: the judge scores the answer 0-10 on named criteria and overall, with feedback.
+
+Inputs: question, answer; contexts and reference_answer are shown to the judge when given.
+Output: the overall score divided by 10, in [0, 1]. Each score (per criterion and overall)
+is an expected value: the judge's probability distribution over the replies "0".."10",
+read from the logits under those eleven options, weighted by the numbers. This gives
+fewer ties and steadier scores than the single most likely digit.
+Criteria: accuracy, completeness, clarity by default (localeval.criteria); users name
+their own with a one-line description each.
+Details: per criterion its raw 0-10 score, its most likely digit and the distribution;
+the overall raw score likewise; one sentence of feedback (grammar-constrained, at most
+FEEDBACK_CHARS characters). `criterion_scores` turns a result into per-criterion scores
+normalised to [0, 1] ("rubric.accuracy": 0.78), which reports list beside "rubric".
+Undefined without a question or an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from localeval.criteria import DEFAULT_CRITERIA, Criterion
+from localeval.dataset import Sample
+from localeval.judge import Judge, Prompt
+from localeval.metrics.base import MetricResult, Tools, missing_field, require_judge
+from localeval.prompts import rubric as prompts
+from localeval.schema import Object, Str
+from localeval.stats import MetricSummary, summarize
+from localeval.text import detect_language, split_sentences
+
+FEEDBACK_CHARS = 200
+FEEDBACK_SCHEMA = Object((("feedback", Str(FEEDBACK_CHARS)),))
+
+
+def expected_score(judge: Judge, prompt: Prompt) -> dict[str, Any]:
+    """The judge's expected 0-10 score for a prompt, its most likely digit, the distribution."""
+    probabilities = judge.choice_probabilities(prompt, prompts.SCORE_OPTIONS)
+    expected = sum(n * p for n, p in enumerate(probabilities))
+    return {
+        "score": round(expected, 4),
+        "most_likely": max(range(len(probabilities)), key=lambda n: probabilities[n]),
+        "distribution": [round(p, 4) for p in probabilities],
+    }
+
+
+def first_sentence(text: str) -> str:
+    """The feedback is asked for in one sentence; a small judge sometimes writes on."""
+    sentences = split_sentences(text)
+    return sentences[0] if sentences else text.strip()
+
+
+class Rubric:
+    name = "rubric"
+    needs = ("question", "answer")
+    uses_judge = True
+    uses_embedder = False
+
+    def __init__(self, criteria: Sequence[Criterion] = DEFAULT_CRITERIA):
+        self.criteria = tuple(criteria)
+        #: the criteria as plain text, recorded with each run's metric settings so that runs
+        #: with different criteria are never resumed into or compared as the same
+        self.criteria_text = "; ".join(f"{c.name}: {c.description}" for c in self.criteria)
+
+    def score(self, sample: Sample, tools: Tools) -> MetricResult:
+        if reason := missing_field(sample, self.needs):
+            return MetricResult.undefined(reason)
+        assert sample.answer is not None
+        judge = require_judge(tools)
+        shown = (sample.question, sample.answer, sample.contexts, sample.reference_answer)
+        criteria = {
+            c.name: {
+                "description": c.description,
+                **expected_score(judge, prompts.criterion_score(*shown, c)),
+            }
+            for c in self.criteria
+        }
+        overall = expected_score(judge, prompts.overall_score(*shown))
+        language = detect_language(sample.answer)
+        reply = judge.generate(prompts.feedback(*shown, language), FEEDBACK_SCHEMA)
+        return MetricResult(
+            overall["score"] / 10.0,
+            {
+                "scale": "0-10",
+                "criteria": criteria,
+                "overall": overall,
+                "feedback": first_sentence(reply["feedback"]),
+            },
+        )
+
+
+def criterion_key(criterion: Criterion) -> str:
+    """The name a criterion's normalised score is reported under: "rubric.<criterion>"."""
+    return f"rubric.{criterion.name}"
+
+
+def criterion_scores(
+    details: Mapping[str, Any], criteria: Sequence[Criterion]
+) -> dict[str, float | None]:
+    """Each criterion's score normalised to [0, 1], from a rubric result's details; None
+    for a criterion the details do not hold (the result is undefined)."""
+    scored = details.get("criteria", {})
+    return {
+        criterion_key(c): (scored[c.name]["score"] / 10.0 if c.name in scored else None)
+        for c in criteria
+    }
+
+
+def criterion_summaries(
+    details: Iterable[Mapping[str, Any]], criteria: Sequence[Criterion]
+) -> dict[str, MetricSummary]:
+    """Mean, 95% interval and counts of each criterion's normalised score over the samples'
+    rubric details."""
+    per_sample = [criterion_scores(d, criteria) for d in details]
+    return {
+        criterion_key(c): summarize([scores[criterion_key(c)] for scores in per_sample])
+        for c in criteria
+    }
