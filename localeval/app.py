@@ -360,20 +360,20 @@ def write_report(
     click.echo(f"Report written to {output}", err=True)
 
 
-def describe_cache() -> str:
-    """What the judge/embedding cache in the local database holds."""
+def describe_cache(db_path: Path | None = None) -> str:
+    """What the judge/embedding cache in the database (default: the run history's) holds."""
     from localeval.cache import cache_stats
     from localeval.store import default_db_path, open_store
 
-    stats = cache_stats(open_store())
-    return "\n".join([f"database: {default_db_path()}", *stats.lines()])
+    stats = cache_stats(open_store(db_path))
+    return "\n".join([f"database: {db_path or default_db_path()}", *stats.lines()])
 
 
-def empty_cache() -> str:
+def empty_cache(db_path: Path | None = None) -> str:
     """Delete every cached judge call and embedding."""
     from localeval.cache import clear_cache
 
-    judged, embedded = clear_cache(open_store())
+    judged, embedded = clear_cache(open_store(db_path))
     return f"Deleted {judged} cached judge calls and {embedded} cached embeddings."
 
 
@@ -386,6 +386,7 @@ def calibrate_files(
     models_path: str | None = None,
     show_progress: bool = True,
     use_cache: bool = True,
+    db_path: Path | None = None,
 ) -> None:
     """Measure agreement between metric scores and the labels of labelled files."""
     from localeval.calibrate import (
@@ -412,7 +413,7 @@ def calibrate_files(
     if PAIRWISE in names:  # the A/B judge asks faithfulness questions of each answer
         used.append(build_metric("faithfulness"))
     models = load_models_config(models_path)
-    cache = open_store() if use_cache else None
+    cache = open_store(db_path) if use_cache else None
     tools = load_tools(models, used, judge_name, embedder_name, cache=cache)
     click.echo(f"Calibrating on {len(rows)} labelled rows: {', '.join(sorted(names))}", err=True)
     progress = Progress(len(rows), "Calibrating", enabled=show_progress)
@@ -449,6 +450,7 @@ def compare_answers_file(
     models_path: str | None = None,
     show_progress: bool = True,
     use_cache: bool = True,
+    db_path: Path | None = None,
 ) -> bool:
     """Judge every pair in DATA, print the verdicts and B's win rate, write them as JSON.
 
@@ -463,7 +465,7 @@ def compare_answers_file(
     models = load_models_config(models_path)
     click.echo(f"Loaded {len(rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
     # the judge asks faithfulness questions of each answer, and nothing needs the embedder
-    cache = open_store() if use_cache else None
+    cache = open_store(db_path) if use_cache else None
     tools = load_tools(models, [build_metric("faithfulness")], judge_name, cache=cache)
     assert tools.judge is not None
     started = time.perf_counter()

@@ -2,77 +2,19 @@
 
 from __future__ import annotations
 
-import functools
-import os
 import sys
-import traceback
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
-from localeval import __version__
-from localeval.errors import LocalevalError
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-
-
-def translate_errors(command: F) -> F:
-    """Turn library errors into a one-line message and SPEC.md's exit codes; never a traceback
-    unless LOCALEVAL_DEBUG is set."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except LocalevalError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            sys.exit(130)
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
-            raise
-        except Exception as exc:  # anything else is our bug: say so plainly
-            if os.environ.get("LOCALEVAL_DEBUG"):
-                traceback.print_exc()
-            click.echo(
-                f"Internal error: {type(exc).__name__}: {exc} "
-                "(set LOCALEVAL_DEBUG=1 for the traceback)",
-                err=True,
-            )
-            sys.exit(EXIT_INTERNAL)
-
-    return wrapper  # type: ignore[return-value]
-
-
-db_option = click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Database of the run history and the judge/embedding cache (default: $LOCALEVAL_DB, "
-    "else .localeval/localeval.db in the working folder).",
-)
-
-max_drop_option = click.option(
-    "--max-drop",
-    type=float,
-    default=0.02,
-    show_default=True,
-    help="Regression gate tolerance: a metric fails only if it dropped by more than this "
-    "AND the 95% interval of the change excludes zero.",
-)
-
-models_option = click.option(
-    "--models",
-    "models_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="models.toml to use (default: $LOCALEVAL_MODELS, ./models.toml, or the project's).",
+from localeval import __version__, cli_history
+from localeval.cli_options import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    db_option,
+    max_drop_option,
+    models_option,
+    translate_errors,
 )
 
 
@@ -268,6 +210,7 @@ def evaluate(
     show_default=True,
     help="Answer judge calls made before from the local cache; --no-cache asks the judge again.",
 )
+@db_option
 @translate_errors
 def compare_answers(
     data: Path,
@@ -279,6 +222,7 @@ def compare_answers(
     models_path: str | None,
     progress: bool,
     use_cache: bool,
+    db_path: Path | None,
 ) -> None:
     """Judge which of two answers to each question is better, A or B.
 
@@ -308,103 +252,7 @@ def compare_answers(
         models_path=models_path,
         show_progress=progress,
         use_cache=use_cache,
-    )
-    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
-
-
-@main.group("runs")
-def runs_group() -> None:
-    """The run history: every `localeval evaluate` run, kept in a local SQLite database."""
-
-
-@runs_group.command("list")
-@db_option
-@click.option(
-    "-n",
-    "--limit",
-    type=click.IntRange(min=1),
-    default=20,
-    show_default=True,
-    help="Show this many runs, newest first.",
-)
-@translate_errors
-def runs_list(db_path: Path | None, limit: int) -> None:
-    """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
-    from localeval.app import list_runs
-
-    click.echo(list_runs(db_path, limit))
-
-
-@runs_group.command("show")
-@click.argument("run")
-@db_option
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Also write the run's results.json here.",
-)
-@translate_errors
-def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
-    """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
-    from localeval.app import show_run
-
-    click.echo(show_run(run, db_path, output))
-
-
-@main.command()
-@click.argument("base")
-@click.argument("new")
-@db_option
-@click.option(
-    "--fail-on-regression",
-    is_flag=True,
-    help="Exit 1 if a metric regressed (see --max-drop); for CI.",
-)
-@max_drop_option
-@click.option(
-    "--top",
-    type=int,
-    default=5,
-    show_default=True,
-    help="How many of the samples that moved most to show per metric, with their evidence.",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Also write the comparison as JSON here.",
-)
-@translate_errors
-def diff(
-    base: str,
-    new: str,
-    db_path: Path | None,
-    fail_on_regression: bool,
-    max_drop: float,
-    top: int,
-    output: Path | None,
-) -> None:
-    """Compare run NEW with run BASE: is it better, worse, or is the difference noise?
-
-    BASE and NEW are run ids (or their start), latest, latest~1, ... (complete runs, newest
-    first), or results.json files. Per metric: both means, the mean change over the samples
-    both runs scored with its paired-bootstrap 95% interval, and a verdict (better / worse /
-    no detectable change) read from that interval; the same per category; then the samples
-    that moved most, with what changed in their evidence.
-    """
-    from localeval.app import diff_runs
-
-    passed = diff_runs(
-        base,
-        new,
         db_path=db_path,
-        fail_on_regression=fail_on_regression,
-        max_drop=max_drop,
-        top=top,
-        output=output,
     )
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 
@@ -452,6 +300,7 @@ def models_command(models_path: str | None) -> None:
     show_default=True,
     help="Reuse judge calls made before.",
 )
+@db_option
 @translate_errors
 def calibrate(
     labelled: tuple[Path, ...],
@@ -462,6 +311,7 @@ def calibrate(
     models_path: str | None,
     progress: bool,
     use_cache: bool,
+    db_path: Path | None,
 ) -> None:
     """Measure how well the judge's scores agree with human labels in LABELLED files.
 
@@ -482,91 +332,18 @@ def calibrate(
         models_path=models_path,
         show_progress=progress,
         use_cache=use_cache,
+        db_path=db_path,
     )
 
 
-@main.command("report")
-@click.argument("run", metavar="RUN")
-@click.option(
-    "-f",
-    "--format",
-    "report_format",
-    type=click.Choice(["html", "md", "junit", "json"]),
-    default="html",
-    show_default=True,
-    help="html: one self-contained page (chart, tables, every sample's evidence); "
-    "md: a summary for a pull-request comment; junit: JUnit XML, one test case per gate; "
-    "json: the results themselves.",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write the report here (default: standard output).",
-)
-@click.option(
-    "--baseline",
-    metavar="RUN",
-    default=None,
-    help="A second run to compare with (html and md): its means are drawn beside this run's.",
-)
-@click.option(
-    "--junit-samples",
-    is_flag=True,
-    help="junit: also one test case per sample, failing when a score is below its gate.",
-)
-@click.option(
-    "--worst",
-    type=click.IntRange(min=0),
-    default=5,
-    show_default=True,
-    help="md: how many of the worst samples to list.",
-)
-@db_option
-@translate_errors
-def report(
-    run: str,
-    report_format: str,
-    output: Path | None,
-    baseline: str | None,
-    junit_samples: bool,
-    worst: int,
-    db_path: Path | None,
-) -> None:
-    """Write a report of a run. RUN is `latest`, `latest~N` or a run id from the history,
-    or a results file written by `localeval evaluate --output`.
-
-    Reports are drawn from the stored results alone: no model is loaded and no file named in
-    the data is opened. Exit status: 0 written, 2 bad usage or an unreadable results file.
-    """
-    from localeval.app import write_report
-
-    write_report(run, report_format, output, baseline, junit_samples, worst, db_path)
-
-
-@main.group("cache")
-def cache_group() -> None:
-    """The cache of judge calls and embeddings ($LOCALEVAL_DB, default .localeval/localeval.db)."""
-
-
-@cache_group.command("stats")
-@translate_errors
-def cache_stats_command() -> None:
-    """Show how many judge calls and embeddings are cached."""
-    from localeval.app import describe_cache
-
-    click.echo(describe_cache())
-
-
-@cache_group.command("clear")
-@click.confirmation_option(prompt="Delete every cached judge call and embedding?")
-@translate_errors
-def cache_clear_command() -> None:
-    """Delete every cached judge call and embedding (the run history is kept)."""
-    from localeval.app import empty_cache
-
-    click.echo(empty_cache())
+# the commands over stored runs live in localeval.cli_history
+for command in (
+    cli_history.runs_group,
+    cli_history.diff,
+    cli_history.report,
+    cli_history.cache_group,
+):
+    main.add_command(command)
 
 
 if __name__ == "__main__":  # pragma: no cover

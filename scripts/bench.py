@@ -106,6 +106,13 @@ def main() -> None:
         db = open_store(Path(tmp) / "bench.db")
         tools = load_tools(models, metrics, args.judge, cache=db)
         print(f"{len(samples)} samples; judge {tools.judge.name}")  # type: ignore[union-attr]
+        # models are loaded before the clock starts: loading is paid once per run, whatever
+        # the data, and is reported on its own
+        started = time.perf_counter()
+        tools.judge._judge()  # type: ignore[union-attr]
+        if tools.embedder is not None:
+            tools.embedder.embed(["warm-up"])
+        print(f"models loaded in {time.perf_counter() - started:.1f} s")
         print(
             f"{'sample':<24} {'calls':>5} {'prompt':>7} {'gen':>5} {'own':>6} "
             f"{'ratio':>5} {'seconds':>7}"

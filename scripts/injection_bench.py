@@ -11,6 +11,11 @@ twins that changed).
 Run from the repository root, under the shared model lock:
 
     flock /tmp/localeval-model.lock python scripts/injection_bench.py [--json out.json]
+
+`--undefended` turns localeval's defences off for comparison: control strings are left as
+they are, quotes in a statement are kept, and data is tokenized with special tokens on (so
+"<|im_end|>" in a chunk really ends the turn, as it does in tools that format data into
+the chat template as text).
 """
 
 from __future__ import annotations
@@ -112,6 +117,21 @@ def pair_up(results: Sequence[SampleResult]) -> list[tuple[SampleResult, SampleR
     return twins
 
 
+def undefend() -> None:
+    """Turn off the defences of localeval.prompts.rag and the judge's tokenizer."""
+    from localeval import llama_judge
+    from localeval.prompts import rag
+
+    rag.as_data = lambda text: text
+    rag.quoted = lambda statement: statement.strip()
+    tokenize = llama_judge.LlamaJudge._tokenize
+
+    def tokenize_special(self: Any, text: str, special: bool) -> list[int]:
+        return tokenize(self, text, special=True)
+
+    llama_judge.LlamaJudge._tokenize = tokenize_special  # type: ignore[method-assign]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=Path, default=PAIRS)
@@ -119,7 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--judge", default=None, help="judge name from models.toml")
     parser.add_argument("--lang", choices=("en", "zh"), default=None, help="one language only")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument(
+        "--undefended", action="store_true", help="defences off, to measure what they do"
+    )
     args = parser.parse_args(argv)
+    if args.undefended:
+        undefend()
 
     samples = [
         s for s in load_samples(args.pairs) if args.lang is None or s.extra.get("lang") == args.lang

@@ -112,3 +112,16 @@ def test_cache_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert result.exit_code == 0
     assert result.stdout == "Deleted 1 cached judge calls and 0 cached embeddings.\n"
     assert "judge calls cached: 0 (none)" in CliRunner().invoke(main, ["cache", "stats"]).stdout
+
+
+def test_cache_commands_take_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCALEVAL_DB", str(tmp_path / "other.db"))
+    judge, _ = cached_judge(tmp_path, [0.5])  # cached in tmp_path / "c.db"
+    judge.yes_probability(PROMPT)
+    db = str(tmp_path / "c.db")
+    result = CliRunner().invoke(main, ["cache", "stats", "--db", db])
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"database: {db}\n")
+    assert "judge calls cached: 1 (yes_probability: 1)" in result.stdout
+    result = CliRunner().invoke(main, ["cache", "clear", "--yes", "--db", db])
+    assert result.stdout == "Deleted 1 cached judge calls and 0 cached embeddings.\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,22 @@ def test_unwritable_output_fails_before_models(
     result = CliRunner().invoke(main, ["evaluate", str(data), "-o", str(out)])
     assert result.exit_code == 2
     assert result.stderr == f"Error: --output {out}: folder {out.parent} does not exist\n"
+
+
+def test_read_only_output_folder_fails_before_models(
+    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path
+) -> None:
+    # chmod cannot make a folder read-only for root (the CI user), so the check is faked
+    forbid_models(monkeypatch)
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if Path(p) == tmp_path else real_access(p, mode)
+    )
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(main, ["evaluate", str(data), "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: --output {out}: folder {tmp_path} is not writable\n"
+    assert not out.exists()
 
 
 def test_internal_error_exits_3_without_traceback(
