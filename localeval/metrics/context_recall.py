@@ -12,13 +12,17 @@ Contexts too long for the judge's window: as for faithfulness (localeval.metrics
 
 from __future__ import annotations
 
-from typing import Any
-
 from localeval.dataset import Sample
-from localeval.metrics.base import MetricResult, Tools, missing_field, require_judge
-from localeval.metrics.faithfulness import TOO_LONG_STATEMENT, statement_support, verdict_label
-from localeval.metrics.long_context import NoRoomForContext
-from localeval.text import split_sentences
+from localeval.metrics.base import MetricResult, Tools, missing_field
+from localeval.metrics.faithfulness import StatementEvidence, judge_statements
+
+ATTRIBUTION = StatementEvidence(
+    text_name="the reference answer",
+    probabilities="attribution",
+    positive="attributed",
+    negative="not attributed",
+    no_contexts_note="no contexts were retrieved, so nothing can be attributed",
+)
 
 
 class ContextRecall:
@@ -31,33 +35,5 @@ class ContextRecall:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.reference_answer is not None and sample.contexts is not None
-        # 1. the reference answer's statements: its sentences, as written
-        statements = split_sentences(sample.reference_answer)
-        if not statements:
-            return MetricResult.undefined("the reference answer has no statements")
-        if not any(chunk.strip() for chunk in sample.contexts):
-            return MetricResult(
-                0.0,
-                {
-                    "statements": statements,
-                    "verdicts": ["not attributed"] * len(statements),
-                    "attribution": [0.0] * len(statements),
-                    "note": "no contexts were retrieved, so nothing can be attributed",
-                },
-            )
-        # 2. one yes/no question per statement, sharing the passages as prompt prefix
-        try:
-            attribution, long_context = statement_support(
-                require_judge(tools), sample.contexts, statements
-            )
-        except NoRoomForContext:
-            return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
-        # 3. the share of the reference the passages cover
-        details: dict[str, Any] = {
-            "statements": statements,
-            "verdicts": [verdict_label(p, "attributed", "not attributed") for p in attribution],
-            "attribution": [round(p, 4) for p in attribution],
-        }
-        if long_context is not None:
-            details["long_context"] = long_context
-        return MetricResult(sum(attribution) / len(attribution), details)
+        # the reference's sentences, each asked as faithfulness asks the answer's
+        return judge_statements(sample.reference_answer, sample.contexts, tools, ATTRIBUTION)

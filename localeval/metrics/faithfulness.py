@@ -13,6 +13,7 @@ statement is judged against windows of chunks, the best support kept).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from localeval.dataset import Sample
@@ -65,6 +66,60 @@ def statement_support(
     return best, info
 
 
+@dataclass(frozen=True)
+class StatementEvidence:
+    """How a statement-checking metric names its evidence in a sample's details."""
+
+    text_name: str  # "the answer"
+    probabilities: str  # the details key of the per-statement probabilities
+    positive: str  # verdict when the contexts state the sentence
+    negative: str
+    no_contexts_note: str
+
+
+def judge_statements(
+    text: str, contexts: Sequence[str], tools: Tools, evidence: StatementEvidence
+) -> MetricResult:
+    """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
+    # 1. the statements: the text's sentences, as written
+    statements = split_sentences(text)
+    if not statements:
+        return MetricResult.undefined(f"{evidence.text_name} has no statements")
+    if not any(chunk.strip() for chunk in contexts):
+        return MetricResult(
+            0.0,
+            {
+                "statements": statements,
+                "verdicts": [evidence.negative] * len(statements),
+                evidence.probabilities: [0.0] * len(statements),
+                "note": evidence.no_contexts_note,
+            },
+        )
+    # 2. one yes/no question per statement, sharing the passages as prompt prefix
+    try:
+        probabilities, long_context = statement_support(require_judge(tools), contexts, statements)
+    except NoRoomForContext:
+        return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
+    # 3. the share of the text the passages state, weighted by the judge's confidence
+    details: dict[str, Any] = {
+        "statements": statements,
+        "verdicts": [verdict_label(p, evidence.positive, evidence.negative) for p in probabilities],
+        evidence.probabilities: [round(p, 4) for p in probabilities],
+    }
+    if long_context is not None:
+        details["long_context"] = long_context
+    return MetricResult(sum(probabilities) / len(probabilities), details)
+
+
+SUPPORT = StatementEvidence(
+    text_name="the answer",
+    probabilities="support",
+    positive="supported",
+    negative="unsupported",
+    no_contexts_note="no contexts were retrieved, so no statement can be supported",
+)
+
+
 class Faithfulness:
     name = "faithfulness"
     needs = ("question", "contexts", "answer")
@@ -75,33 +130,4 @@ class Faithfulness:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.contexts is not None
-        # 1. the answer's statements: its sentences, as written
-        statements = split_sentences(sample.answer)
-        if not statements:
-            return MetricResult.undefined("the answer has no statements")
-        if not any(chunk.strip() for chunk in sample.contexts):
-            return MetricResult(
-                0.0,
-                {
-                    "statements": statements,
-                    "verdicts": ["unsupported"] * len(statements),
-                    "support": [0.0] * len(statements),
-                    "note": "no contexts were retrieved, so no statement can be supported",
-                },
-            )
-        # 2. one yes/no question per statement, sharing the passages as prompt prefix
-        try:
-            support, long_context = statement_support(
-                require_judge(tools), sample.contexts, statements
-            )
-        except NoRoomForContext:
-            return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
-        # 3. the share of the answer that is supported, weighted by the judge's confidence
-        details: dict[str, Any] = {
-            "statements": statements,
-            "verdicts": [verdict_label(p, "supported", "unsupported") for p in support],
-            "support": [round(p, 4) for p in support],
-        }
-        if long_context is not None:
-            details["long_context"] = long_context
-        return MetricResult(sum(support) / len(support), details)
+        return judge_statements(sample.answer, sample.contexts, tools, SUPPORT)
