@@ -17,7 +17,6 @@ _CJK = re.compile(
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _DIGIT = re.compile(r"\d")
-_WORD = re.compile(r"[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
 
 #: words after which a full stop does not end a sentence
 _ABBREVIATIONS = {
@@ -133,12 +132,6 @@ def split_sentences(text: str) -> list[str]:
             # a text that is only a number ("1994", "1,708") still states something
             sentences.append(pending)
     return sentences
-
-
-def word_count(text: str) -> float:
-    """Words in Latin-script text; a CJK character counts as half a word (Chinese words are
-    mostly two characters long)."""
-    return len(_WORD.findall(text)) + len(_HAN.findall(text)) / 2
 
 
 def _split_keep(text: str, pattern: re.Pattern[str]) -> list[str]:

@@ -54,32 +54,11 @@ def test_faithfulness_asks_about_each_statement_after_the_shared_passages() -> N
     assert CONTEXTS[0] in shared and CONTEXTS[1] in shared
 
 
-@pytest.mark.parametrize("answer", ["1889", "In 1889", "1,889", "一八八九年"])
-def test_a_fragment_answer_is_asked_together_with_its_question(answer: str) -> None:
+def test_a_number_alone_is_a_statement() -> None:
     judge = ScriptedJudge([0.8])
-    result = Faithfulness().score(sample(answer=answer), Tools(judge=judge))
-    judge.assert_done()
+    result = Faithfulness().score(sample(answer="1889"), Tools(judge=judge))
     assert result.score == pytest.approx(0.8)
-    assert result.details["statements"] == [answer]
-    assert result.details["asked_with_question"] is True
-    assert judge.prompts[0].user.endswith(
-        'say that the answer to the question "When was the Eiffel Tower finished?" is '
-        f'"{answer}"? Answer Yes or No.'
-    )
-
-
-def test_a_five_word_sentence_is_a_statement_of_its_own() -> None:
-    judge = ScriptedJudge([0.8])
-    result = Faithfulness().score(sample(answer="It was finished in 1889."), Tools(judge=judge))
-    assert "asked_with_question" not in result.details
-    assert judge.prompts[0].user.endswith('say that "It was finished in 1889."? Answer Yes or No.')
-
-
-def test_context_recall_asks_a_fragment_reference_with_the_question() -> None:
-    judge = ScriptedJudge([0.7])
-    result = ContextRecall().score(sample(reference_answer="1889"), Tools(judge=judge))
-    assert result.details["asked_with_question"] is True
-    assert "the answer to the question" in judge.prompts[0].user
+    assert judge.prompts[0].user.endswith('say that "1889"? Answer Yes or No.')
 
 
 def test_faithfulness_undefined_without_contexts_or_answer() -> None:

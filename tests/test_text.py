@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from localeval.text import detect_language, split_sentences, word_count
+from localeval.text import detect_language, split_sentences
 
 
 def test_english_sentences() -> None:
@@ -53,13 +53,6 @@ def test_a_number_alone_is_a_statement() -> None:
     assert split_sentences("1994") == ["1994"]
     assert split_sentences(" 1,708 ") == ["1,708"]
     assert split_sentences("-") == []
-
-
-def test_word_count_counts_a_chinese_character_as_half_a_word() -> None:
-    assert word_count("Newcastle United") == 2
-    assert word_count("It was finished in 1889.") == 5
-    assert word_count("纽卡斯尔联队") == 3
-    assert word_count("保留 30 天") == 2.5
 
 
 def test_detect_language() -> None:

@@ -4,9 +4,6 @@ Inputs: question, contexts, answer.
 Output: the mean, over the answer's statements, of the judge's probability that the
 statement is supported by the passages; in [0, 1], higher is better.
 Details: statements, verdicts ("supported" / "unsupported"), support probabilities.
-An answer that is one short fragment (at most four words, e.g. "1994" or "Newcastle
-United") states something only as the answer to its question: it is asked as "does the
-context say that the answer to <question> is <answer>?" (details: asked_with_question).
 Undefined when the answer or contexts are missing or the answer has no statements.
 With an empty list of contexts nothing can be supported: the score is 0, said in details.
 Contexts too long for the judge's window: see localeval.metrics.long_context (each
@@ -15,8 +12,7 @@ statement is judged against windows of chunks, the best support kept).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,14 +26,12 @@ from localeval.metrics.long_context import (
     split_into_windows,
 )
 from localeval.prompts import rag
-from localeval.text import split_sentences, word_count
+from localeval.text import split_sentences
 
 WINDOWED_SUPPORT = (
     "contexts too long for the judge's window: each statement judged against every window "
     "of consecutive chunks, its best support kept"
 )
-# a one-statement text this short is a fragment, judged together with the question
-FRAGMENT_WORDS = 4
 TOO_LONG_STATEMENT = "a statement is too long for the judge's context window even without contexts"
 
 
@@ -49,17 +43,15 @@ def statement_support(
     judge: Judge,
     contexts: Sequence[str],
     statements: Sequence[str],
-    ask: Callable[[Sequence[str], str], Prompt] = rag.context_says,
 ) -> tuple[list[float], dict[str, Any] | None]:
     """P(the contexts state s) for each statement, and what was done if they did not fit.
 
-    `ask(contexts, statement)` builds the question. All statements' prompts share the
-    contexts as prefix, so they are asked window by window. Raises NoRoomForContext when a
-    statement alone does not fit.
+    All statements' prompts share the contexts as prefix, so they are asked window by
+    window. Raises NoRoomForContext when a statement alone does not fit.
     """
 
     def prompts_for(texts: Sequence[str]) -> list[Prompt]:
-        return [ask(texts, s) for s in statements]
+        return [rag.context_says(texts, s) for s in statements]
 
     if fits_all(judge, prompts_for(contexts), reserve=1):
         return [judge.yes_probability(p) for p in prompts_for(contexts)], None
@@ -88,15 +80,11 @@ class StatementEvidence:
 
 
 def judge_statements(
-    text: str, question: str, contexts: Sequence[str], tools: Tools, evidence: StatementEvidence
+    text: str, contexts: Sequence[str], tools: Tools, evidence: StatementEvidence
 ) -> MetricResult:
     """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
     # 1. the statements: the text's sentences, as written
     statements = split_sentences(text)
-    ask = rag.context_says
-    if len(statements) == 1 and word_count(statements[0]) <= FRAGMENT_WORDS:
-        # "1994" or "Newcastle United" says something only as the answer to the question
-        ask = functools.partial(rag.context_answers, question=question)
     if not statements:
         return MetricResult.undefined(f"{evidence.text_name} has no statements")
     if not any(chunk.strip() for chunk in contexts):
@@ -111,9 +99,7 @@ def judge_statements(
         )
     # 2. one yes/no question per statement, sharing the passages as prompt prefix
     try:
-        probabilities, long_context = statement_support(
-            require_judge(tools), contexts, statements, ask
-        )
+        probabilities, long_context = statement_support(require_judge(tools), contexts, statements)
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
     # 3. the share of the text the passages state, weighted by the judge's confidence
@@ -122,8 +108,6 @@ def judge_statements(
         "verdicts": [verdict_label(p, evidence.positive, evidence.negative) for p in probabilities],
         evidence.probabilities: [round(p, 4) for p in probabilities],
     }
-    if ask is not rag.context_says:
-        details["asked_with_question"] = True
     if long_context is not None:
         details["long_context"] = long_context
     return MetricResult(sum(probabilities) / len(probabilities), details)
@@ -148,4 +132,4 @@ class Faithfulness:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.contexts is not None
-        return judge_statements(sample.answer, sample.question, sample.contexts, tools, SUPPORT)
+        return judge_statements(sample.answer, sample.contexts, tools, SUPPORT)

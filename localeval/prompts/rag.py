@@ -61,17 +61,6 @@ def context_says(contexts: Sequence[str], statement: str) -> Prompt:
     )
 
 
-def context_answers(contexts: Sequence[str], answer: str, question: str) -> Prompt:
-    """Faithfulness of an answer that is a fragment ("1994", "Newcastle United"): such an
-    answer states something only together with its question, so both are quoted."""
-    return Prompt.of(
-        SYSTEM_JUDGE,
-        *context_segments(contexts),
-        f'\n\nDoes the context above say that the answer to the question "{quoted(question)}" '
-        f'is "{quoted(answer)}"? Answer Yes or No.',
-    )
-
-
 def answer_segment(answer: str, language: str) -> str:
     """The shared start of the answer relevancy prompts: the answer alone (no question, so
     the questions written from it cannot copy the question asked)."""
