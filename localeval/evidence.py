@@ -104,6 +104,9 @@ def _questions(base: Details | None, new: Details | None) -> list[tuple[float, s
     if isinstance(q, int | float) and isinstance(p, int | float) and (q >= 0.5) != (p >= 0.5):
         state = "noncommittal" if p >= 0.5 else "committal"
         lines.append((1.0, f"answer judged {state} ({q:.2f} -> {p:.2f})"))
+    q, p = base.get("answers_probability"), new.get("answers_probability")
+    if isinstance(q, int | float) and isinstance(p, int | float) and abs(p - q) > 1e-9:
+        lines.append((abs(p - q), f"judge's P(the answer answers the question) {q:.2f} -> {p:.2f}"))
     old = _pairs(base, "generated_questions", "similarities")
     now = _pairs(new, "generated_questions", "similarities")
     if now and old:

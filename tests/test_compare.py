@@ -178,6 +178,13 @@ def test_evidence_names_the_statement_and_chunk_that_changed() -> None:
     assert explain_change("answer_relevancy", relevancy_before, relevancy_after) == [
         "answer judged noncommittal (0.10 -> 0.90)"
     ]
+    answered = {**relevancy_before, "answers_probability": 0.8}
+    dodged = {**relevancy_before, "answers_probability": 0.3, "similarities": [0.7]}
+    assert explain_change("answer_relevancy", answered, dodged) == [
+        "judge's P(the answer answers the question) 0.80 -> 0.30",
+        "generated questions now 0.70 similar to the question (before 0.90); least similar: "
+        '"q" (0.70)',
+    ]
     assert explain_change("faithfulness", base, {"undefined_reason": "no answer"}) == [
         "now undefined: no answer"
     ]

@@ -137,19 +137,20 @@ def test_answer_relevancy_judges_the_beginning_of_a_huge_answer() -> None:
     answer = " ".join(f"word{i}" for i in range(400)) + "."
     question = "When was the tower finished?"
     # room for the reply the schema allows (2,425 tokens) and about 100 words
-    judge = ScriptedJudge([0.1, {"questions": [question] * 3}], n_ctx=2425 + 100)
+    judge = ScriptedJudge([0.1, 0.9, {"questions": [question] * 3}], n_ctx=2425 + 100)
     result = AnswerRelevancy().score(
         sample(answer=answer), Tools(judge=judge, embedder=FakeEmbedder())
     )
     judge.assert_done()
-    noncommittal, questions = judge.prompts
-    assert judge.fits(noncommittal, 1)
+    noncommittal, answers, questions = judge.prompts
+    assert judge.fits(noncommittal, 1) and judge.fits(answers, 1)
     assert "word0 " in noncommittal.user and "word399" not in noncommittal.user
     long_context = result.details["long_context"]
     assert long_context["answer_chars"] == len(answer)
     assert 0 < long_context["judged_chars"] < len(answer)
     assert answer[: long_context["judged_chars"]] in questions.user
-    assert result.score == pytest.approx(1.0)
+    assert answer[: long_context["judged_chars"]] in answers.user
+    assert result.score == pytest.approx(0.9)
 
 
 def test_answer_relevancy_undefined_when_the_window_cannot_hold_the_reply() -> None:

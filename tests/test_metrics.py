@@ -189,22 +189,40 @@ def test_context_precision_empty_chunk_is_not_useful() -> None:
 # -- answer relevancy --------------------------------------------------------------------
 
 
-def test_answer_relevancy_mean_cosine_of_generated_questions() -> None:
+def test_answer_relevancy_is_the_probability_that_the_answer_answers() -> None:
     question = "When was the Eiffel Tower finished?"
-    judge = ScriptedJudge([0.1, {"questions": [question, question, "Where is Paris?"]}])
+    judge = ScriptedJudge([0.1, 0.8, {"questions": [question, question, "Where is Paris?"]}])
     embedder = FakeEmbedder()
     result = AnswerRelevancy().score(sample(), Tools(judge=judge, embedder=embedder))
     judge.assert_done()
+    assert result.score == pytest.approx(0.8)
+    assert judge.prompts[1].user.endswith(
+        f'Does the answer above answer the question "{question}"? Answer Yes or No.'
+    )
+    # the generated questions and their similarity are kept as evidence
     sims = result.details["similarities"]
     assert sims[0] == pytest.approx(1.0) and sims[1] == pytest.approx(1.0)
     assert sims[2] < 0.5
-    assert result.score == pytest.approx(sum(sims) / 3, abs=1e-3)
+    assert result.details["question_similarity"] == pytest.approx(sum(sims) / 3, abs=1e-3)
+    assert result.details["answers_probability"] == 0.8
     assert result.details["language"] == "en"
+
+
+def test_answer_relevancy_prompts_share_the_answer_as_prefix() -> None:
+    judge = ScriptedJudge([0.1, 0.8, {"questions": ["a?", "b?", "c?"]}])
+    AnswerRelevancy().score(sample(), Tools(judge=judge, embedder=FakeEmbedder()))
+    first, second, third = (p.segments[0] for p in judge.prompts)
+    assert (
+        first
+        == second
+        == third
+        == "Answer:\nThe Eiffel Tower was finished in 1889. It is in Paris."
+    )
 
 
 def test_answer_relevancy_noncommittal_answer_scores_zero() -> None:
     question = "When was the Eiffel Tower finished?"
-    judge = ScriptedJudge([0.93, {"questions": [question] * 3}])
+    judge = ScriptedJudge([0.93, 0.7, {"questions": [question] * 3}])
     result = AnswerRelevancy().score(
         sample(answer="I don't know."), Tools(judge=judge, embedder=FakeEmbedder())
     )
@@ -213,12 +231,13 @@ def test_answer_relevancy_noncommittal_answer_scores_zero() -> None:
 
 
 def test_answer_relevancy_chinese_question_gets_chinese_prompt() -> None:
-    judge = ScriptedJudge([0.0, {"questions": ["埃菲尔铁塔何时建成？"] * 3}])
+    judge = ScriptedJudge([0.0, 0.9, {"questions": ["埃菲尔铁塔何时建成？"] * 3}])
     s = sample(question="埃菲尔铁塔何时建成？", answer="埃菲尔铁塔于1889年建成。")
     result = AnswerRelevancy().score(s, Tools(judge=judge, embedder=FakeEmbedder()))
     assert result.details["language"] == "zh"
-    assert "中文" in judge.prompts[1].user
-    assert result.score == pytest.approx(1.0)
+    assert "中文" in judge.prompts[2].user
+    assert result.score == pytest.approx(0.9)
+    assert result.details["question_similarity"] == pytest.approx(1.0)
 
 
 def test_answer_relevancy_undefined_without_answer() -> None:

@@ -90,3 +90,20 @@ def test_md_code_spans() -> None:
     assert md_code("left\u202eright\x00") == "`left�right�`"
     for text in ("![i](https://evil.example/i.png)", "<b>x</b>", "[l](javascript:x)", "**b**"):
         assert to_html(md_code(text, in_table=False)).startswith("<p><code>")
+
+
+def test_relevancy_evidence_says_when_the_judge_finds_no_answer() -> None:
+    from localeval.report.view import evidence_hint
+
+    details = {
+        "noncommittal_probability": 0.2,
+        "answers_probability": 0.3,
+        "generated_questions": ["What is Paris?"],
+        "similarities": [0.4],
+    }
+    hint = evidence_hint("answer_relevancy", details)
+    assert hint is not None
+    assert hint.plain() == "judged not to answer the question (0.30)"
+    hint = evidence_hint("answer_relevancy", {**details, "answers_probability": 0.7})
+    assert hint is not None
+    assert hint.plain() == "answers instead (0.40): What is Paris?"

@@ -28,8 +28,8 @@ def fakes(answers: list[Any]) -> Tools:
 
 
 def unfaithful_answers() -> list[Any]:
-    # faithfulness (low), recall, relevancy: noncommittal, questions
-    return [0.2, 0.9, 0.05, {"questions": [QUESTION] * 3}]
+    # faithfulness (low), recall, relevancy: noncommittal, answers, questions
+    return [0.2, 0.9, 0.05, 0.97, {"questions": [QUESTION] * 3}]
 
 
 def test_passing_gates_return_the_run() -> None:
@@ -58,7 +58,7 @@ def test_failing_gate_message_names_gate_remedies_and_samples() -> None:
         "from the context, else say you don't know\"); temperature 0-0.1; require citations "
         "of the context.\n"
         "  passed: context_precision 1.000 >= 0.65, context_recall 0.900 >= 0.70, "
-        "answer_relevancy 1.000 >= 0.75\n"
+        "answer_relevancy 0.970 >= 0.75\n"
         "  worst samples:\n"
         "    q1: faithfulness 0.200 - unsupported: It was finished in 1889."
     )
@@ -175,8 +175,8 @@ QUESTION = "When was the tower finished?"
 class FakeModels(ModelCache):
     def __init__(self):
         super().__init__()
-        self.judge = ScriptedJudge([0.95, 0.9, 0.05, {"questions": [QUESTION] * 3},
-                                    0.2, 0.9, 0.05, {"questions": [QUESTION] * 3}])
+        self.judge = ScriptedJudge([0.95, 0.9, 0.05, 0.97, {"questions": [QUESTION] * 3},
+                                    0.2, 0.9, 0.05, 0.97, {"questions": [QUESTION] * 3}])
         self.calls = 0
 
     def tools(self, metrics, judge=None, embedder=None, models=None):

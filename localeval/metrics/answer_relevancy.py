@@ -1,11 +1,17 @@
 """Answer relevancy: whether the answer addresses the question that was asked.
 
 Inputs: question, answer.
-Output: the judge writes N questions (default 3) that the answer would answer, in the
-question's language; score = mean cosine similarity between the embedded user question
-and each generated question. 0 when the judge finds the answer noncommittal (probability
-of "noncommittal" >= 0.5). In [0, 1] (negative cosines are clipped to 0).
-Details: generated questions, their similarities, the noncommittal probability, language.
+Output: the judge's probability that the answer answers the question (one yes/no question
+after the answer); 0 when the judge finds the answer noncommittal (probability of
+"noncommittal" >= 0.5). In [0, 1].
+Evidence: the judge also writes N questions (default 3) that the answer would answer, in
+the question's language, and their cosine similarity to the question asked is kept in
+details (question_similarity). It is not the score: measured on WikiEval with the 0.5B
+default judge, that similarity ranks the poor answer of a pair above the good one (pair
+accuracy 0.40), because a vague answer restates the question while a full one answers
+its parts; the direct question ranks the good one higher in 0.76 of the pairs.
+Details: answers_probability, generated questions, their similarities and mean, the
+noncommittal probability, language.
 Undefined without an answer. An answer too long for the judge's window is judged on its
 beginning, as much as fits (localeval.metrics.long_context), said in details.
 """
@@ -47,7 +53,8 @@ class AnswerRelevancy:
         assert sample.answer is not None
         judge = require_judge(tools)
         language = detect_language(sample.question)
-        # 0. as much of the answer as both prompts hold: all of it, but for a huge answer
+        # 0. as much of the answer as the prompts hold: all of it, but for a huge answer (the
+        # noncommittal prompt is the longest yes/no one: what fits there fits the other)
         try:
             answer = fit_text(
                 judge,
@@ -73,19 +80,23 @@ class AnswerRelevancy:
         noncommittal = judge.yes_probability(
             rag.answer_noncommittal(sample.question, answer, language)
         )
-        # 2. the questions this answer would answer, written in the question's language
+        # 2. does it answer the question asked?
+        answers = judge.yes_probability(rag.answer_answers(sample.question, answer, language))
+        # 3. evidence: the questions this answer would answer, in the question's language
         reply = judge.generate(
             rag.questions_for_answer(answer, self.n_questions, language), self.schema
         )
         questions = [q.strip() for q in reply["questions"]]
-        # 3. how close they are to the question asked
+        # ... and how close they are to the question asked
         vectors = require_embedder(tools).embed([sample.question, *questions])
         similarities = [max(0.0, cosine(vectors[0], v)) for v in vectors[1:]]
         mean = sum(similarities) / len(similarities)
-        score = 0.0 if noncommittal >= 0.5 else mean
+        score = 0.0 if noncommittal >= 0.5 else answers
         details: dict[str, Any] = {
+            "answers_probability": round(answers, 4),
             "generated_questions": questions,
             "similarities": [round(s, 4) for s in similarities],
+            "question_similarity": round(mean, 4),
             "noncommittal_probability": round(noncommittal, 4),
             "language": language,
         }

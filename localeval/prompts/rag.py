@@ -83,6 +83,15 @@ def questions_for_answer(answer: str, n: int, language: str) -> Prompt:
     return Prompt.of(SYSTEM_JUDGE, answer_segment(answer, language), tail)
 
 
+def answer_answers(question: str, answer: str, language: str) -> Prompt:
+    """Answer relevancy: does the answer answer the question that was asked?"""
+    return Prompt.of(
+        SYSTEM_JUDGE,
+        answer_segment(answer, language),
+        f'\n\nDoes the answer above answer the question "{quoted(question)}"? Answer Yes or No.',
+    )
+
+
 def answer_noncommittal(question: str, answer: str, language: str) -> Prompt:
     """Answer relevancy: does the answer dodge the question (evasive, vague, "I don't know")?"""
     return Prompt.of(

@@ -192,6 +192,9 @@ def evidence_hint(metric: str, details: Any) -> Evidence | None:
     if metric == "answer_relevancy":
         if (number(details.get("noncommittal_probability")) or 0.0) >= 0.5:
             return Evidence("the answer is noncommittal")
+        answers = number(details.get("answers_probability"))
+        if answers is not None and answers < 0.5:
+            return Evidence(f"judged not to answer the question ({answers:.2f})")
         questions, sims = details.get("generated_questions"), details.get("similarities")
         if isinstance(questions, list) and isinstance(sims, list):
             pairs = [(number(s), text(q)) for q, s in zip(questions, sims, strict=False)]
