@@ -28,6 +28,7 @@ import numpy as np
 
 from localeval.config import JudgeConfig
 from localeval.errors import ConfigError, JudgeError, PromptTooLongError
+from localeval.grammar_sampling import GreedyGrammarSampler
 from localeval.judge import Prompt, Usage
 from localeval.modelfiles import verified_judge_sha256
 from localeval.schema import Schema, max_bytes, parse, to_gbnf
@@ -81,7 +82,7 @@ class LlamaJudge:
         self._no_ids = self._single_token_ids(NO_WORDS)
         if not self._yes_ids or not self._no_ids:
             raise JudgeError(f"judge '{self.name}': no single-token Yes/No in its vocabulary")
-        self._samplers: dict[Schema, Any] = {}
+        self._samplers: dict[Schema, GreedyGrammarSampler] = {}
         self._segment_tokens: OrderedDict[str, Segment] = OrderedDict()
         # the segments whose key/value state llama.cpp holds, in order
         self._state: list[Segment] = []
@@ -213,8 +214,7 @@ class LlamaJudge:
         self._state.append((token,))
 
     def _last_log_probs(self) -> np.ndarray:
-        pointer = self._llm._ctx.get_logits_ith(-1)
-        logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).astype(np.float64)
+        logits = self._last_logits().astype(np.float64)
         return logits - np.logaddexp.reduce(logits)
 
     # -- the Judge protocol -------------------------------------------------------------
@@ -265,18 +265,18 @@ class LlamaJudge:
         self.usage.seconds += time.perf_counter() - started
         return [float(v) for v in values]
 
-    def _sampler(self, schema: Schema) -> Any:
-        from llama_cpp import LlamaGrammar
-        from llama_cpp._internals import LlamaSampler
-
+    def _sampler(self, schema: Schema) -> GreedyGrammarSampler:
         if schema not in self._samplers:
-            sampler = LlamaSampler()
-            sampler.add_grammar(self._llm._model, LlamaGrammar.from_string(to_gbnf(schema)))
-            sampler.add_greedy()
-            self._samplers[schema] = sampler
+            self._samplers[schema] = GreedyGrammarSampler(
+                self._llm._model.vocab, to_gbnf(schema), self._n_vocab
+            )
         sampler = self._samplers[schema]
         sampler.reset()
         return sampler
+
+    def _last_logits(self) -> np.ndarray:
+        pointer = self._llm._ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
 
     def generate(self, prompt: Prompt, schema: Schema) -> Any:
         import llama_cpp
@@ -288,7 +288,7 @@ class LlamaJudge:
         vocab = self._llm._model.vocab
         output: list[int] = []
         for _ in range(limit):
-            token = sampler.sample(self._llm._ctx, -1)  # applies grammar + greedy, accepts
+            token = sampler.next_token(self._last_logits())  # greedy under the grammar
             if llama_cpp.llama_vocab_is_eog(vocab, token):
                 break
             output.append(token)
@@ -302,4 +302,6 @@ class LlamaJudge:
         return parse(schema, text)
 
     def close(self) -> None:
+        for sampler in self._samplers.values():
+            sampler.close()
         self._llm.close()
