@@ -76,11 +76,12 @@ class CachedJudge:
             [CALL_PROTOCOL, self.sha256, self._settings, kind, _prompt_parts(prompt), extra]
         )
 
-    def _lookup(self, key: str) -> Any | None:
+    def _lookup(self, key: str, counted: bool = True) -> Any | None:
         row = self._db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        self.usage.cached_calls += 1
+        if counted:
+            self.usage.cached_calls += 1
         return json.loads(row[0])
 
     def _remember(self, key: str, kind: str, value: Any, before: Usage) -> None:
@@ -98,9 +99,18 @@ class CachedJudge:
             ),
         )
 
-    def _call(self, kind: str, prompt: Prompt, extra: Any, ask: Callable[[Judge], Any]) -> Any:
+    def _call(
+        self,
+        kind: str,
+        prompt: Prompt,
+        extra: Any,
+        ask: Callable[[Judge], Any],
+        counted: bool = True,
+    ) -> Any:
+        """The cached answer, else the judge's (remembered). `counted`: a hit counts as a
+        cached judge call (a window check is not a judge call)."""
         key = self._key(kind, prompt, extra)
-        cached = self._lookup(key)
+        cached = self._lookup(key, counted)
         if cached is not None:
             return cached
         judge = self._judge()
@@ -130,7 +140,9 @@ class CachedJudge:
 
     def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
         # a question of tokenization: cached too, so a warm run needs no model for it
-        return bool(self._call("fits", prompt, reserve, lambda j: j.fits(prompt, reserve)))
+        return bool(
+            self._call("fits", prompt, reserve, lambda j: j.fits(prompt, reserve), counted=False)
+        )
 
 
 class CachedEmbedder:

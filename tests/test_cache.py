@@ -125,3 +125,11 @@ def test_cache_commands_take_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert "judge calls cached: 1 (yes_probability: 1)" in result.stdout
     result = CliRunner().invoke(main, ["cache", "clear", "--yes", "--db", db])
     assert result.stdout == "Deleted 1 cached judge calls and 0 cached embeddings.\n"
+
+
+def test_window_checks_are_cached_but_not_counted_as_judge_calls(tmp_path: Path) -> None:
+    judge, _ = cached_judge(tmp_path, [0.5])
+    assert judge.fits(PROMPT) and judge.fits(PROMPT)
+    judge.yes_probability(PROMPT)
+    judge.yes_probability(PROMPT)
+    assert judge.usage.cached_calls == 1

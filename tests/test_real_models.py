@@ -18,7 +18,7 @@ from localeval.judge import Prompt
 from localeval.llama_judge import LlamaJudge
 from localeval.metrics import RAG_METRICS, Tools, build_metric
 from localeval.runner import evaluate, load_tools
-from localeval.schema import Array, Object, Str
+from localeval.schema import Array, Object, Str, to_gbnf
 from localeval.text import detect_language
 
 pytestmark = pytest.mark.real_models
@@ -66,6 +66,44 @@ def test_grammar_output_is_always_valid_json(tools: Tools) -> None:
     assert tools.judge is not None
     value = tools.judge.generate(prompt, schema)
     assert len(value["items"]) == 2 and all(1 <= len(i) <= 12 for i in value["items"])
+
+
+def test_greedy_grammar_sampler_picks_what_llama_cpps_grammar_chain_picks(tools: Tools) -> None:
+    """The sampler asks the grammar about the likeliest token first; llama.cpp's own chain
+    (grammar over the whole vocabulary, then greedy) must write exactly the same reply."""
+    import llama_cpp
+    from llama_cpp import LlamaGrammar
+    from llama_cpp._internals import LlamaSampler
+
+    judge = tools.judge
+    assert isinstance(judge, LlamaJudge)
+    schema = Object((("questions", Array(Str(80), 2, 2)),))
+    prompts = [
+        Prompt.of(
+            "You are a helpful assistant.",
+            "Answer:\nThe tower opened in 1889.",
+            "\n\nWrite 2 questions. Reply in JSON.",
+        ),
+        Prompt.of(
+            "You are a helpful assistant.",
+            "回答：\n团队版每月 12 欧元。",
+            "\n\n请写出2个问题。以JSON格式回复。",
+        ),
+    ]
+    for prompt in prompts:
+        ours = judge.generate(prompt, schema)
+        judge._evaluate(judge._segments(prompt), reserve=200)
+        chain = LlamaSampler()
+        chain.add_grammar(judge._llm._model, LlamaGrammar.from_string(to_gbnf(schema)))
+        chain.add_greedy()
+        tokens: list[int] = []
+        for _ in range(200):
+            token = chain.sample(judge._llm._ctx, -1)
+            if llama_cpp.llama_vocab_is_eog(judge._llm._model.vocab, token):
+                break
+            tokens.append(token)
+            judge._extend(token)
+        assert json.loads(judge._llm.detokenize(tokens).decode("utf-8")) == ours
 
 
 def test_choice_probabilities_handle_multi_token_options(tools: Tools) -> None:

@@ -1,7 +1,7 @@
 """Real-model checks of the robustness rules: contexts longer than the judge's window.
 
-The default judge is loaded with a small window (n_ctx 1000) so that ten ordinary chunks
-overflow it; the facts the answer needs sit late in the context, in a later window.
+The default judge is loaded with a small window (n_ctx 300) so that nine ordinary chunks
+(about 430 tokens) overflow it; the facts the answer needs sit late in the context, in a later window.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ INVENTED = "The tram was designed by a famous Italian architect."
 def small_window_judge() -> LlamaJudge:
     config = load_models_config().judge()
     # not a multiple of 256: llama.cpp pads the context, llama-cpp-python's buffer is not
-    judge = LlamaJudge(dataclasses.replace(config, n_ctx=1000))
-    assert judge.n_ctx == 1000
+    judge = LlamaJudge(dataclasses.replace(config, n_ctx=300))
+    assert judge.n_ctx == 300
     return judge
 
 
@@ -91,7 +91,7 @@ def test_contexts_longer_than_the_window_are_scored_by_windows(
 def test_a_chunk_longer_than_the_window_is_cut_into_pieces(
     small_window_judge: LlamaJudge,
 ) -> None:
-    document = " ".join([*FILLER[:5], FACT, *FILLER[5:]] * 2)  # one chunk of ~2,000 tokens
+    document = " ".join([*FILLER[:5], FACT, *FILLER[5:]] * 2)  # one chunk of ~850 tokens
     sample = Sample("huge", QUESTION, [document], answer=SUPPORTED)
     run = evaluate([sample], ["faithfulness"], Tools(judge=small_window_judge))
     faithfulness = run.samples[0].results["faithfulness"]
