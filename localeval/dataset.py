@@ -376,6 +376,30 @@ def read_samples(
         yield sample
 
 
+class InvalidRowCounter:
+    """Passes invalid rows on to `on_invalid` (if any), counting them, so that a file whose
+    rows were all skipped is told apart from an empty one."""
+
+    def __init__(self, on_invalid: OnInvalid | None):
+        self.on_invalid = on_invalid
+        self.skipped = 0
+
+    def _count(self, error: DatasetError) -> None:
+        self.skipped += 1
+        assert self.on_invalid is not None
+        self.on_invalid(error)
+
+    def handler(self) -> OnInvalid | None:
+        """What read_samples takes: None makes the first invalid row raise."""
+        return self._count if self.on_invalid is not None else None
+
+    def no_samples(self, path: str | Path) -> DatasetError:
+        """The error for a file that yielded no sample."""
+        if self.skipped:
+            return DatasetError(str(path), f"holds no valid samples ({self.skipped} invalid rows)")
+        return DatasetError(str(path), "holds no samples")
+
+
 def load_samples(
     path: str | Path,
     on_invalid: OnInvalid | None = None,
@@ -383,19 +407,8 @@ def load_samples(
 ) -> list[Sample]:
     """All samples of a file, validated; raises DatasetError if there are none (or, without
     `on_invalid`, if any row is bad)."""
-    skipped = 0
-
-    def count_skipped(error: DatasetError) -> None:
-        nonlocal skipped
-        skipped += 1
-        assert on_invalid is not None
-        on_invalid(error)
-
-    samples = list(
-        read_samples(path, count_skipped if on_invalid is not None else None, on_warning)
-    )
+    counter = InvalidRowCounter(on_invalid)
+    samples = list(read_samples(path, counter.handler(), on_warning))
     if not samples:
-        if skipped:
-            raise DatasetError(str(path), f"holds no valid samples ({skipped} invalid rows)")
-        raise DatasetError(str(path), "holds no samples")
+        raise counter.no_samples(path)
     return samples

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from localeval.compare import RunScores, results_file_scores
-from localeval.dataset import OnInvalid, OnWarning, read_samples
+from localeval.dataset import InvalidRowCounter, OnInvalid, OnWarning, read_samples
 from localeval.errors import DatasetError, UsageError
 from localeval.history import LATEST, RunStore, StoredRun, fingerprint
 from localeval.metrics import Metric, Tools
@@ -44,20 +44,10 @@ def scan_dataset(
 ) -> DatasetScan:
     """Validate every row in one streaming pass, before any model loads. Without
     `on_invalid` the first invalid row raises; with it, invalid rows go there."""
-    skipped = 0
-
-    def count_skipped(error: DatasetError) -> None:
-        nonlocal skipped
-        skipped += 1
-        assert on_invalid is not None
-        on_invalid(error)
-
-    handler = count_skipped if on_invalid is not None else None
-    count = sum(1 for _ in read_samples(path, handler, on_warning))
+    counter = InvalidRowCounter(on_invalid)
+    count = sum(1 for _ in read_samples(path, counter.handler(), on_warning))
     if not count:
-        if skipped:
-            raise DatasetError(str(path), f"holds no valid samples ({skipped} invalid rows)")
-        raise DatasetError(str(path), "holds no samples")
+        raise counter.no_samples(path)
     return DatasetScan(path, count, sha256_file(path))
 
 
