@@ -1,7 +1,8 @@
 """Real-model checks of the robustness rules: contexts longer than the judge's window.
 
 The default judge is loaded with a small window (n_ctx 300) so that nine ordinary chunks
-(about 430 tokens) overflow it; the facts the answer needs sit late in the context, in a later window.
+(about 430 tokens) overflow it; the facts the answer needs sit late in the context, in a
+later window.
 """
 
 from __future__ import annotations
