@@ -11,9 +11,13 @@ from localeval import __version__, cli_history
 from localeval.cli_options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
+    cache_option,
     db_option,
+    embedder_option,
+    judge_option,
     max_drop_option,
     models_option,
+    progress_option,
     translate_errors,
 )
 
@@ -68,17 +72,10 @@ def main() -> None:
     metavar="'NAME: DESCRIPTION'",
     help="A rubric criterion given inline; repeat for several (instead of --criteria).",
 )
-@click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
-@click.option(
-    "--embedder", "embedder_name", default=None, help="Embedding model name from models.toml."
-)
+@judge_option
+@embedder_option
 @models_option
-@click.option(
-    "--progress/--no-progress",
-    default=True,
-    show_default=True,
-    help="Show progress and the time left on stderr.",
-)
+@progress_option
 @click.option(
     "--skip-invalid",
     is_flag=True,
@@ -107,13 +104,9 @@ def main() -> None:
     "if a metric regressed (see --max-drop).",
 )
 @max_drop_option
-@click.option(
-    "--cache/--no-cache",
-    "use_cache",
-    default=True,
-    show_default=True,
-    help="Answer judge calls and embeddings made before from the local cache (re-runs of "
-    "unchanged data cost nothing); --no-cache asks the models again.",
+@cache_option(
+    "Answer judge calls and embeddings made before from the local cache (re-runs of "
+    "unchanged data cost nothing); --no-cache asks the models again."
 )
 @translate_errors
 def evaluate(
@@ -195,20 +188,11 @@ def evaluate(
     show_default=True,
     help="The field holding answer B (e.g. the new system's answers).",
 )
-@click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
+@judge_option
 @models_option
-@click.option(
-    "--progress/--no-progress",
-    default=True,
-    show_default=True,
-    help="Show progress and the time left on stderr.",
-)
-@click.option(
-    "--cache/--no-cache",
-    "use_cache",
-    default=True,
-    show_default=True,
-    help="Answer judge calls made before from the local cache; --no-cache asks the judge again.",
+@progress_option
+@cache_option(
+    "Answer judge calls made before from the local cache; --no-cache asks the judge again."
 )
 @db_option
 @translate_errors
@@ -282,24 +266,11 @@ def models_command(models_path: str | None) -> None:
     default=None,
     help="Use only the first N rows of each file (a quick look).",
 )
-@click.option("--judge", "judge_name", default=None, help="Judge model name from models.toml.")
-@click.option(
-    "--embedder", "embedder_name", default=None, help="Embedding model name from models.toml."
-)
+@judge_option
+@embedder_option
 @models_option
-@click.option(
-    "--progress/--no-progress",
-    default=True,
-    show_default=True,
-    help="Show progress and the time left on stderr.",
-)
-@click.option(
-    "--cache/--no-cache",
-    "use_cache",
-    default=True,
-    show_default=True,
-    help="Reuse judge calls made before.",
-)
+@progress_option
+@cache_option("Reuse judge calls made before.")
 @db_option
 @translate_errors
 def calibrate(

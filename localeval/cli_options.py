@@ -74,3 +74,25 @@ models_option = click.option(
     default=None,
     help="models.toml to use (default: $LOCALEVAL_MODELS, ./models.toml, or the project's).",
 )
+
+judge_option = click.option(
+    "--judge", "judge_name", default=None, help="Judge model name from models.toml."
+)
+
+embedder_option = click.option(
+    "--embedder", "embedder_name", default=None, help="Embedding model name from models.toml."
+)
+
+progress_option = click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Show progress and the time left on stderr.",
+)
+
+
+def cache_option(help_text: str) -> Callable[[F], F]:
+    """--cache/--no-cache, with what the cache saves in this command."""
+    return click.option(
+        "--cache/--no-cache", "use_cache", default=True, show_default=True, help=help_text
+    )
