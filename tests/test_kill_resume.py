@@ -9,12 +9,13 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from run_db import db_runs
 
 FAKE_CLI = Path(__file__).resolve().parent / "fake_models_cli.py"
 SEED = 20240607
@@ -50,20 +51,6 @@ def comparable(results: Path) -> dict[str, Any]:
         del data["run"][key]
     del data["run"]["usage"]["seconds"]
     return data
-
-
-def db_runs(db: Path) -> list[tuple[int, int, str | None]]:
-    """(samples stored, samples in the run, finished) of each run, after checking that the
-    file is intact."""
-    connection = sqlite3.connect(db)
-    try:
-        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        return connection.execute(
-            "SELECT (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), n_samples, "
-            "finished FROM runs ORDER BY rowid"
-        ).fetchall()
-    finally:
-        connection.close()
 
 
 def test_killed_runs_resume_to_the_uninterrupted_results(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_db import db_runs
 
 pytestmark = pytest.mark.real_models
 
@@ -56,18 +56,6 @@ def comparable(results: Path) -> dict[str, Any]:
     return data
 
 
-def stored(db: Path) -> list[tuple[int, int, str | None]]:
-    connection = sqlite3.connect(db)
-    try:
-        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        return connection.execute(
-            "SELECT (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), n_samples, "
-            "finished FROM runs ORDER BY rowid"
-        ).fetchall()
-    finally:
-        connection.close()
-
-
 def test_real_run_killed_at_random_points_resumes_to_the_same_results(tmp_path: Path) -> None:
     whole = tmp_path / "whole.json"
     started = time.monotonic()
@@ -89,7 +77,7 @@ def test_real_run_killed_at_random_points_resumes_to_the_same_results(tmp_path: 
             process.send_signal(signal.SIGKILL)
             process.communicate(timeout=60)
         if db.exists():
-            runs = stored(db)
+            runs = db_runs(db)
             assert all(done == total for done, total, finished in runs if finished)
             part_way += [done for done, total, finished in runs if not finished and done]
             incomplete_left = any(not finished for _, _, finished in runs)
@@ -100,5 +88,5 @@ def test_real_run_killed_at_random_points_resumes_to_the_same_results(tmp_path: 
         if incomplete_left:
             assert "Resuming run " in stderr, stderr
     assert comparable(out) == comparable(whole)
-    assert stored(db)[-1][:2] == (8, 8)
+    assert db_runs(db)[-1][:2] == (8, 8)
     assert part_way, f"no kill landed part-way (seed {SEED}, run of {duration:.0f} s)"
