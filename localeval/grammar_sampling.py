@@ -34,7 +34,7 @@ class GreedyGrammarSampler:
         self._one = (llama_cpp.llama_token_data * 1)()
         self._all = (llama_cpp.llama_token_data * n_vocab)()
         self._all_view = np.frombuffer(self._all, dtype=_TOKEN_DATA)
-        self._all_view["id"] = np.arange(n_vocab, dtype=np.int32)
+        self._ids = np.arange(n_vocab, dtype=np.int32)
         self.full_checks = 0  # steps where the likeliest token was refused
 
     def reset(self) -> None:
@@ -56,7 +56,7 @@ class GreedyGrammarSampler:
         if not np.isfinite(self._one[0].logit):
             self.full_checks += 1
             # the grammar may reorder candidates: restore ids, then read what it left
-            self._all_view["id"] = np.arange(self._n_vocab, dtype=np.int32)
+            self._all_view["id"] = self._ids
             self._all_view["logit"] = logits
             self._allowed(self._all, self._n_vocab)
             allowed = self._all_view["logit"]

@@ -128,9 +128,9 @@ def split_sentences(text: str) -> list[str]:
                 pending = ""
         if pending and sentences:
             sentences[-1] = f"{sentences[-1]} {pending}"
-        elif pending and _DIGIT.search(pending):
-            # a text that is only a number ("1994", "1,708") still states something
-            sentences.append(pending)
+    if not sentences and _DIGIT.search(text):
+        # a text that is only a number ("1994", "1,708") still states something
+        return [text.strip()]
     return sentences
 
 

@@ -53,6 +53,8 @@ def test_a_number_alone_is_a_statement() -> None:
     assert split_sentences("1994") == ["1994"]
     assert split_sentences(" 1,708 ") == ["1,708"]
     assert split_sentences("-") == []
+    # a list number on a line of its own is still no statement when sentences follow
+    assert split_sentences("1.\nOpen it.") == ["Open it."]
 
 
 def test_detect_language() -> None:
