@@ -40,9 +40,7 @@ def verdict_label(probability: float, positive: str, negative: str) -> str:
 
 
 def statement_support(
-    judge: Judge,
-    contexts: Sequence[str],
-    statements: Sequence[str],
+    judge: Judge, contexts: Sequence[str], statements: Sequence[str]
 ) -> tuple[list[float], dict[str, Any] | None]:
     """P(the contexts state s) for each statement, and what was done if they did not fit.
 
