@@ -18,3 +18,24 @@ def db_runs(db: Path) -> list[tuple[int, int, str | None]]:
         ).fetchall()
     finally:
         connection.close()
+
+
+def stored_in_unfinished_run(db: Path) -> int:
+    """Samples stored so far by the run in progress (0 while there is none yet); read-only,
+    so that polling a database another process is writing neither creates nor locks it."""
+    if not db.exists():
+        return 0
+    try:
+        connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.OperationalError:
+        return 0
+    try:
+        row = connection.execute(
+            "SELECT count(*) FROM run_samples s JOIN runs ON s.run_id = runs.id "
+            "WHERE runs.finished IS NULL"
+        ).fetchone()
+        return int(row[0])
+    except sqlite3.OperationalError:  # the schema is not written yet
+        return 0
+    finally:
+        connection.close()

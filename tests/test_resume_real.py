@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_db import db_runs
+from run_db import db_runs, stored_in_unfinished_run
 
 pytestmark = pytest.mark.real_models
 
@@ -58,29 +58,34 @@ def comparable(results: Path) -> dict[str, Any]:
 
 def test_real_run_killed_at_random_points_resumes_to_the_same_results(tmp_path: Path) -> None:
     whole = tmp_path / "whole.json"
-    started = time.monotonic()
     first = run_in(tmp_path / "whole.db", whole)
     _, stderr = first.communicate(timeout=900)
     assert first.returncode in (0, 1), stderr
-    duration = time.monotonic() - started
 
     db, out = tmp_path / "killed.db", tmp_path / "resumed.json"
     rng = random.Random(SEED)
+    # kill points are counted in stored samples, not seconds: loading the model takes much
+    # of a short run, so a kill at a random second often landed before any sample (and the
+    # test then failed for want of a part-way kill); a random delay after the count lets a
+    # kill also fall inside a sample's judging
+    kill_after = sorted(rng.sample(range(1, 8), 3))
     part_way = []
     incomplete_left = False
-    for _ in range(4):
+    for stored_target in kill_after:
         process = run_in(db, out)
-        try:
-            process.wait(timeout=rng.uniform(0.2 * duration, duration))
+        deadline = time.monotonic() + 900
+        while process.poll() is None and stored_in_unfinished_run(db) < stored_target:
+            assert time.monotonic() < deadline, "the run stopped storing samples"
+            time.sleep(0.05)
+        if process.poll() is not None:
             break  # finished before the kill
-        except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGKILL)
-            process.communicate(timeout=60)
-        if db.exists():
-            runs = db_runs(db)
-            assert all(done == total for done, total, finished in runs if finished)
-            part_way += [done for done, total, finished in runs if not finished and done]
-            incomplete_left = any(not finished for _, _, finished in runs)
+        time.sleep(rng.uniform(0.0, 0.5))
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=60)
+        runs = db_runs(db)
+        assert all(done == total for done, total, finished in runs if finished)
+        part_way += [done for done, total, finished in runs if not finished and done]
+        incomplete_left = any(not finished for _, _, finished in runs)
     else:
         final = run_in(db, out)
         _, stderr = final.communicate(timeout=900)
@@ -89,4 +94,4 @@ def test_real_run_killed_at_random_points_resumes_to_the_same_results(tmp_path: 
             assert "Resuming run " in stderr, stderr
     assert comparable(out) == comparable(whole)
     assert db_runs(db)[-1][:2] == (8, 8)
-    assert part_way, f"no kill landed part-way (seed {SEED}, run of {duration:.0f} s)"
+    assert part_way, f"no kill landed part-way (seed {SEED}, kills after {kill_after})"
