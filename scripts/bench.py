@@ -62,7 +62,7 @@ def own_tokens(judge, sample) -> int:  # type: ignore[no-untyped-def]
     count = sum(len(judge._tokenize(t, special=False)) for t in text if t)
     instructions = [
         rag.SYSTEM_JUDGE,
-        rag.context_says([], "").segments[-1],
+        *rag.context_says([], "").segments[-2:],
         rag.questions_for_answer("", 3, "en").segments[-1],
         rag.answer_noncommittal("", "", "en").segments[-1],
         rag.answer_answers("", "", "en").segments[-1],

@@ -17,9 +17,10 @@ from localeval.dataset import Sample, load_samples
 from localeval.judge import Prompt
 from localeval.llama_judge import LlamaJudge
 from localeval.metrics import RAG_METRICS, Tools, build_metric
+from localeval.prompts import rag
 from localeval.runner import evaluate, load_tools
 from localeval.schema import Array, Object, Str, to_gbnf
-from localeval.text import detect_language
+from localeval.text import detect_language, split_sentences
 
 pytestmark = pytest.mark.real_models
 
@@ -126,6 +127,23 @@ def test_special_tokens_in_data_are_plain_text(tools: Tools) -> None:
     assert len(end_of_turn) == 1
     # the template's own end-of-turn after the user message, not the one in the data
     assert tokens.count(end_of_turn[0]) == 2  # after the system and after the user message
+
+
+def test_statement_questions_split_where_the_tokenizer_splits(
+    tools: Tools, demo: dict[str, Sample]
+) -> None:
+    """The words before the statement are a segment of their own (reused across the
+    statements of a sample); the tokens must be those of the unsplit question, or the split
+    would change what the judge reads."""
+    judge = tools.judge
+    assert isinstance(judge, LlamaJudge)
+    statements = [s for sample in demo.values() for s in split_sentences(sample.answer or "")]
+    statements += ['It said "yes".', "1994", "  trailing space ", "价格是¥99。"]
+    for statement in statements:
+        prompt = rag.context_says(["c"], statement)
+        split = [t for segment in judge._segments(prompt) for t in segment]
+        whole = Prompt.of(prompt.system, *prompt.segments[:-2], "".join(prompt.segments[-2:]))
+        assert split == [t for segment in judge._segments(whole) for t in segment], statement
 
 
 def test_hallucinated_statement_gets_less_support(tools: Tools, demo: dict[str, Sample]) -> None:
