@@ -17,6 +17,13 @@ _CJK = re.compile(
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _DIGIT = re.compile(r"\d")
+# A bare reply ("Yes.", "No!", "是的。") states nothing the context could support on its own:
+# it is read with the sentence that follows, which says what it affirms.
+_BARE_REPLY = re.compile(
+    r"(?:yes|no|yeah|yep|nope|sure|certainly|absolutely|indeed|correct|right|ok|okay|true|false"
+    r"|是的?|对的?|不是|不对|没有|不|可以|不可以|不行|好的?)[\s,.!?;:。！？，；：…]*",
+    re.IGNORECASE,
+)
 
 #: words after which a full stop does not end a sentence
 _ABBREVIATIONS = {
@@ -110,26 +117,30 @@ def split_sentences(text: str) -> list[str]:
     Lines (list items, paragraphs) are split first, then Chinese end punctuation, then
     Latin sentence ends. A piece without any letter (a list number such as "1.", a lone
     dash) is not a statement: it is joined to the sentence that follows it on its line,
-    or else to the one before.
+    or else to the one before. A bare reply ("Yes.", "是的。") is joined the same way, or to
+    the first sentence of a later line when none came before it.
     """
     text = unicodedata.normalize("NFC", text)
     sentences: list[str] = []
+    carried = ""  # bare replies on lines before the first sentence
     for line in re.split(r"\n+", text):
-        pending = ""
+        pending, carried = ("" if sentences else carried), ""
         for cjk_piece in _split_keep(line.strip(), _CJK_END):
             for piece in _split_latin(cjk_piece):
                 piece = piece.strip()
                 if not piece:
                     continue
-                if not _LETTER.search(piece):
+                if not _LETTER.search(piece) or _BARE_REPLY.fullmatch(piece):
                     pending = f"{pending} {piece}".strip()
                     continue
                 sentences.append(f"{pending} {piece}" if pending else piece)
                 pending = ""
         if pending and sentences:
             sentences[-1] = f"{sentences[-1]} {pending}"
-    if not sentences and _DIGIT.search(text):
-        # a text that is only a number ("1994", "1,708") still states something
+        elif _LETTER.search(pending):
+            carried = pending
+    if not sentences and (carried or _DIGIT.search(text)):
+        # a text that is only a number ("1994") or a reply ("Yes.") still states something
         return [text.strip()]
     return sentences
 

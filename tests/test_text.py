@@ -57,6 +57,19 @@ def test_a_number_alone_is_a_statement() -> None:
     assert split_sentences("1.\nOpen it.") == ["Open it."]
 
 
+def test_a_bare_reply_is_read_with_the_sentence_it_introduces() -> None:
+    assert split_sentences("Yes. You get a full refund.") == ["Yes. You get a full refund."]
+    assert split_sentences("No!\nIt stops renewing.") == ["No! It stops renewing."]
+    assert split_sentences("It opens at 9. Yes.") == ["It opens at 9. Yes."]
+    assert split_sentences("是的。可以退款。") == ["是的。 可以退款。"]
+    assert split_sentences("Yes, you can cancel.") == ["Yes, you can cancel."]
+    # on its own, a reply is the statement
+    assert split_sentences(" Yes. ") == ["Yes."]
+    assert split_sentences("不") == ["不"]
+    # a word that only begins like one is an ordinary sentence
+    assert split_sentences("Nobody came. Sure enough.") == ["Nobody came.", "Sure enough."]
+
+
 def test_detect_language() -> None:
     assert detect_language("团队版每月多少钱？") == "zh"
     assert detect_language("How much is the Team plan?") == "en"
