@@ -54,12 +54,13 @@ class AnswerRelevancy:
         judge = require_judge(tools)
         language = detect_language(sample.question)
         # 0. as much of the answer as the prompts hold: all of it, but for a huge answer (the
-        # noncommittal prompt is the longest yes/no one: what fits there fits the other)
+        # prompt that quotes the question is the longest yes/no one: what fits there fits
+        # the other)
         try:
             answer = fit_text(
                 judge,
                 sample.answer,
-                lambda text: rag.answer_noncommittal(sample.question, text, language),
+                lambda text: rag.answer_answers(sample.question, text, language),
                 reserve=1,
             )
         except NoRoomForContext:
@@ -77,9 +78,7 @@ class AnswerRelevancy:
                 f"(they need up to {max_bytes(self.schema) + 1} tokens; raise n_ctx)"
             )
         # 1. is the answer an answer at all?
-        noncommittal = judge.yes_probability(
-            rag.answer_noncommittal(sample.question, answer, language)
-        )
+        noncommittal = judge.yes_probability(rag.answer_noncommittal(answer, language))
         # 2. does it answer the question asked?
         answers = judge.yes_probability(rag.answer_answers(sample.question, answer, language))
         # 3. evidence: the questions this answer would answer, in the question's language

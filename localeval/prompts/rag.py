@@ -101,12 +101,14 @@ def answer_answers(question: str, answer: str, language: str) -> Prompt:
     )
 
 
-def answer_noncommittal(question: str, answer: str, language: str) -> Prompt:
-    """Answer relevancy: does the answer dodge the question (evasive, vague, "I don't know")?"""
+def answer_noncommittal(answer: str, language: str) -> Prompt:
+    """Answer relevancy: does the answer dodge ("I don't know", "I cannot answer that")?
+
+    The question is not repeated here: measured on WikiEval with the 0.5B judge, asking
+    with it ("The answer above was given to the question ...; does the answer avoid it?")
+    flagged no more and ranked no better, and cost the question's tokens a second time."""
     return Prompt.of(
         SYSTEM_JUDGE,
         answer_segment(answer, language),
-        f'\n\nThe answer above was given to the question "{quoted(question)}". Does the '
-        "answer avoid the question, for example by saying that it does not know or cannot "
-        "answer? Answer Yes or No.",
+        "\n\nDoes the answer above say that it does not know or cannot answer? Answer Yes or No.",
     )
