@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from run_db import db_runs
+from run_db import db_runs, stored_in_unfinished_run
 
 FAKE_CLI = Path(__file__).resolve().parent / "fake_models_cli.py"
 SEED = 20240607
@@ -56,29 +56,31 @@ def comparable(results: Path) -> dict[str, Any]:
 def test_killed_runs_resume_to_the_uninterrupted_results(tmp_path: Path) -> None:
     data = write_data(tmp_path / "data.jsonl", 60)
     whole = tmp_path / "whole.json"
-    started = time.monotonic()
     done = subprocess.run(command(data, whole), env=environment(tmp_path / "whole.db"))
     assert done.returncode == 1  # the fake judge's scores fail some gates
-    duration = time.monotonic() - started
 
     db = tmp_path / "killed.db"
     out = tmp_path / "resumed.json"
     rng = random.Random(SEED)
+    # kills are placed by stored samples (a drawn count, then a drawn fraction of a second),
+    # not by a drawn time: start-up takes much of a short run, and a kill before the first
+    # sample would test restarting, not resuming
+    kill_after = sorted(rng.sample(range(1, 60), 5))
     part_way = 0  # kills that left a run with some but not all samples stored
-    for attempt in range(6):
+    for attempt, stored_target in enumerate(kill_after):
         process = subprocess.Popen(
             command(data, out), env=environment(db), stderr=subprocess.PIPE, text=True
         )
-        try:
-            process.wait(timeout=rng.uniform(0.0, duration))
+        deadline = time.monotonic() + 120
+        while process.poll() is None and stored_in_unfinished_run(db) < stored_target:
+            assert time.monotonic() < deadline, "the run stopped storing samples"
+            time.sleep(0.01)
+        if process.poll() is not None:
             break  # it finished before the kill: nothing left to resume
-        except subprocess.TimeoutExpired:
-            pass
+        time.sleep(rng.uniform(0.0, 0.05))
         # the first time Ctrl-C, which says how to go on; then kill -9
         process.send_signal(signal.SIGINT if attempt == 0 else signal.SIGKILL)
         _, stderr = process.communicate(timeout=60)
-        if not db.exists():
-            continue  # killed before the database was created
         # a kill after a run completed but before the process ended leaves that run
         # complete, and the next command starts a new one; at most one is incomplete
         runs = db_runs(db)
