@@ -6,7 +6,10 @@ metric as:
 
 * pair accuracy: over pairs with different labels, how often the better row scores
   higher (ties count half) -- the measure of the Ragas paper;
-* ROC AUC, for 0/1 labels;
+* ROC AUC, for 0/1 labels; with them, the gate threshold that best separates the two
+  classes (`best_threshold`, chosen on these rows), the balanced accuracy of a gate there
+  (`bal_acc@best`, optimistic: measured on the rows that chose it) and at the metric's
+  default gate (`bal_acc@0.80`): whether a gate on this judge's scores means anything;
 * Spearman's rho, for graded labels;
 * chunk AUC, for rows with `context_labels`: how well each chunk's usefulness probability
   separates the chunks a person marked as needed;
@@ -29,8 +32,16 @@ import numpy as np
 
 from localeval.dataset import Sample
 from localeval.errors import DatasetError, JudgeError, UsageError
+from localeval.gates import DEFAULT_THRESHOLDS
 from localeval.metrics import REGISTRY, Tools, build_metric
-from localeval.stats import bootstrap_statistic, pair_accuracy, roc_auc, spearman
+from localeval.stats import (
+    balanced_accuracy,
+    best_threshold,
+    bootstrap_statistic,
+    pair_accuracy,
+    roc_auc,
+    spearman,
+)
 
 #: bench metric names that localeval scores with one of its own metrics
 SCORED_AS = {"context_relevance": "context_precision"}
@@ -228,6 +239,7 @@ def agreements_for(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[
                 s.size,
             )
         )
+        found += _gate_figures(dataset, metric, s, y.astype(int))
     elif len(labels) > 2:
         found.append(
             Agreement(
@@ -255,6 +267,50 @@ def agreements_for(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[
                 roc_auc(cs, cl),
                 _interval(lambda i: roc_auc(cs[i], cl[i]), cs.size),
                 cs.size,
+            )
+        )
+    return found
+
+
+def _gate_figures(dataset: str, metric: str, s: np.ndarray, y: np.ndarray) -> list[Agreement]:
+    """Where a gate on these scores should sit, and how well it and the default gate
+    separate the rows labelled 1 from those labelled 0."""
+    threshold = best_threshold(s, y)
+    if threshold is None:
+        return []
+
+    def accuracy_at_best(i: np.ndarray) -> float | None:
+        chosen = best_threshold(s[i], y[i])
+        return None if chosen is None else balanced_accuracy(s[i], y[i], chosen)
+
+    found = [
+        Agreement(
+            dataset,
+            metric,
+            "best_threshold",
+            threshold,
+            _interval(lambda i: best_threshold(s[i], y[i]), s.size),
+            s.size,
+        ),
+        Agreement(
+            dataset,
+            metric,
+            "bal_acc@best",
+            balanced_accuracy(s, y, threshold),
+            _interval(accuracy_at_best, s.size),
+            s.size,
+        ),
+    ]
+    default = DEFAULT_THRESHOLDS.get(SCORED_AS.get(metric, metric))
+    if default is not None:
+        found.append(
+            Agreement(
+                dataset,
+                metric,
+                f"bal_acc@{default:.2f}",
+                balanced_accuracy(s, y, default),
+                _interval(lambda i: balanced_accuracy(s[i], y[i], default), s.size),
+                s.size,
             )
         )
     return found

@@ -108,6 +108,36 @@ def pair_accuracy(better: Sequence[float], worse: Sequence[float]) -> float | No
     return float(((b > w).sum() + 0.5 * (b == w).sum()) / b.size)
 
 
+def balanced_accuracy(
+    scores: Sequence[float], labels: Sequence[int], threshold: float
+) -> float | None:
+    """Mean of the pass rate of positives and the fail rate of negatives, for a gate that
+    passes scores >= threshold; None if a class is missing."""
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(labels, dtype=int)
+    if not (y == 1).any() or not (y == 0).any():
+        return None
+    passed = s >= threshold
+    return float((passed[y == 1].mean() + (~passed[y == 0]).mean()) / 2)
+
+
+def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+    """The gate threshold with the highest balanced accuracy on these scores: halfway
+    between two neighbouring scores (the lowest such, on a tie); None if a class is missing."""
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(labels, dtype=int)
+    positives, negatives = np.sort(s[y == 1]), np.sort(s[y == 0])
+    if positives.size == 0 or negatives.size == 0:
+        return None
+    values = np.unique(s)
+    candidates = np.concatenate(([values[0]], (values[:-1] + values[1:]) / 2))
+    # for each candidate: positives at or above it (they pass), negatives below it (they fail)
+    passed = positives.size - np.searchsorted(positives, candidates, side="left")
+    failed = np.searchsorted(negatives, candidates, side="left")
+    accuracy = (passed / positives.size + failed / negatives.size) / 2
+    return float(candidates[int(np.argmax(accuracy))])
+
+
 def bootstrap_statistic(
     statistic: Callable[[np.ndarray], float | None],
     n_items: int,

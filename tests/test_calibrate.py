@@ -14,7 +14,7 @@ from localeval import app
 from localeval.calibrate import Calibration, RowScore, agreements_for
 from localeval.cli import main
 from localeval.metrics import Tools
-from localeval.stats import pair_accuracy, roc_auc, spearman
+from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman
 
 
 def test_roc_auc_and_spearman_match_definitions() -> None:
@@ -40,6 +40,31 @@ def test_pairs_are_formed_within_pair_id_and_labels_decide_the_better() -> None:
     assert by_measure["pair_accuracy"].value == pytest.approx(0.5)
     assert by_measure["pair_accuracy"].n == 2  # "c" has no partner
     assert by_measure["roc_auc"].n == 5
+
+
+def test_gate_figures_say_where_a_gate_separates_the_labels() -> None:
+    # the judge's scores are compressed: good rows 0.55-0.65, bad rows 0.45-0.56
+    scored = [(1, 0.60), (1, 0.65), (1, 0.55), (1, 0.62), (0, 0.50), (0, 0.45), (0, 0.56)]
+    found = agreements_for("d", "faithfulness", rows(*((label, s, None) for label, s in scored)))
+    by_measure = {a.measure: a for a in found}
+    assert by_measure["best_threshold"].value == pytest.approx(0.58)  # between 0.56 and 0.60
+    assert by_measure["bal_acc@best"].value == pytest.approx((3 / 4 + 1) / 2)
+    # SPEC's default gate (0.80) fails every row: no better than a coin
+    assert by_measure["bal_acc@0.80"].value == pytest.approx(0.5)
+    assert by_measure["best_threshold"].ci95 is not None
+    # context_relevance rows are scored by context precision, and gated at its default
+    relevance = [RowScore("w", "context_relevance", label, None, s) for label, s in scored]
+    assert "bal_acc@0.65" in {
+        a.measure for a in agreements_for("w", "context_relevance", relevance)
+    }
+
+
+def test_best_threshold_and_balanced_accuracy() -> None:
+    assert best_threshold([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]) == pytest.approx(0.5)
+    assert balanced_accuracy([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], 0.5) == 1.0
+    assert balanced_accuracy([0.1, 0.9], [1, 0], 0.5) == 0.0
+    assert best_threshold([0.3, 0.4], [1, 1]) is None
+    assert balanced_accuracy([0.3], [0], 0.5) is None
 
 
 def test_graded_labels_get_spearman() -> None:
@@ -93,7 +118,14 @@ def test_calibrate_command_on_a_labelled_file(
     table = result.stdout.splitlines()
     assert table[1].split()[:4] == ["mini", "faithfulness", "pair_accuracy", "0.500"]
     report = json.loads(out.read_text())
-    assert {a["measure"] for a in report["agreements"]} == {"pair_accuracy", "roc_auc"}
+    measures = {a["measure"]: a["value"] for a in report["agreements"]}
+    assert measures == {
+        "pair_accuracy": 0.5,
+        "roc_auc": 0.75,
+        "best_threshold": pytest.approx(0.3),  # passes both right answers, fails one wrong
+        "bal_acc@best": 0.75,
+        "bal_acc@0.80": 0.75,  # the default gate passes 0.9 only
+    }
     assert report["counts"] == [
         {"dataset": "mini", "metric": "faithfulness", "rows": 4, "undefined": 0, "unparseable": 0}
     ]
