@@ -20,7 +20,7 @@ from localeval.criteria import (
 )
 from localeval.dataset import DatasetWarning, load_samples
 from localeval.errors import DatasetError, PromptTooLongError, UsageError
-from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates, parse_threshold
+from localeval.gates import GateResult, default_thresholds, evaluate_gates, parse_threshold
 from localeval.history import RunStore
 from localeval.metrics import MetricOptions, build_metric, metric_names
 from localeval.metrics.rubric import criterion_scores, criterion_summaries
@@ -86,10 +86,7 @@ def evaluate_file(
     check_max_drop(max_drop)
     names = order_metrics(metrics)
     options = metric_options(names, criteria_file, criterion_options)
-    thresholds = dict(DEFAULT_THRESHOLDS)
-    for text in threshold_overrides:
-        metric, value = parse_threshold(text, metric_names())
-        thresholds[metric] = value
+    overrides = dict(parse_threshold(text, metric_names()) for text in threshold_overrides)
     skipped: list[DatasetError] = []
 
     def skip(error: DatasetError) -> None:
@@ -114,6 +111,10 @@ def evaluate_file(
             loaded += f" ({len(skipped)} invalid rows skipped)"
         click.echo(f"{loaded}; metrics: {', '.join(names)}", err=True)
         metric_objects = [build_metric(n, options) for n in names]
+        judged = {m.name for m in metric_objects if m.uses_judge}
+        judge_thresholds = models.judge(judge_name).thresholds if judged else {}
+        thresholds = default_thresholds(judged, judge_thresholds) | overrides
+        from_judge = sorted(m for m in judged & set(judge_thresholds) if m not in overrides)
         # the judge/embedding cache lives in the same database as the run history
         cache = store.connection if use_cache else None
         tools = load_tools(models, metric_objects, judge_name, embedder_name, cache=cache)
@@ -141,7 +142,8 @@ def evaluate_file(
         if categories:
             click.echo("\n" + categories)
         if gates:
-            click.echo("\n" + console.gates_text(gates))
+            judge_name_used = models.judge(judge_name).name if from_judge else None
+            click.echo("\n" + console.gates_text(gates, from_judge, judge_name_used))
         click.echo("\n" + console.usage_text(store.usage(run.id)))
         if output is not None:
             try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,10 @@ class JudgeConfig:
     seed: int = 1234
     batch_size: int = 512
     chat_template: str | None = None
+    #: quality-gate thresholds on this judge's scale, replacing SPEC.md's defaults for the
+    #: metrics it judges (a small judge's probabilities are compressed: see `calibrate`);
+    #: not part of the model's identity (the same loaded model serves any thresholds)
+    thresholds: Mapping[str, float] = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -104,9 +109,27 @@ _JUDGE_KEYS = {
     "seed",
     "batch_size",
     "chat_template",
+    "thresholds",
     "provision",
 }
 _EMBEDDER_KEYS = {"path", "weights", "sha256", "device", "batch_size", "provision"}
+
+
+def _thresholds(table: Any, where: str) -> dict[str, float]:
+    """A judge's gate thresholds: metric name -> number in [0, 1]."""
+    from localeval.metrics import metric_names  # the registry imports heavy libraries
+
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table of metric = threshold")
+    known = metric_names()
+    for metric, value in table.items():
+        if metric not in known:
+            raise ConfigError(
+                f"{where}: unknown metric '{metric}' (known: {', '.join(sorted(known))})"
+            )
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise ConfigError(f"{where}: '{metric}' must be a number between 0 and 1")
+    return {metric: float(value) for metric, value in table.items()}
 
 
 def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConfig:
@@ -144,6 +167,7 @@ def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConf
             seed=_typed(table, "seed", int, where, 1234),
             batch_size=_typed(table, "batch_size", int, where, 512),
             chat_template=_typed(table, "chat_template", str, where, None),
+            thresholds=_thresholds(table.get("thresholds", {}), f"{where[:-1]}.thresholds]"),
         )
         if "provision" in table:
             provision[f"judges.{name}"] = table["provision"]

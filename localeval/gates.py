@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from localeval.errors import UsageError
@@ -69,6 +69,16 @@ class GateResult:
             cause, remedies = REMEDIES[self.metric]
             text += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
         return text
+
+
+def default_thresholds(
+    judged: Collection[str], judge_thresholds: Mapping[str, float]
+) -> dict[str, float]:
+    """SPEC.md's default thresholds, with the judge's own (its models.toml `thresholds`) for
+    the metrics in `judged`, the ones that judge scores."""
+    thresholds = dict(DEFAULT_THRESHOLDS)
+    thresholds.update({m: v for m, v in judge_thresholds.items() if m in judged})
+    return thresholds
 
 
 def parse_threshold(text: str, known_metrics: set[str] | frozenset[str]) -> tuple[str, float]:

@@ -24,7 +24,7 @@ from localeval.config import EmbedderConfig, JudgeConfig, load_models_config
 from localeval.dataset import Sample, load_samples, sample_from_row
 from localeval.embedder import Embedder
 from localeval.errors import DatasetError, UsageError
-from localeval.gates import DEFAULT_THRESHOLDS, GateResult, evaluate_gates
+from localeval.gates import GateResult, default_thresholds, evaluate_gates
 from localeval.judge import Judge
 from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names
 from localeval.report import view
@@ -133,9 +133,16 @@ def _samples(data: DataArg) -> tuple[list[Sample], str]:
     return samples, "the samples given"
 
 
-def _thresholds(names: Sequence[str], overrides: Mapping[str, float] | None) -> dict[str, float]:
-    """The default gates, with the given ones replacing them; each must be a metric evaluated."""
-    thresholds = {m: v for m, v in DEFAULT_THRESHOLDS.items() if m in names}
+def _thresholds(
+    names: Sequence[str],
+    overrides: Mapping[str, float] | None,
+    judge_thresholds: Mapping[str, float],
+) -> dict[str, float]:
+    """The default gates (SPEC.md's, or the judge's own from models.toml for the metrics it
+    judges), with the given ones replacing them; each must be a metric evaluated."""
+    judged = {n for n in names if build_metric(n).uses_judge}
+    defaults = default_thresholds(judged, judge_thresholds)
+    thresholds = {m: v for m, v in defaults.items() if m in names}
     for metric, value in (overrides or {}).items():
         if metric not in metric_names():
             known = ", ".join(sorted(metric_names()))
@@ -208,7 +215,10 @@ def assert_rag_quality(
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     names = order_metrics(metrics if metrics is not None else RAG_METRICS)
-    limits = _thresholds(names, thresholds)
+    judged = tools is None and any(build_metric(n).uses_judge for n in names)
+    # test doubles (`tools`) have no models.toml entry, so SPEC.md's defaults apply to them
+    judge_thresholds = load_models_config(models).judge(judge).thresholds if judged else {}
+    limits = _thresholds(names, thresholds, judge_thresholds)
     samples, source = _samples(data)
     dataset = str(Path(data)) if isinstance(data, str | os.PathLike) else None
     if tools is not None:

@@ -118,6 +118,22 @@ def test_a_check_that_could_never_fail_is_refused(monkeypatch: pytest.MonkeyPatc
     assert quality.mean("answer_length") == pytest.approx(0.24)
 
 
+def test_the_judges_own_thresholds_apply_when_it_is_loaded_from_models_toml(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(
+        '[judges.j]\npath = "j.gguf"\n[judges.j.thresholds]\nfaithfulness = 0.15\n'
+        '[embedders.e]\npath = "e"\n'
+    )
+    monkeypatch.setattr(testing, "load_tools", lambda *_a, **_k: fakes(unfaithful_answers()))
+    quality = assert_rag_quality([ROW], models=models, use_cache=False)
+    assert {g.metric: g.threshold for g in quality.gates}["faithfulness"] == 0.15
+    # test doubles given as `tools` have no models.toml entry: SPEC's defaults
+    with pytest.raises(AssertionError, match=r"below the threshold 0\.80"):
+        assert_rag_quality([ROW], tools=fakes(unfaithful_answers()), models=models)
+
+
 def test_samples_given_in_code() -> None:
     sample = Sample("s1", QUESTION, ["The tower was finished in 1889."], "In 1889.")
     assert assert_rag_quality([sample], metrics=["faithfulness"], tools=fakes([0.9])).passed

@@ -45,8 +45,16 @@ def category_tables(by_category: Mapping[str, Mapping[str, MetricSummary]]) -> s
     )
 
 
-def gates_text(gates: list[GateResult]) -> str:
+def gates_text(
+    gates: list[GateResult], from_judge: Sequence[str] = (), judge: str | None = None
+) -> str:
+    """The gates, PASS or FAIL; `from_judge`: metrics whose threshold is the judge's own."""
     lines = ["Quality gates:"]
+    if from_judge and any(g.metric in from_judge for g in gates):
+        lines[0] = (
+            f"Quality gates (thresholds for {', '.join(from_judge)} on judge {judge}'s scale, "
+            "from models.toml):"
+        )
     for gate in gates:
         if gate.passed:
             lines.append(f"  PASS  {gate.metric} = {_number(gate.value)} >= {gate.threshold:.2f}")
