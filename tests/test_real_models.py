@@ -60,6 +60,22 @@ def test_same_input_same_scores(tools: Tools, demo: dict[str, Sample]) -> None:
     assert first == second
 
 
+def test_a_verdict_does_not_depend_on_what_the_judge_evaluated_before(tools: Tools) -> None:
+    """Reuse of the evaluated state must not change a number: the verdict on a statement is
+    the same after a prompt that shares the contexts (only the statement is evaluated) as
+    after an unrelated one (everything is). llama.cpp's arithmetic depends on how tokens
+    are batched, so this holds only because each segment is evaluated in a call of its own."""
+    judge = tools.judge
+    assert isinstance(judge, LlamaJudge)
+    contexts = ["The tower was finished in 1889.", "It is 330 metres tall."]
+    target = rag.context_says(contexts, "The tower is 330 metres tall.")
+    judge.yes_probability(rag.context_says(contexts, "The tower was finished in 1889."))
+    after_shared_prefix = judge.yes_probability(target)
+    judge.yes_probability(Prompt.of("You are a helpful assistant.", "Say yes."))
+    after_unrelated = judge.yes_probability(target)
+    assert after_shared_prefix == after_unrelated
+
+
 def test_grammar_output_is_always_valid_json(tools: Tools) -> None:
     # a tight schema: the model would like to write more than 12 characters per item
     schema = Object((("items", Array(Str(12), 2, 2)),))

@@ -41,3 +41,17 @@ def test_real_judge_gate_fails_then_reruns_from_the_cache() -> None:
         assert made_up is not None and supported is not None and made_up < supported
     finally:
         cache.close()
+
+
+def test_the_default_judges_own_thresholds_pass_the_supported_answer_only() -> None:
+    """SPEC's 0.80 would fail both answers with this judge (its P(Yes) is compressed); the
+    thresholds in its models.toml entry must tell them apart."""
+    cache = ModelCache()
+    try:
+        made_up, supported = SAMPLES
+        quality = assert_rag_quality([supported], metrics=["faithfulness"], cache=cache)
+        assert [g.threshold for g in quality.gates] == [0.55]
+        with pytest.raises(AssertionError, match=r"below the threshold 0\.55"):
+            assert_rag_quality([made_up], metrics=["faithfulness"], cache=cache)
+    finally:
+        cache.close()
