@@ -290,7 +290,9 @@ def calibrate(
     context_recall, context_precision, context_relevance, pairwise), `label` (1 good / 0
     bad, or a graded number; pairwise: +1 B better, -1 A better), optional `pair_id`
     (rows that differ only in the judged part) and `context_labels` (1/0 per chunk).
-    Reports pair accuracy, ROC AUC, Spearman's rho and chunk AUC with 95% intervals.
+    Reports pair accuracy, ROC AUC, Spearman's rho and chunk AUC with 95% intervals;
+    for 0/1 labels also the gate threshold that best separates them and the balanced
+    accuracy of a gate there and at the metric's default threshold.
     """
     from localeval.app import calibrate_files
 
