@@ -398,6 +398,8 @@ def calibrate_files(
         format_table,
         label_of,
         metric_of,
+        suggested_thresholds,
+        thresholds_snippet,
     )
 
     rows = []
@@ -425,6 +427,9 @@ def calibrate_files(
         progress.close()
     click.echo(format_table(result))
     judge = tools.judge
+    suggested = suggested_thresholds(result)
+    if judge is not None and suggested:
+        click.echo("\n" + thresholds_snippet(judge.name, suggested))
     if judge is not None:
         click.echo("\n" + console.usage_text(judge.usage))
     if output is not None:
@@ -433,6 +438,7 @@ def calibrate_files(
             {
                 "judge": {"name": judge.name, "sha256": judge.sha256} if judge else None,
                 "agreements": [a.as_dict() for a in result.agreements],
+                "suggested_thresholds": suggested,
                 "counts": [
                     {"dataset": d, "metric": m, **c} for (d, m), c in result.counts().items()
                 ],

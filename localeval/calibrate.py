@@ -338,6 +338,40 @@ def calibrate(
     return Calibration(agreements, scored)
 
 
+def suggested_thresholds(calibration: Calibration) -> dict[str, float]:
+    """Per metric the judge scores, the gate threshold that best separates the rows labelled
+    1 from those labelled 0, over every 0/1-labelled dataset of that metric together,
+    rounded to two decimals: what to put in the judge's models.toml `thresholds`."""
+    groups: dict[tuple[str, str], list[RowScore]] = defaultdict(list)
+    for row in calibration.rows:
+        if row.metric != PAIRWISE and row.label is not None and row.score is not None:
+            groups[(row.dataset, row.metric)].append(row)
+    pooled: dict[str, list[RowScore]] = defaultdict(list)
+    for (_, metric), rows in groups.items():
+        name = SCORED_AS.get(metric, metric)
+        # graded labels say nothing about a pass/fail line; context precision is on the
+        # embedder's scale, not the judge's
+        if {r.label for r in rows} == {0.0, 1.0} and REGISTRY[name]().uses_judge:
+            pooled[name] += rows
+    found: dict[str, float] = {}
+    for name, rows in sorted(pooled.items()):
+        threshold = best_threshold([r.score for r in rows], [int(r.label) for r in rows])
+        if threshold is not None:
+            found[name] = round(threshold, 2)
+    return found
+
+
+def thresholds_snippet(judge: str, thresholds: dict[str, float]) -> str:
+    """The suggested thresholds as a models.toml table for `judge`."""
+    lines = [
+        "Gate thresholds on this judge's scale (best_threshold over all rows of each metric),",
+        "for models.toml:",
+        f'[judges."{judge}".thresholds]',
+    ]
+    lines += [f"{metric} = {value:.2f}" for metric, value in thresholds.items()]
+    return "\n".join(lines)
+
+
 def format_table(calibration: Calibration) -> str:
     """The agreement figures as a text table, one line per figure."""
     counts = calibration.counts()

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from fakes import ScriptedJudge
 
 from localeval import app
-from localeval.calibrate import Calibration, RowScore, agreements_for
+from localeval.calibrate import Calibration, RowScore, agreements_for, suggested_thresholds
 from localeval.cli import main
 from localeval.metrics import Tools
 from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman
@@ -67,6 +67,30 @@ def test_best_threshold_and_balanced_accuracy() -> None:
     assert balanced_accuracy([0.3], [0], 0.5) is None
 
 
+def test_suggested_thresholds_pool_datasets_of_a_judged_metric_with_0_1_labels() -> None:
+    def row(dataset: str, metric: str, label: float, score: float) -> RowScore:
+        return RowScore(dataset, metric, label, None, score)
+
+    calibration = Calibration(
+        [],
+        [
+            # two faithfulness sets: pooled, the line falls between 0.5 and 0.6
+            row("a", "faithfulness", 1, 0.6),
+            row("a", "faithfulness", 0, 0.5),
+            row("b", "faithfulness", 1, 0.7),
+            row("b", "faithfulness", 0, 0.4),
+            # graded labels: no pass/fail line
+            row("g", "answer_relevancy", 0.5, 0.6),
+            row("g", "answer_relevancy", 1, 0.7),
+            row("g", "answer_relevancy", 0, 0.1),
+            # context precision is the embedder's score, not on the judge's scale
+            row("w", "context_relevance", 1, 0.9),
+            row("w", "context_relevance", 0, 0.2),
+        ],
+    )
+    assert suggested_thresholds(calibration) == {"faithfulness": 0.55}
+
+
 def test_graded_labels_get_spearman() -> None:
     found = agreements_for(
         "d",
@@ -117,7 +141,12 @@ def test_calibrate_command_on_a_labelled_file(
     judge.assert_done()
     table = result.stdout.splitlines()
     assert table[1].split()[:4] == ["mini", "faithfulness", "pair_accuracy", "0.500"]
+    assert (
+        "Gate thresholds on this judge's scale (best_threshold over all rows of each metric),\n"
+        'for models.toml:\n[judges."scripted".thresholds]\nfaithfulness = 0.30\n'
+    ) in result.stdout
     report = json.loads(out.read_text())
+    assert report["suggested_thresholds"] == {"faithfulness": 0.3}
     measures = {a["measure"]: a["value"] for a in report["agreements"]}
     assert measures == {
         "pair_accuracy": 0.5,
