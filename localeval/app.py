@@ -297,6 +297,9 @@ def describe_models(models_path: str | None = None) -> str:
         status = "ok" if check.ok else f"PROBLEM: {check.problem}"
         mark = "*" if name == models.default_judge else " "
         lines.append(f" {mark} {name:<24} {status:<10} {judge.path}  (n_ctx {judge.n_ctx})")
+        if judge.thresholds:
+            gates = ", ".join(f"{m} >= {v:.2f}" for m, v in judge.thresholds.items())
+            lines.append(f"   {'':<24} gates on its scale: {gates}")
     lines += ["", "embedders:"]
     for name, embedder in models.embedders.items():
         check = check_embedder_dir(embedder.path, embedder.weights, embedder.sha256)

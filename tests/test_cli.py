@@ -309,6 +309,10 @@ def test_models_command_lists_status(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["models", "--models", str(models)])
     assert result.exit_code == 0
     assert "* j" in result.stdout and "PROBLEM: file not found" in result.stdout
+    assert "gates on its scale" not in result.stdout
+    models = models_file(tmp_path, "faithfulness = 0.57\nanswer_relevancy = 0.49")
+    result = CliRunner().invoke(main, ["models", "--models", str(models)])
+    assert "gates on its scale: faithfulness >= 0.57, answer_relevancy >= 0.49\n" in result.stdout
 
 
 def test_unknown_judge_name(tmp_path: Path, data: Path) -> None:
