@@ -38,7 +38,7 @@ from localeval.metrics import MetricResult, build_metric  # noqa: E402
 from localeval.runner import SampleResult, evaluate, load_tools, order_metrics  # noqa: E402
 
 PAIRS = ROOT / "tests" / "injection" / "pairs.jsonl"
-DEFAULT_METRICS = ("faithfulness", "context_recall", "context_precision")
+DEFAULT_METRICS = ("faithfulness", "context_recall", "answer_relevancy", "context_precision")
 # per metric: the details key holding per-item probabilities, and the items they are about
 ITEMS = {
     "faithfulness": ("support", "statements"),
