@@ -110,7 +110,8 @@ def evaluate_file(
         click.echo(f"{loaded}; metrics: {', '.join(names)}", err=True)
         metric_objects = [build_metric(n, options) for n in names]
         judged = {m.name for m in metric_objects if m.uses_judge}
-        judge_thresholds = models.judge(judge_name).thresholds if judged else {}
+        judge_config = models.judge(judge_name) if judged else None
+        judge_thresholds = judge_config.thresholds if judge_config else {}
         thresholds = default_thresholds(judged, judge_thresholds) | overrides
         from_judge = sorted(m for m in judged & set(judge_thresholds) if m not in overrides)
         # the judge/embedding cache lives in the same database as the run history
@@ -140,8 +141,8 @@ def evaluate_file(
         if categories:
             click.echo("\n" + categories)
         if gates:
-            judge_name_used = models.judge(judge_name).name if from_judge else None
-            click.echo("\n" + console.gates_text(gates, from_judge, judge_name_used))
+            judge_used = judge_config.name if judge_config else None
+            click.echo("\n" + console.gates_text(gates, from_judge, judge_used))
         click.echo("\n" + console.usage_text(store.usage(run.id)))
         if output is not None:
             try:

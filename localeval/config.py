@@ -117,10 +117,13 @@ _EMBEDDER_KEYS = {"path", "weights", "sha256", "device", "batch_size", "provisio
 
 def _thresholds(table: Any, where: str) -> dict[str, float]:
     """A judge's gate thresholds: metric name -> number in [0, 1]."""
-    from localeval.metrics import metric_names  # the registry imports heavy libraries
-
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table of metric = threshold")
+    if not table:
+        return {}
+    # only now: the metric registry imports every metric's libraries
+    from localeval.metrics import metric_names
+
     known = metric_names()
     for metric, value in table.items():
         if metric not in known:

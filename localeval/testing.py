@@ -134,14 +134,10 @@ def _samples(data: DataArg) -> tuple[list[Sample], str]:
 
 
 def _thresholds(
-    names: Sequence[str],
-    overrides: Mapping[str, float] | None,
-    judge_thresholds: Mapping[str, float],
+    names: Sequence[str], overrides: Mapping[str, float] | None, defaults: Mapping[str, float]
 ) -> dict[str, float]:
     """The default gates (SPEC.md's, or the judge's own from models.toml for the metrics it
     judges), with the given ones replacing them; each must be a metric evaluated."""
-    judged = {n for n in names if build_metric(n).uses_judge}
-    defaults = default_thresholds(judged, judge_thresholds)
     thresholds = {m: v for m, v in defaults.items() if m in names}
     for metric, value in (overrides or {}).items():
         if metric not in metric_names():
@@ -215,10 +211,11 @@ def assert_rag_quality(
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     names = order_metrics(metrics if metrics is not None else RAG_METRICS)
-    judged = tools is None and any(build_metric(n).uses_judge for n in names)
+    judged = {n for n in names if build_metric(n).uses_judge}
     # test doubles (`tools`) have no models.toml entry, so SPEC.md's defaults apply to them
-    judge_thresholds = load_models_config(models).judge(judge).thresholds if judged else {}
-    limits = _thresholds(names, thresholds, judge_thresholds)
+    from_models = judged and tools is None
+    judge_thresholds = load_models_config(models).judge(judge).thresholds if from_models else {}
+    limits = _thresholds(names, thresholds, default_thresholds(judged, judge_thresholds))
     samples, source = _samples(data)
     dataset = str(Path(data)) if isinstance(data, str | os.PathLike) else None
     if tools is not None:

@@ -50,7 +50,7 @@ def gates_text(
 ) -> str:
     """The gates, PASS or FAIL; `from_judge`: metrics whose threshold is the judge's own."""
     lines = ["Quality gates:"]
-    if from_judge and any(g.metric in from_judge for g in gates):
+    if from_judge:
         lines[0] = (
             f"Quality gates (thresholds for {', '.join(from_judge)} on judge {judge}'s scale, "
             "from models.toml):"
