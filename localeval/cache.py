@@ -25,8 +25,10 @@ from localeval.embedder import Embedder
 from localeval.judge import Judge, Prompt, Usage
 from localeval.schema import Schema, to_gbnf
 
-#: bump when the way a judge call turns into a value changes (e.g. the yes/no token sets)
-CALL_PROTOCOL = 1
+#: bump when the way a judge call turns into a value changes (e.g. the yes/no token sets,
+#: or how the prompt's tokens are batched: llama.cpp's arithmetic depends on it).
+#: 2: the chat template's tail is evaluated in one batch with the prompt's last segment.
+CALL_PROTOCOL = 2
 
 
 def _digest(parts: Sequence[Any]) -> str:

@@ -76,6 +76,28 @@ def test_a_verdict_does_not_depend_on_what_the_judge_evaluated_before(tools: Too
     assert after_shared_prefix == after_unrelated
 
 
+def test_another_statement_about_the_same_contexts_costs_one_llama_call(
+    tools: Tools, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each llama.cpp call costs ~25 ms here beyond its tokens, so the statement and the
+    chat template's tail after it go in one batch; the contexts are not evaluated again."""
+    judge = tools.judge
+    assert isinstance(judge, LlamaJudge)
+    contexts = ["The tower was finished in 1889.", "It is 330 metres tall."]
+    judge.yes_probability(rag.context_says(contexts, "The tower was finished in 1889."))
+    batches: list[list[int]] = []
+    evaluate_batch = judge._llm.eval
+    monkeypatch.setattr(
+        judge._llm, "eval", lambda tokens: (batches.append(list(tokens)), evaluate_batch(tokens))
+    )
+    second = rag.context_says(contexts, "The tower is 330 metres tall.")
+    judge.yes_probability(second)
+    assert len(batches) == 1
+    assert batches[0] == list(judge._segments(second)[-1])
+    text = judge._llm.detokenize(batches[0]).decode("utf-8")
+    assert text.startswith(' "The tower is 330 metres tall."?') and text.endswith("assistant\n")
+
+
 def test_grammar_output_is_always_valid_json(tools: Tools) -> None:
     # a tight schema: the model would like to write more than 12 characters per item
     schema = Object((("items", Array(Str(12), 2, 2)),))
