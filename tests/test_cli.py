@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,9 @@ def test_evaluate_passes_gates_and_writes_contract(
     # the default judge's own threshold (models.toml), not SPEC's 0.80
     assert "PASS  faithfulness = 0.950 >= 0.56" in result.stdout
     report = json.loads(out.read_text())
+    # an ordinary file (the umask's mode), not a private temporary one; nothing left beside it
+    assert out.stat().st_mode & stat.S_IRGRP
+    assert [p for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     assert set(report) >= {"run", "summary", "gates", "samples"}
     assert set(report["run"]) >= {"id", "created", "judge", "embedder", "metrics", "usage"}
     assert set(report["run"]["usage"]) >= {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -13,6 +12,7 @@ from localeval.dataset import Sample
 from localeval.errors import UsageError
 from localeval.gates import GateResult
 from localeval.judge import Usage
+from localeval.report.output import atomic_text_file
 from localeval.runner import RunInfo, RunResult, SampleResult
 from localeval.stats import MetricSummary
 
@@ -106,26 +106,8 @@ def write_results(
     """Write `header` with a "samples" list (when `samples` is given) streamed in after it,
     one sample at a time, atomically: the file is the same as json.dump(..., indent=2) of
     the whole dict, but memory holds one sample at a time."""
-    folder = path.parent if str(path.parent) else Path(".")
-    tmp: Path | None = None
-    try:
-        with tempfile.NamedTemporaryFile(
-            "w",
-            encoding="utf-8",
-            dir=folder,
-            prefix=f".{path.name}.",
-            suffix=".tmp",
-            delete=False,
-        ) as handle:
-            tmp = Path(handle.name)
-            _dump_streamed(handle, header, samples)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    with atomic_text_file(path) as handle:
+        _dump_streamed(handle, header, samples)
 
 
 def _dump(value: Any) -> str:
