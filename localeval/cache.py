@@ -25,11 +25,6 @@ from localeval.embedder import Embedder
 from localeval.judge import Judge, Prompt, Usage
 from localeval.schema import Schema, to_gbnf
 
-#: bump when the way a judge call turns into a value changes (e.g. the yes/no token sets,
-#: or how the prompt's tokens are batched: llama.cpp's arithmetic depends on it).
-#: 2: the chat template's tail is evaluated in one batch with the prompt's last segment.
-CALL_PROTOCOL = 2
-
 
 def _digest(parts: Sequence[Any]) -> str:
     text = json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
@@ -44,7 +39,8 @@ class CachedJudge:
     """A Judge that answers from the cache when it can and asks the real judge otherwise.
 
     `load` builds the real judge; it is called at most once, on the first cache miss.
-    `settings` are the judge settings that can change its numbers (batch size, ...).
+    `settings` are what besides the file can change the judge's numbers (see
+    localeval.llama_judge.judge_settings); they are part of every key.
     """
 
     def __init__(
@@ -58,7 +54,7 @@ class CachedJudge:
         self.name = name
         self.sha256 = sha256
         self.usage = Usage()
-        self._settings = settings
+        self.settings = settings
         self._load = load
         self._inner: Judge | None = None
         self._db = connection
@@ -74,9 +70,7 @@ class CachedJudge:
         return self._inner
 
     def _key(self, kind: str, prompt: Prompt, extra: Any) -> str:
-        return _digest(
-            [CALL_PROTOCOL, self.sha256, self._settings, kind, _prompt_parts(prompt), extra]
-        )
+        return _digest([self.sha256, self.settings, kind, _prompt_parts(prompt), extra])
 
     def _lookup(self, key: str, counted: bool = True) -> Any | None:
         row = self._db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()

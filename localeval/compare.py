@@ -239,6 +239,11 @@ def comparability_warnings(
             f"the runs used different judges ({_model_label(base.get('judge'))} vs "
             f"{_model_label(new.get('judge'))}): their scores are not comparable"
         )
+    elif changed := _changed_settings(base.get("judge"), new.get("judge")):
+        warnings.append(
+            f"the judge ran with different settings ({changed}): llama.cpp's numbers depend "
+            "on them, so small differences may come from that"
+        )
     if (
         base.get("embedder")
         and new.get("embedder")
@@ -269,6 +274,19 @@ def comparability_warnings(
                 "not comparable"
             )
     return warnings
+
+
+def _changed_settings(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """The judge settings that differ, as "name before vs after, ..." (runs recorded before
+    settings were have none: nothing is said about them)."""
+    before, after = (base or {}).get("settings"), (new or {}).get("settings")
+    if not before or not after:
+        return ""
+    return ", ".join(
+        f"{name} {before.get(name)!r} vs {after.get(name)!r}"
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name) != after.get(name)
+    )
 
 
 def compare_runs(base: RunScores, new: RunScores, top: int = DEFAULT_TOP) -> Comparison:

@@ -48,6 +48,8 @@ def fingerprint(info: RunInfo) -> str:
     identity = {
         "dataset_sha256": info.dataset_sha256,
         "judge_sha256": (info.judge or {}).get("sha256"),
+        # absent for runs recorded before settings were: their fingerprints stay as they were
+        **({"judge_settings": info.judge["settings"]} if "settings" in (info.judge or {}) else {}),
         "embedder_sha256": (info.embedder or {}).get("sha256"),
         "prompt_version": info.prompt_version,
         "metrics": info.metrics,

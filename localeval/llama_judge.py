@@ -41,10 +41,21 @@ NO_WORDS = ("No", "no", "NO", " No", " no", "否")
 _SYSTEM_SLOT = "\x00localeval-system\x00"
 _USER_SLOT = "\x00localeval-user\x00"
 
+#: bump when the way a judge call turns into a value changes (the yes/no token sets, how a
+#: prompt's tokens are batched: llama.cpp's arithmetic depends on it). It is one of the
+#: judge's settings, so cached values and resumable runs of an older protocol are not used.
+#: 2: the chat template's tail is evaluated in one batch with the prompt's last segment.
+CALL_PROTOCOL = 2
+
 Segment = tuple[int, ...]
 #: data segments whose tokens are remembered: every prompt about a sample tokenizes the same
 #: chunks again, and fitting long contexts into the window (metrics.long_context) even more
 _SEGMENT_CACHE = 4096
+
+
+def judge_settings(config: JudgeConfig) -> dict[str, Any]:
+    """What besides the GGUF file can change this judge's numbers."""
+    return {**config.numeric_settings(), "call_protocol": CALL_PROTOCOL}
 
 
 class LlamaJudge:
@@ -56,6 +67,7 @@ class LlamaJudge:
 
         self.name = config.name
         self.config = config
+        self.settings = judge_settings(config)
         self.usage = Usage()
         threads = config.threads or os.cpu_count() or 1
         try:

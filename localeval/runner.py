@@ -113,7 +113,7 @@ def load_tools(
     """
     from localeval.cache import CachedEmbedder, CachedJudge
     from localeval.embedder import SentenceTransformerEmbedder
-    from localeval.llama_judge import LlamaJudge
+    from localeval.llama_judge import LlamaJudge, judge_settings
     from localeval.modelfiles import verified_embedder_sha256, verified_judge_sha256
 
     tools = Tools()
@@ -125,12 +125,7 @@ def load_tools(
             tools.judge = CachedJudge(
                 judge_config.name,
                 verified_judge_sha256(judge_config),
-                {
-                    "batch_size": judge_config.batch_size,
-                    "chat_template": judge_config.chat_template,
-                    # fits() answers depend on the window, and windowing on fits()
-                    "n_ctx": judge_config.n_ctx,
-                },
+                judge_settings(judge_config),
                 lambda: LlamaJudge(judge_config),
                 cache,
             )
@@ -183,11 +178,13 @@ def describe_run(
     dataset_sha256: str | None = None,
 ) -> RunInfo:
     """A new run's description: a fresh id, the time, and the models and metrics it uses."""
-    judge_info = (
-        {"name": tools.judge.name, "sha256": tools.judge.sha256}
-        if tools.judge is not None
-        else None
-    )
+    judge_info: dict[str, Any] | None = None
+    if tools.judge is not None:
+        judge_info = {"name": tools.judge.name, "sha256": tools.judge.sha256}
+        # what besides the file changes its numbers (a run resumed or compared with other
+        # settings is another evaluation)
+        if settings := getattr(tools.judge, "settings", None):
+            judge_info["settings"] = settings
     embedder_info: dict[str, Any] | None = None
     if tools.embedder is not None:
         embedder_info = {"name": tools.embedder.name}

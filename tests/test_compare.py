@@ -120,6 +120,17 @@ def test_warnings_when_runs_are_not_comparable() -> None:
     ]
 
 
+def test_warning_when_the_same_judge_ran_with_other_settings() -> None:
+    judge = {**RUN["judge"], "settings": {"batch_size": 512, "n_ctx": 8192, "call_protocol": 2}}
+    other = {**judge, "settings": {"batch_size": 64, "n_ctx": 8192, "call_protocol": 2}}
+    assert comparability_warnings({**RUN, "judge": judge}, {**RUN, "judge": other}, []) == [
+        "the judge ran with different settings (batch_size 512 vs 64): llama.cpp's numbers "
+        "depend on them, so small differences may come from that"
+    ]
+    # a run recorded before settings were kept: nothing known, nothing said
+    assert comparability_warnings(RUN, {**RUN, "judge": other}, []) == []
+
+
 def test_runs_are_paired_by_sample_id_with_categories_and_movers() -> None:
     base = side(
         "base",

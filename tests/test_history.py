@@ -114,6 +114,11 @@ def test_incomplete_run_is_found_by_its_fingerprint_only(tmp_path: Path) -> None
     assert store.has_sample(stored.id, "s0") and not store.has_sample(stored.id, "s1")
     other = RunInfo(**{**run.info.__dict__, "judge": {"name": "j", "sha256": "2" * 64}})
     assert store.find_resumable(fingerprint(other)) is None
+    # the same file run with another batch size is another evaluation (other numbers)
+    judge = {**(run.info.judge or {}), "settings": {"batch_size": 64}}
+    assert (
+        store.find_resumable(fingerprint(RunInfo(**{**run.info.__dict__, "judge": judge}))) is None
+    )
     with pytest.raises(ValueError):
         store.complete(stored.id, [])  # never marked complete with samples missing
     # a second process continuing the same run may store a sample first: no error, no copy

@@ -9,7 +9,7 @@ from localeval.dataset import Sample
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Prompt
 from localeval.metrics import Tools
-from localeval.runner import evaluate, order_metrics
+from localeval.runner import describe_run, evaluate, order_metrics
 
 SAMPLE = Sample("s1", "Q?", ["c1"], "It is so.", "It is so.")
 
@@ -54,3 +54,17 @@ def test_usage_counts_only_this_run() -> None:
     assert run.info.metrics == ["faithfulness", "context_recall"]
     evaluate([SAMPLE], ["faithfulness"], Tools(judge=judge, embedder=FakeEmbedder()))
     judge.assert_done()
+
+
+def test_run_records_the_judge_settings_that_change_its_numbers() -> None:
+    judge = ScriptedJudge([])
+    assert describe_run([], Tools(judge=judge)).judge == {
+        "name": judge.name,
+        "sha256": judge.sha256,
+    }
+    judge.settings = {"batch_size": 64, "call_protocol": 2}  # type: ignore[attr-defined]
+    info = describe_run([], Tools(judge=judge))
+    assert info.judge is not None and info.judge["settings"] == {
+        "batch_size": 64,
+        "call_protocol": 2,
+    }
