@@ -26,6 +26,17 @@ PASS_ALL = [f"--threshold={m}=0" for m in ("faithfulness", "answer_relevancy")] 
 ]
 
 
+@pytest.fixture(autouse=True)
+def models_without_thresholds(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Gates at SPEC's defaults, which the hash judge's demo scores fail: these tests need
+    failing gates, whatever thresholds the project's models.toml gives its default judge."""
+    models = tmp_path_factory.mktemp("models") / "models.toml"
+    models.write_text('[judges.j]\npath = "j.gguf"\n[embedders.e]\npath = "e"\n')
+    monkeypatch.setenv("LOCALEVAL_MODELS", str(models))
+
+
 def use_judge(monkeypatch: pytest.MonkeyPatch, judge: HashJudge | None = None) -> None:
     def tools(*_args: object, **_kwargs: object) -> Tools:
         return Tools(judge=judge or HashJudge(), embedder=FakeEmbedder())
