@@ -215,11 +215,11 @@ class LlamaJudge:
         ):
             keep += 1
         llm = self._llm
-        llm.n_tokens = sum(len(s) for s in self._state[:keep])  # eval() drops the KV after
+        llm.n_tokens = sum(len(s) for s in self._state[:keep])  # _decode drops the KV after
         del self._state[keep:]
-        for segment in segments[keep:]:
+        for number, segment in enumerate(segments[keep:], start=keep):
             try:
-                llm.eval(list(segment))
+                self._decode(segment, logits=number == len(segments) - 1)
             except RuntimeError as exc:
                 llm.n_tokens = 0
                 self._state.clear()
@@ -227,9 +227,28 @@ class LlamaJudge:
             self._state.append(segment)
             self.usage.prompt_tokens += len(segment)
 
+    def _decode(self, tokens: Segment, logits: bool) -> None:
+        """Evaluate `tokens` after the first `n_tokens` of the state, in batches of n_batch,
+        as Llama.eval does, but compute the last token's logits only when they will be read.
+
+        A prefix segment's logits never are, and computing them multiplies by the output
+        matrix, a quarter of a 0.5B model's weights: 6-10 ms per call on a 2-core CPU. The
+        key/value state, and so every number read later, is the same either way.
+        """
+        llm = self._llm
+        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+        for start in range(0, len(tokens), llm.n_batch):
+            batch = list(tokens[start : start + llm.n_batch])
+            llm._batch.set_batch(batch=batch, n_past=llm.n_tokens, logits_all=False)
+            if not logits or start + len(batch) < len(tokens):
+                llm._batch.batch.logits[len(batch) - 1] = False
+            llm._ctx.decode(llm._batch)
+            llm.input_ids[llm.n_tokens : llm.n_tokens + len(batch)] = batch
+            llm.n_tokens += len(batch)
+
     def _extend(self, token: int) -> None:
         """Evaluate one more token after the current state, as a segment of its own."""
-        self._llm.eval([token])
+        self._decode((token,), logits=True)
         self._state.append((token,))
 
     def _last_log_probs(self) -> np.ndarray:

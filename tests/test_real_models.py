@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -86,16 +88,38 @@ def test_another_statement_about_the_same_contexts_costs_one_llama_call(
     contexts = ["The tower was finished in 1889.", "It is 330 metres tall."]
     judge.yes_probability(rag.context_says(contexts, "The tower was finished in 1889."))
     batches: list[list[int]] = []
-    evaluate_batch = judge._llm.eval
-    monkeypatch.setattr(
-        judge._llm, "eval", lambda tokens: (batches.append(list(tokens)), evaluate_batch(tokens))
-    )
+    decode = judge._llm._ctx.decode
+
+    def counted(batch: Any) -> None:
+        batches.append([batch.batch.token[i] for i in range(batch.batch.n_tokens)])
+        decode(batch)
+
+    monkeypatch.setattr(judge._llm._ctx, "decode", counted)
     second = rag.context_says(contexts, "The tower is 330 metres tall.")
     judge.yes_probability(second)
     assert len(batches) == 1
     assert batches[0] == list(judge._segments(second)[-1])
     text = judge._llm.detokenize(batches[0]).decode("utf-8")
     assert text.startswith(' "The tower is 330 metres tall."?') and text.endswith("assistant\n")
+
+
+def test_prefix_segments_without_logits_give_the_same_verdict(tools: Tools) -> None:
+    """The judge skips the logits of segments nobody reads; the state, and so the verdict,
+    must be bit-identical to evaluating every segment with them (Llama.eval)."""
+    judge = tools.judge
+    assert isinstance(judge, LlamaJudge)
+    prompt = rag.context_says(["The tower was finished in 1889.", "It is tall."], "It is tall.")
+    judge._state.clear()
+    ours = judge.yes_probability(prompt)
+    judge._llm.n_tokens = 0
+    judge._state.clear()
+    for segment in judge._segments(prompt):
+        judge._llm.eval(list(segment))
+    log_probs = judge._last_log_probs()
+    yes = np.logaddexp.reduce(log_probs[judge._yes_ids])
+    no = np.logaddexp.reduce(log_probs[judge._no_ids])
+    judge._llm.n_tokens = 0
+    assert ours == float(1.0 / (1.0 + np.exp(no - yes)))
 
 
 def test_grammar_output_is_always_valid_json(tools: Tools) -> None:
