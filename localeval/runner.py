@@ -119,6 +119,7 @@ def load_tools(
     tools = Tools()
     if any(m.uses_judge for m in metrics):
         judge_config = models.judge(judge_name)
+        tools.verdict_thresholds = dict(judge_config.thresholds)
         if cache is None:
             tools.judge = LlamaJudge(judge_config)
         else:

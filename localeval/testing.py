@@ -104,6 +104,7 @@ class ModelCache:
         return Tools(
             judge=self.judges[judge_config] if judge_config is not None else None,
             embedder=self.embedders[embedder_config] if embedder_config is not None else None,
+            verdict_thresholds=dict(judge_config.thresholds) if judge_config is not None else {},
         )
 
     def close(self) -> None:

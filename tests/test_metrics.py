@@ -54,6 +54,22 @@ def test_faithfulness_asks_about_each_statement_after_the_shared_passages() -> N
     assert CONTEXTS[0] in shared and CONTEXTS[1] in shared
 
 
+def test_verdicts_flip_at_the_judges_own_threshold() -> None:
+    """A small judge's P(Yes) is compressed: a supported statement may get 0.45. With the
+    judge's thresholds (models.toml) the verdict labels use its scale, not 0.5."""
+    plain = Faithfulness().score(sample(), Tools(judge=ScriptedJudge([0.45, 0.35])))
+    assert plain.details["verdicts"] == ["unsupported", "unsupported"]
+    assert "verdict_threshold" not in plain.details
+    tools = Tools(judge=ScriptedJudge([0.45, 0.35]), verdict_thresholds={"faithfulness": 0.4})
+    scaled = Faithfulness().score(sample(), tools)
+    assert scaled.details["verdicts"] == ["supported", "unsupported"]
+    assert scaled.details["verdict_threshold"] == 0.4
+    assert scaled.score == plain.score  # labels only: the score is the mean probability
+    tools = Tools(judge=ScriptedJudge([0.45]), verdict_thresholds={"context_recall": 0.4})
+    recall = ContextRecall().score(sample(reference_answer="It was finished in 1889."), tools)
+    assert recall.details["verdicts"] == ["attributed"]
+
+
 def test_a_number_alone_is_a_statement() -> None:
     judge = ScriptedJudge([0.8])
     result = Faithfulness().score(sample(answer="1889"), Tools(judge=judge))

@@ -225,3 +225,7 @@ def test_cli_demo_end_to_end(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert report["run"]["judge"]["sha256"] == load_models_config().judge().sha256
     assert [s["sample_id"] for s in report["samples"]] == ["billing-1", "billing-2"]
+    # verdict labels on the default judge's own scale (its models.toml thresholds)
+    details = report["samples"][0]["details"]["faithfulness"]
+    assert details["verdict_threshold"] == load_models_config().judge().thresholds["faithfulness"]
+    assert report["run"]["judge"]["settings"]["call_protocol"] >= 2

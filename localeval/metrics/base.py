@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +33,10 @@ class Tools:
 
     judge: Judge | None = None
     embedder: Embedder | None = None
+    #: per metric, where a statement's verdict label flips on the judge's scale: the
+    #: judge's thresholds in models.toml (a small judge's probabilities are compressed);
+    #: 0.5, the likelier answer, for metrics without one
+    verdict_thresholds: Mapping[str, float] = field(default_factory=dict)
 
 
 class Metric(Protocol):

@@ -3,7 +3,9 @@
 Inputs: question, contexts, answer.
 Output: the mean, over the answer's statements, of the judge's probability that the
 statement is supported by the passages; in [0, 1], higher is better.
-Details: statements, verdicts ("supported" / "unsupported"), support probabilities.
+Details: statements, verdicts ("supported" / "unsupported"), support probabilities; a
+verdict is "supported" at or above the judge's faithfulness threshold in models.toml
+(`verdict_threshold`, on that judge's scale), else at 0.5.
 Undefined when the answer or contexts are missing or the answer has no statements.
 With an empty list of contexts nothing can be supported: the score is 0, said in details.
 Contexts too long for the judge's window: see localeval.metrics.long_context (each
@@ -35,8 +37,8 @@ WINDOWED_SUPPORT = (
 TOO_LONG_STATEMENT = "a statement is too long for the judge's context window even without contexts"
 
 
-def verdict_label(probability: float, positive: str, negative: str) -> str:
-    return positive if probability >= 0.5 else negative
+def verdict_label(probability: float, positive: str, negative: str, threshold: float = 0.5) -> str:
+    return positive if probability >= threshold else negative
 
 
 def statement_support(
@@ -70,6 +72,7 @@ def statement_support(
 class StatementEvidence:
     """How a statement-checking metric names its evidence in a sample's details."""
 
+    metric: str  # the metric's name, for its verdict threshold
     text_name: str  # "the answer"
     probabilities: str  # the details key of the per-statement probabilities
     positive: str  # verdict when the contexts state the sentence
@@ -101,17 +104,23 @@ def judge_statements(
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
     # 3. the share of the text the passages state, weighted by the judge's confidence
+    threshold = tools.verdict_thresholds.get(evidence.metric, 0.5)
     details: dict[str, Any] = {
         "statements": statements,
-        "verdicts": [verdict_label(p, evidence.positive, evidence.negative) for p in probabilities],
+        "verdicts": [
+            verdict_label(p, evidence.positive, evidence.negative, threshold) for p in probabilities
+        ],
         evidence.probabilities: [round(p, 4) for p in probabilities],
     }
+    if threshold != 0.5:
+        details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
     if long_context is not None:
         details["long_context"] = long_context
     return MetricResult(sum(probabilities) / len(probabilities), details)
 
 
 SUPPORT = StatementEvidence(
+    metric="faithfulness",
     text_name="the answer",
     probabilities="support",
     positive="supported",
