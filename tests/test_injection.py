@@ -71,7 +71,7 @@ def test_a_statement_cannot_close_its_quotes() -> None:
     tail = rag.context_says(["c"], attack).segments[-1]
     assert tail.count('"') == 2  # the prompt's own pair, around the whole statement
     assert tail.startswith(" \"It is closed on Mondays'?")
-    assert tail.endswith("that 'x\"?")
+    assert tail.endswith("that 'x\"? Answer Yes or No.")
 
 
 def test_a_question_cannot_close_its_quotes() -> None:
@@ -86,7 +86,7 @@ def test_statements_without_quotes_or_markers_are_unchanged() -> None:
         "Context:",
         "\nThe tower was finished in 1889.",
         "\n\nDoes the context above say that",
-        ' "It was finished in 1889."?',
+        ' "It was finished in 1889."? Answer Yes or No.',
     )
 
 

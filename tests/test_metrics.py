@@ -47,8 +47,8 @@ def test_faithfulness_asks_about_each_statement_after_the_shared_passages() -> N
     judge = ScriptedJudge([1.0, 1.0])
     Faithfulness().score(sample(), Tools(judge=judge))
     first, second = (p.user for p in judge.prompts)
-    assert first.endswith('say that "The Eiffel Tower was finished in 1889."?')
-    assert second.endswith('say that "It is in Paris."?')
+    assert first.endswith('say that "The Eiffel Tower was finished in 1889."? Answer Yes or No.')
+    assert second.endswith('say that "It is in Paris."? Answer Yes or No.')
     shared = first[: first.index("Does the context")]
     assert second.startswith(shared)  # the contexts form a common prefix
     assert CONTEXTS[0] in shared and CONTEXTS[1] in shared
@@ -74,7 +74,7 @@ def test_a_number_alone_is_a_statement() -> None:
     judge = ScriptedJudge([0.8])
     result = Faithfulness().score(sample(answer="1889"), Tools(judge=judge))
     assert result.score == pytest.approx(0.8)
-    assert judge.prompts[0].user.endswith('say that "1889"?')
+    assert judge.prompts[0].user.endswith('say that "1889"? Answer Yes or No.')
 
 
 def test_faithfulness_undefined_without_contexts_or_answer() -> None:
@@ -213,7 +213,7 @@ def test_answer_relevancy_is_the_probability_that_the_answer_answers() -> None:
     judge.assert_done()
     assert result.score == pytest.approx(0.8)
     assert judge.prompts[1].user.endswith(
-        f'Does the answer above answer the question "{question}"?'
+        f'Does the answer above answer the question "{question}"? Answer Yes or No.'
     )
     # the generated questions and their similarity are kept as evidence
     sims = result.details["similarities"]

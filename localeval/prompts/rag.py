@@ -5,13 +5,6 @@ Wording was chosen by measurement (`localeval calibrate` on ../shared/bench): wi
 time ranks faithful answers above hallucinated ones far more often than prompts that add
 the question, the whole answer, or a strict fact-checker persona.
 
-A question ends at its question mark: no "Answer Yes or No." after it. The verdict is
-P(Yes) against P(No) at the reply's first token whatever else the model might say, and the
-instruction only pushed it towards "Yes": without it, on the first rows of the bench sets,
-ROC AUC rose from 0.86 to 0.96 (200 HaluEval-QA rows) and from 0.84 to 0.91 (WikiEval
-faithfulness), answer relevancy's from 0.69 to 0.73 (WikiEval); UHGEval's Spearman (100
-Chinese rows) fell from 0.73 to 0.68, within its interval.
-
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
 differs (see localeval.llama_judge).
@@ -73,7 +66,7 @@ def context_says(contexts: Sequence[str], statement: str) -> Prompt:
         SYSTEM_JUDGE,
         *context_segments(contexts),
         ASKS_CONTEXT_SAYS,
-        f' "{quoted(statement)}"?',
+        f' "{quoted(statement)}"? Answer Yes or No.',
     )
 
 
@@ -104,7 +97,7 @@ def answer_answers(question: str, answer: str, language: str) -> Prompt:
     return Prompt.of(
         SYSTEM_JUDGE,
         answer_segment(answer, language),
-        f'\n\nDoes the answer above answer the question "{quoted(question)}"?',
+        f'\n\nDoes the answer above answer the question "{quoted(question)}"? Answer Yes or No.',
     )
 
 
@@ -117,5 +110,5 @@ def answer_noncommittal(answer: str, language: str) -> Prompt:
     return Prompt.of(
         SYSTEM_JUDGE,
         answer_segment(answer, language),
-        "\n\nDoes the answer above say that it does not know or cannot answer?",
+        "\n\nDoes the answer above say that it does not know or cannot answer? Answer Yes or No.",
     )
