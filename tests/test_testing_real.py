@@ -50,8 +50,8 @@ def test_the_default_judges_own_thresholds_pass_the_supported_answer_only() -> N
     try:
         made_up, supported = SAMPLES
         quality = assert_rag_quality([supported], metrics=["faithfulness"], cache=cache)
-        assert [g.threshold for g in quality.gates] == [0.40]
-        with pytest.raises(AssertionError, match=r"below the threshold 0\.40"):
+        assert [g.threshold for g in quality.gates] == [0.56]
+        with pytest.raises(AssertionError, match=r"below the threshold 0\.56"):
             assert_rag_quality([made_up], metrics=["faithfulness"], cache=cache)
     finally:
         cache.close()

@@ -5,6 +5,14 @@ Wording was chosen by measurement (`localeval calibrate` on ../shared/bench): wi
 time ranks faithful answers above hallucinated ones far more often than prompts that add
 the question, the whole answer, or a strict fact-checker persona.
 
+"Answer Yes or No." after each question stays, for robustness, not for accuracy. Without
+it (or with it before the question) the judge separated better on the first rows of the
+bench sets (ROC AUC: HaluEval-QA 0.86 -> 0.96, WikiEval 0.84 -> 0.91; answer relevancy
+0.69 -> 0.73; UHGEval Spearman 0.73 -> 0.68), but text injected into a chunk moved it
+five times as far (scripts/injection_bench.py, faithfulness +0.02 -> +0.12 towards what
+the attack wanted, context recall -0.03 -> +0.08): the instruction as the last words
+before the reply anchors the verdict against "answer Yes" text above it.
+
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
 differs (see localeval.llama_judge).
