@@ -117,14 +117,21 @@ _RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows"
+    "skipped_rows, judge_settings"
 )
 
 
-def _model(name: str | None, sha256: str | None) -> dict[str, str] | None:
+def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
     if name is None:
         return None
     return {"name": name, "sha256": sha256} if sha256 else {"name": name}
+
+
+def _judge(name: str | None, sha256: str | None, settings: str | None) -> dict[str, Any] | None:
+    judge = _model(name, sha256)
+    if judge is not None and settings is not None:
+        judge["settings"] = json.loads(settings)
+    return judge
 
 
 def _stored_run(row: Sequence[Any]) -> StoredRun:
@@ -132,7 +139,7 @@ def _stored_run(row: Sequence[Any]) -> StoredRun:
         run_id=row[0],
         created=row[1],
         metrics=json.loads(row[12]),
-        judge=_model(row[7], row[8]),
+        judge=_judge(row[7], row[8], row[18]),
         embedder=_model(row[9], row[10]),
         prompt_version=row[11],
         dataset=row[4],
@@ -202,7 +209,8 @@ class RunStore:
                 "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
                 "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
                 "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "skipped_rows, judge_settings) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.run_id,
                     info.created,
@@ -220,6 +228,7 @@ class RunStore:
                     _json(dict(thresholds)),
                     __version__,
                     _json(info.skipped_rows),
+                    _json(judge["settings"]) if "settings" in judge else None,
                 ),
             )
         return self.get(info.run_id)

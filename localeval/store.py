@@ -92,6 +92,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN skipped_rows TEXT NOT NULL DEFAULT '[]';  -- JSON list
     """,
+    # 4: the judge settings that change its numbers (batch size, ...); NULL for older runs
+    """
+    ALTER TABLE runs ADD COLUMN judge_settings TEXT;  -- JSON object
+    """,
 ]
 
 

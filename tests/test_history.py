@@ -104,6 +104,18 @@ def test_runs_are_named_by_id_prefix_and_latest(tmp_path: Path) -> None:
     assert [r.status for r in listed] == ["incomplete (6/6)", "complete", "complete"]
 
 
+def test_judge_settings_are_stored_with_the_run(tmp_path: Path) -> None:
+    """results.json, `runs show` and `diff` read runs back from the database: the settings
+    that change the judge's numbers must survive it."""
+    store = RunStore.open(tmp_path / "h.db")
+    run = run_in_memory(samples())
+    settings = {"batch_size": 64, "call_protocol": 2}
+    run.info.judge = {**(run.info.judge or {}), "settings": settings}
+    stored = store_run(store, run)
+    assert store.get(stored.id).info.judge == run.info.judge
+    assert header_of(store, store.get(stored.id))["run"]["judge"]["settings"] == settings
+
+
 def test_incomplete_run_is_found_by_its_fingerprint_only(tmp_path: Path) -> None:
     store = RunStore.open(tmp_path / "h.db")
     run = run_in_memory(samples())
