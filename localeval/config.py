@@ -37,18 +37,6 @@ class JudgeConfig:
     #: not part of the model's identity (the same loaded model serves any thresholds)
     thresholds: Mapping[str, float] = field(default_factory=dict, hash=False, compare=False)
 
-    def numeric_settings(self) -> dict[str, Any]:
-        """The settings besides the file that can change the judge's numbers: llama.cpp's
-        arithmetic depends on how tokens are batched and on the device, the prompt on the
-        chat template, and windowing of long contexts on n_ctx. (Not threads or the seed:
-        verdicts are read from logits and replies decoded greedily.)"""
-        return {
-            "batch_size": self.batch_size,
-            "chat_template": self.chat_template,
-            "gpu_layers": self.gpu_layers,
-            "n_ctx": self.n_ctx,
-        }
-
 
 @dataclass(frozen=True)
 class EmbedderConfig:

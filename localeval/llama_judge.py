@@ -54,8 +54,17 @@ _SEGMENT_CACHE = 4096
 
 
 def judge_settings(config: JudgeConfig) -> dict[str, Any]:
-    """What besides the GGUF file can change this judge's numbers."""
-    return {**config.numeric_settings(), "call_protocol": CALL_PROTOCOL}
+    """What besides the GGUF file can change this judge's numbers: llama.cpp's arithmetic
+    depends on how tokens are batched and on the device, the prompt on the chat template,
+    windowing of long contexts on n_ctx, and all of them on the call protocol. (Not threads
+    or the seed: verdicts are read from logits and replies decoded greedily.)"""
+    return {
+        "batch_size": config.batch_size,
+        "chat_template": config.chat_template,
+        "gpu_layers": config.gpu_layers,
+        "n_ctx": config.n_ctx,
+        "call_protocol": CALL_PROTOCOL,
+    }
 
 
 class LlamaJudge:

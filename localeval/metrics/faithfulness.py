@@ -37,7 +37,13 @@ WINDOWED_SUPPORT = (
 TOO_LONG_STATEMENT = "a statement is too long for the judge's context window even without contexts"
 
 
-def verdict_label(probability: float, positive: str, negative: str, threshold: float = 0.5) -> str:
+#: where a verdict flips when the judge has no threshold of its own: the likelier answer
+LIKELIER = 0.5
+
+
+def verdict_label(
+    probability: float, positive: str, negative: str, threshold: float = LIKELIER
+) -> str:
     return positive if probability >= threshold else negative
 
 
@@ -104,7 +110,7 @@ def judge_statements(
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
     # 3. the share of the text the passages state, weighted by the judge's confidence
-    threshold = tools.verdict_thresholds.get(evidence.metric, 0.5)
+    threshold = tools.verdict_thresholds.get(evidence.metric, LIKELIER)
     details: dict[str, Any] = {
         "statements": statements,
         "verdicts": [
@@ -112,7 +118,7 @@ def judge_statements(
         ],
         evidence.probabilities: [round(p, 4) for p in probabilities],
     }
-    if threshold != 0.5:
+    if threshold != LIKELIER:
         details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
     if long_context is not None:
         details["long_context"] = long_context
