@@ -11,11 +11,12 @@ bench sets (ROC AUC: HaluEval-QA 0.86 -> 0.96, WikiEval 0.84 -> 0.91; answer rel
 0.69 -> 0.73; UHGEval Spearman 0.73 -> 0.68), but text injected into a chunk moved it
 five times as far (scripts/injection_bench.py, faithfulness +0.02 -> +0.12 towards what
 the attack wanted, context recall -0.03 -> +0.08): the instruction as the last words
-before the reply anchors the verdict against "answer Yes" text above it. A wording between
-the two, "Reply with one word: Yes or No.", was no way out: ROC AUC HaluEval-QA 0.87,
-WikiEval 0.88, but UHGEval Spearman 0.63 and injected text moved faithfulness +0.07. Nor was the
-instruction in the system message with the question ending at "?" (HaluEval-QA 0.92;
-injected text: faithfulness +0.07, context recall +0.02 instead of -0.03).
+before the reply anchors the verdict against "answer Yes" text above it. A wording
+between the two, "Reply with one word: Yes or No.", was no way out: ROC AUC HaluEval-QA
+0.87, WikiEval 0.88, but UHGEval Spearman 0.63 and injected text moved faithfulness
++0.07. Nor was the instruction in the system message with the question ending at "?"
+(HaluEval-QA 0.92; injected text: faithfulness +0.07, context recall +0.02 instead of
+-0.03).
 
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
