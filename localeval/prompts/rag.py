@@ -18,6 +18,12 @@ between the two, "Reply with one word: Yes or No.", was no way out: ROC AUC Halu
 (HaluEval-QA 0.92; injected text: faithfulness +0.07, context recall +0.02 instead of
 -0.03).
 
+Each statement is quoted in its own question, though the answer is then read twice (its
+sentences here, the whole of it for answer relevancy): with the answer read once, as a
+numbered list after the contexts, and questions that name a sentence by its number ("Is
+sentence [2] of the answer stated in the context above?"), the 0.5B judge ranked
+WikiEval's faithful answers first in 0.54-0.58 of the pairs instead of 1.00.
+
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
 differs (see localeval.llama_judge).
