@@ -59,7 +59,13 @@ def test_amd_epyc_without_avx512_builds_avx2_only() -> None:
         "GGML_F16C": "ON",
         "GGML_BMI2": "ON",
     }
-    for off in ("GGML_AVX512", "GGML_AVX512_VNNI", "GGML_AVX_VNNI", "GGML_AMX_TILE"):
+    for off in (
+        "GGML_AVX512",
+        "GGML_AVX512_VNNI",
+        "GGML_AVX_VNNI",
+        "GGML_AMX_TILE",
+        "GGML_AMX_INT8",
+    ):
         assert got[off] == "OFF", off
     assert build.description == ("x86-64: SSE42, AVX, AVX2, BMI2, FMA, F16C; no AVX-512; AMX off")
 
