@@ -2,7 +2,7 @@
 
 Metrics never talk to llama.cpp. They build a `Prompt` and ask the judge either for the
 probability that the answer is Yes (`yes_probability`) or for a JSON value that fits a
-typed schema (`generate`). `localeval.llama_judge.LlamaJudge` is the real implementation;
+typed schema (`generate`). `localeval.backends.llama_cpp.LlamaJudge` is the real implementation;
 tests use a scripted fake.
 """
 

@@ -33,7 +33,7 @@ BENCH = ROOT.parent / "shared" / "bench"
 
 def bench_samples(rows: int) -> list:  # type: ignore[type-arg]
     """The bundled example plus WikiEval rows joined into full samples."""
-    from localeval.dataset import Sample, load_samples
+    from localeval.data.samples import Sample, load_samples
 
     samples = list(load_samples(ROOT / "examples" / "demo.jsonl"))
     relevance = [json.loads(line) for line in (BENCH / "wikieval.context_relevance.jsonl").open()]
@@ -94,11 +94,11 @@ def main() -> None:
     parser.add_argument("--judge", default=None, help="judge name from models.toml")
     args = parser.parse_args()
 
+    from localeval.backends.llama_cpp import LlamaJudge
     from localeval.config import load_models_config
-    from localeval.llama_judge import LlamaJudge
+    from localeval.engine.runner import evaluate, load_tools
     from localeval.metrics import RAG_METRICS, build_metric
-    from localeval.runner import evaluate, load_tools
-    from localeval.store import open_store
+    from localeval.runs.database import open_store
 
     models = load_models_config()
     samples = bench_samples(args.rows)

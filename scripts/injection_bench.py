@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from localeval.config import load_models_config  # noqa: E402
-from localeval.dataset import Sample, load_samples  # noqa: E402
+from localeval.data.samples import Sample, load_samples  # noqa: E402
+from localeval.engine.runner import SampleResult, evaluate, load_tools, order_metrics  # noqa: E402
 from localeval.metrics import MetricResult, build_metric  # noqa: E402
-from localeval.runner import SampleResult, evaluate, load_tools, order_metrics  # noqa: E402
 
 PAIRS = ROOT / "tests" / "injection" / "pairs.jsonl"
 DEFAULT_METRICS = ("faithfulness", "context_recall", "answer_relevancy", "context_precision")
@@ -119,7 +119,7 @@ def pair_up(results: Sequence[SampleResult]) -> list[tuple[SampleResult, SampleR
 
 def undefend() -> None:
     """Turn off the defences of localeval.prompts.rag and the judge's tokenizer."""
-    from localeval import llama_judge
+    from localeval.backends import llama_cpp as llama_judge
     from localeval.prompts import rag
 
     rag.as_data = lambda text: text

@@ -19,11 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from localeval.backends.llama_cpp import LlamaJudge  # noqa: E402
 from localeval.config import JudgeConfig, load_models_config  # noqa: E402
-from localeval.dataset import Sample, load_samples  # noqa: E402
-from localeval.llama_judge import LlamaJudge  # noqa: E402
+from localeval.data.samples import Sample, load_samples  # noqa: E402
+from localeval.engine.runner import evaluate  # noqa: E402
 from localeval.metrics import Tools  # noqa: E402
-from localeval.runner import evaluate  # noqa: E402
 
 
 def first_pairs(samples: Sequence[Sample], n_pairs: int) -> list[tuple[Sample, Sample]]:

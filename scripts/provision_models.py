@@ -27,8 +27,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from localeval.backends.files import check_embedder_dir, check_gguf, sha256_file
 from localeval.config import EmbedderConfig, JudgeConfig, find_models_file
-from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
 
 
 def _download(packages: list[str], into: Path) -> list[Path]:

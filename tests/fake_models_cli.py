@@ -19,8 +19,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).
 from fakes import FakeEmbedder  # noqa: E402
 from hashfakes import HashJudge  # noqa: E402
 
-from localeval import app  # noqa: E402
-from localeval.cli import main  # noqa: E402
+from localeval.cli import app, main  # noqa: E402
 from localeval.metrics import Tools  # noqa: E402
 
 

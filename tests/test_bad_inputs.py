@@ -16,9 +16,8 @@ import pytest
 from click.testing import CliRunner, Result
 from fakes import FakeEmbedder, ScriptedJudge
 
-from localeval import app
-from localeval.cli import main
-from localeval.dataset import DatasetWarning, load_samples
+from localeval.cli import app, main
+from localeval.data.samples import DatasetWarning, load_samples
 from localeval.errors import DatasetError
 from localeval.metrics import Tools
 

@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 from fakes import FakeEmbedder, ScriptedJudge
 
-from localeval.cache import CachedEmbedder, CachedJudge, cache_stats
 from localeval.cli import main
 from localeval.judge import Prompt
+from localeval.runs.cache import CachedEmbedder, CachedJudge, cache_stats
+from localeval.runs.database import open_store
 from localeval.schema import Array, Object, Str
-from localeval.store import open_store
 
 PROMPT = Prompt.of("system", "Context:", "\nchunk", "\n\nDoes it say so?")
 

@@ -10,9 +10,13 @@ import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
 
-from localeval import app
-from localeval.calibrate import Calibration, RowScore, agreements_for, suggested_thresholds
-from localeval.cli import main
+from localeval.calibration.agreement import (
+    Calibration,
+    RowScore,
+    agreements_for,
+    suggested_thresholds,
+)
+from localeval.cli import app, main
 from localeval.metrics import Tools
 from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman
 

@@ -12,8 +12,7 @@ import pytest
 from click.testing import CliRunner
 from fakes import FakeEmbedder, ScriptedJudge
 
-from localeval import app
-from localeval.cli import main
+from localeval.cli import app, main
 from localeval.metrics import Tools
 
 QUESTION = "When was the tower finished?"

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from localeval.compare import (
+from localeval.errors import UsageError
+from localeval.metrics.explain import explain_change
+from localeval.results.diff import (
     BETTER,
     NO_CHANGE,
     NOT_COMPARED,
@@ -21,9 +23,7 @@ from localeval.compare import (
     compare_runs,
     results_file_scores,
 )
-from localeval.errors import UsageError
-from localeval.evidence import explain_change
-from localeval.history import ScoreColumns
+from localeval.runs.history import ScoreColumns
 
 RNG = np.random.default_rng(7)
 BASE = np.clip(RNG.normal(0.8, 0.1, 40), 0, 1)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval.dataset import load_samples
+from localeval.data.samples import load_samples
 from localeval.errors import DatasetError
 
 ROW = {"question": "Q?", "contexts": ["c1", "c2"], "answer": "A.", "reference_answer": "R."}

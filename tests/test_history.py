@@ -11,14 +11,14 @@ import pytest
 from fakes import FakeEmbedder
 from hashfakes import HashJudge
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
+from localeval.engine.runner import RunInfo, RunResult, evaluate
 from localeval.errors import UsageError
-from localeval.gates import DEFAULT_THRESHOLDS, evaluate_gates
-from localeval.history import RunStore, StoredRun, fingerprint
 from localeval.metrics import RAG_METRICS, Tools
-from localeval.recording import header_of
-from localeval.report.results_json import run_to_dict, write_results
-from localeval.runner import RunInfo, RunResult, evaluate
+from localeval.results.contract import run_to_dict, write_results
+from localeval.results.gates import DEFAULT_THRESHOLDS, evaluate_gates
+from localeval.runs.history import RunStore, StoredRun, fingerprint
+from localeval.runs.resume import header_of
 
 
 def samples(n: int = 6) -> list[Sample]:

@@ -14,8 +14,7 @@ from click.testing import CliRunner, Result
 from fakes import FakeEmbedder
 from hashfakes import UNSUPPORTED, HashJudge
 
-from localeval import app
-from localeval.cli import main
+from localeval.cli import app, main
 from localeval.judge import Prompt
 from localeval.metrics import Tools
 from localeval.stats import bootstrap_ci

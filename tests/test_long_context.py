@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from fakes import FakeEmbedder, ScriptedJudge
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.judge import Prompt
 from localeval.metrics import Tools
 from localeval.metrics.answer_relevancy import AnswerRelevancy

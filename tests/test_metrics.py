@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fakes import FakeEmbedder, OutOfAnswers, ScriptedJudge
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.metrics import Tools
 from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_precision import ContextPrecision, average_precision

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from localeval.backends.files import check_gguf
+from localeval.backends.gguf_header import read_header
 from localeval.cli import main
 from localeval.config import JudgeConfig, load_models_config
 from localeval.errors import ModelFileError
-from localeval.gguf_header import read_header
-from localeval.modelfiles import check_gguf
 
 
 def _string(text: str) -> bytes:
@@ -140,7 +140,7 @@ def test_sha256_mismatch(gguf: Path) -> None:
 def test_judge_refuses_a_bad_file_before_llama_cpp_is_imported(
     gguf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from localeval.llama_judge import LlamaJudge
+    from localeval.backends.llama_cpp import LlamaJudge
 
     poisoned = types.ModuleType("llama_cpp")
 

@@ -97,7 +97,8 @@ def test_importing_localeval_and_its_libraries_sets_offline_and_connects_nowhere
 ) -> None:
     log = tmp_path / "net.log"
     code = (
-        "import localeval.cli, localeval.app, localeval.llama_judge, localeval.embedder\n"
+        "import localeval.cli, localeval.cli.app, localeval.backends.llama_cpp\n"
+        "import localeval.backends.sentence_transformers\n"
         "import sentence_transformers, llama_cpp, transformers, huggingface_hub\n"
     )
     # a user's HF_HUB_OFFLINE=0 does not turn the network back on

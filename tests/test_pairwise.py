@@ -13,12 +13,11 @@ import pytest
 from click.testing import CliRunner
 from fakes import RuleJudge, ScriptedJudge
 
-from localeval import app
-from localeval.cli import main
+from localeval.cli import app, main
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Prompt
 from localeval.metrics import Tools
-from localeval.pairwise import (
+from localeval.pairwise.judge import (
     PairRow,
     PairVerdict,
     compare_pair,
@@ -190,7 +189,7 @@ def test_bad_pair_rows_name_line_and_field(tmp_path: Path, row: Any, message: st
 
 
 def fake_verdict(winner: str, flipped: bool = False) -> PairVerdict:
-    from localeval.pairwise import AnswerEvidence, OrderReading
+    from localeval.pairwise.judge import AnswerEvidence, OrderReading
 
     reading = OrderReading("A", 0.5, 0.0, "A")
     evidence = AnswerEvidence("answers_question", 0.5)

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from localeval.backends.llama_cpp import LlamaJudge
 from localeval.cli import main
 from localeval.config import load_models_config
-from localeval.dataset import Sample, load_samples
+from localeval.data.samples import Sample, load_samples
+from localeval.engine.runner import evaluate, load_tools
 from localeval.judge import Prompt
-from localeval.llama_judge import LlamaJudge
 from localeval.metrics import RAG_METRICS, Tools, build_metric
 from localeval.prompts import rag
-from localeval.runner import evaluate, load_tools
 from localeval.schema import Array, Object, Str, to_gbnf
 from localeval.text import detect_language, split_sentences
 

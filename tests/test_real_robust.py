@@ -11,12 +11,12 @@ import dataclasses
 
 import pytest
 
+from localeval.backends.llama_cpp import LlamaJudge
 from localeval.config import load_models_config
-from localeval.dataset import Sample
-from localeval.llama_judge import LlamaJudge
+from localeval.data.samples import Sample
+from localeval.engine.runner import evaluate
 from localeval.metrics import Tools
 from localeval.prompts import rag
-from localeval.runner import evaluate
 
 pytestmark = pytest.mark.real_models
 

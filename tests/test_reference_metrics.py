@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from rouge_score.rouge_scorer import RougeScorer
 
 from localeval.cli import main
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.metrics import RAG_METRICS, REGISTRY, Tools, build_metric
 from localeval.metrics.bleu import Bleu
 from localeval.metrics.reference_tokens import rouge_tokens, space_cjk
@@ -155,14 +155,16 @@ def test_registered_outside_the_default_set_without_models() -> None:
 def test_cli_scores_chinese_without_loading_any_model(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import localeval.embedder
-    import localeval.llama_judge
+    import localeval.backends.llama_cpp
+    import localeval.backends.sentence_transformers
 
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("no model may be loaded for bleu/rouge_l")
 
-    monkeypatch.setattr(localeval.llama_judge, "LlamaJudge", refuse)
-    monkeypatch.setattr(localeval.embedder, "SentenceTransformerEmbedder", refuse)
+    monkeypatch.setattr(localeval.backends.llama_cpp, "LlamaJudge", refuse)
+    monkeypatch.setattr(
+        localeval.backends.sentence_transformers, "SentenceTransformerEmbedder", refuse
+    )
     rows = [
         {
             "sample_id": "zh1",

@@ -93,7 +93,7 @@ def test_md_code_spans() -> None:
 
 
 def test_relevancy_evidence_says_when_the_judge_finds_no_answer() -> None:
-    from localeval.report.view import evidence_hint
+    from localeval.results.view import evidence_hint
 
     details = {
         "noncommittal_probability": 0.2,

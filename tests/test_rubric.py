@@ -11,15 +11,14 @@ import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
 
-from localeval import app
-from localeval.cli import main
-from localeval.criteria import (
+from localeval.cli import app, main
+from localeval.data.criteria import (
     DEFAULT_CRITERIA,
     Criterion,
     criteria_from_options,
     load_criteria_file,
 )
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.errors import UsageError
 from localeval.metrics import MetricOptions, Tools, build_metric
 from localeval.metrics.rubric import Rubric, criterion_scores, criterion_summaries
@@ -237,7 +236,7 @@ def test_feedback_is_kept_to_one_sentence() -> None:
 
 
 def test_criteria_are_part_of_the_run_settings() -> None:
-    from localeval.runner import metric_settings
+    from localeval.engine.runner import metric_settings
 
     custom = build_metric("rubric", MetricOptions(rubric_criteria=(Criterion("tone", "polite"),)))
     assert metric_settings(custom) == {"criteria_text": "tone: polite"}

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from fakes import FakeEmbedder, ScriptedJudge
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
+from localeval.engine.runner import describe_run, evaluate, order_metrics
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Prompt
 from localeval.metrics import Tools
-from localeval.runner import describe_run, evaluate, order_metrics
 
 SAMPLE = Sample("s1", "Q?", ["c1"], "It is so.", "It is so.")
 

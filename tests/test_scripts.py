@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 

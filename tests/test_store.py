@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from localeval.errors import UsageError
-from localeval.store import MIGRATIONS, open_store, schema_version
+from localeval.runs.database import MIGRATIONS, open_store, schema_version
 
 
 def test_new_database_has_every_migration(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from test_cli import QUESTION, ROW, good_answers
 
 from localeval import metrics as metrics_module
 from localeval import testing
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.errors import ConfigError, DatasetError, UsageError
 from localeval.metrics import MetricResult, Tools
 from localeval.testing import ModelCache, assert_rag_quality

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from localeval import textstream
-from localeval.dataset import read_samples
+from localeval.data import textstream
+from localeval.data.samples import read_samples
 from localeval.errors import DatasetError
 
 ROWS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from localeval.criteria import Criterion
+from localeval.data.criteria import Criterion
 from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.base import Metric, MetricResult, Tools
 from localeval.metrics.bleu import Bleu

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.embedder import cosine
 from localeval.metrics.base import (
     MetricResult,

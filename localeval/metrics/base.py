@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.embedder import Embedder
 from localeval.judge import Judge
 

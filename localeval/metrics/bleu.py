@@ -22,7 +22,7 @@ from functools import cache
 
 from sacrebleu.metrics.bleu import BLEU
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.metrics.base import MetricResult, Tools, missing_field
 from localeval.metrics.reference_tokens import has_cjk, space_cjk
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.metrics.base import MetricResult, Tools, missing_field, require_embedder
 from localeval.metrics.faithfulness import verdict_label
 from localeval.text import split_sentences

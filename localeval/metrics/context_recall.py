@@ -12,7 +12,7 @@ Contexts too long for the judge's window: as for faithfulness (localeval.metrics
 
 from __future__ import annotations
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.metrics.base import MetricResult, Tools, missing_field
 from localeval.metrics.faithfulness import StatementEvidence, judge_statements
 

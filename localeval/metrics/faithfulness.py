@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import MetricResult, Tools, missing_field, require_judge
 from localeval.metrics.long_context import (

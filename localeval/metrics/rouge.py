@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.metrics.base import MetricResult, Tools, missing_field
 from localeval.metrics.reference_tokens import rouge_tokens
 

@@ -5,7 +5,7 @@ Output: the overall score divided by 10, in [0, 1]. Each score (per criterion an
 is an expected value: the judge's probability distribution over the replies "0".."10",
 read from the logits under those eleven options, weighted by the numbers. This gives
 fewer ties and steadier scores than the single most likely digit.
-Criteria: accuracy, completeness, clarity by default (localeval.criteria); users name
+Criteria: accuracy, completeness, clarity by default (localeval.data.criteria); users name
 their own with a one-line description each.
 Details: per criterion its raw 0-10 score, its most likely digit and the distribution;
 the overall raw score likewise; one sentence of feedback (grammar-constrained, at most
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from localeval.criteria import DEFAULT_CRITERIA, Criterion
-from localeval.dataset import Sample
+from localeval.data.criteria import DEFAULT_CRITERIA, Criterion
+from localeval.data.samples import Sample
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import MetricResult, Tools, missing_field, require_judge
 from localeval.prompts import rubric as prompts

@@ -26,7 +26,7 @@ WikiEval's faithful answers first in 0.54-0.58 of the pairs instead of 1.00.
 
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
-differs (see localeval.llama_judge).
+differs (see localeval.backends.llama_cpp).
 
 Retrieved chunks, answers and questions are data, not instructions: everything from the
 sample passes through `as_data` (chat-template control strings rewritten so they no longer
@@ -65,7 +65,7 @@ SYSTEM_JUDGE = "You are a helpful assistant."
 
 def context_segments(contexts: Sequence[str]) -> tuple[str, ...]:
     """The shared start of the judge prompts about a sample's contexts: one chunk a line,
-    one segment per chunk (the judge reuses whole segments; see localeval.llama_judge)."""
+    one segment per chunk (the judge reuses whole segments; see localeval.backends.llama_cpp)."""
     # a newline leads each chunk rather than ending it, so that every boundary falls where
     # the tokenizer would split anyway ("\n\n" before the question stays one token)
     return ("Context:", *("\n" + as_data(chunk.strip()) for chunk in contexts))

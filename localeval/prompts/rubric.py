@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from localeval.criteria import Criterion
+from localeval.data.criteria import Criterion
 from localeval.judge import Prompt
 from localeval.prompts.rag import SYSTEM_JUDGE, context_segments
 

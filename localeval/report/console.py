@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from localeval.gates import GateResult
 from localeval.judge import Usage
-from localeval.pairwise import PairRow, PairVerdict, PairwiseSummary, verdict_label
+from localeval.pairwise.judge import PairRow, PairVerdict, PairwiseSummary, verdict_label
+from localeval.results.gates import GateResult
 from localeval.stats import MetricSummary
 
 

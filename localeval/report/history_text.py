@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from localeval.compare import Comparison, MetricChange
-from localeval.history import StoredRun
+from localeval.results.diff import Comparison, MetricChange
+from localeval.runs.history import StoredRun
 
 
 def _number(value: float | None) -> str:

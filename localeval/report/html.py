@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval import __version__
-from localeval.gates import REMEDIES
-from localeval.report import view
 from localeval.report.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
 from localeval.report.radar import Series, metrics_chart_svg
+from localeval.results import view
+from localeval.results.gates import REMEDIES
 
 #: how deep generic details (of metrics this module has no layout for) are drawn
 GENERIC_DEPTH = 4

@@ -12,8 +12,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from localeval.gates import REMEDIES
-from localeval.report import view
+from localeval.results import view
+from localeval.results.gates import REMEDIES
 
 #: characters of dataset text kept in a table cell or list item before it is cut
 CELL_CHARS = 140

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval import strict_json
+from localeval.data import strict_json
+from localeval.data.textstream import json_array_values, text_chunks, text_lines
 from localeval.errors import DatasetError, locate
-from localeval.textstream import json_array_values, text_chunks, text_lines
 
 #: accepted alias -> canonical field name
 ALIASES: dict[str, str] = {

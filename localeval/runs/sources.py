@@ -19,7 +19,7 @@ def results_for_run(reference: str, db_path: Path | None = None) -> dict[str, An
     """The results dict a report is rendered from, for a run reference given by the user:
     the path of a results.json file, or a run of the history (`latest`, `latest~N`, a run
     id or its start)."""
-    from localeval.recording import is_run_ref, results_dict
+    from localeval.runs.resume import is_run_ref, results_dict
 
     path = Path(reference)
     looks_like_path = "/" in reference or path.suffix.lower() == ".json"
@@ -27,7 +27,7 @@ def results_for_run(reference: str, db_path: Path | None = None) -> dict[str, An
         if not path.exists():
             raise UsageError(f"'{reference}': no such results file")
         return load_results_file(path)
-    from localeval.history import RunStore
+    from localeval.runs.history import RunStore
 
     store = RunStore.open(db_path)
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from localeval.cli_options import (
+from localeval.cli.options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
     db_option,
@@ -36,7 +36,7 @@ def runs_group() -> None:
 @translate_errors
 def runs_list(db_path: Path | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
-    from localeval.app_history import list_runs
+    from localeval.cli.app_history import list_runs
 
     click.echo(list_runs(db_path, limit))
 
@@ -54,7 +54,7 @@ def runs_list(db_path: Path | None, limit: int) -> None:
 @translate_errors
 def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
-    from localeval.app_history import show_run
+    from localeval.cli.app_history import show_run
 
     click.echo(show_run(run, db_path, output))
 
@@ -101,7 +101,7 @@ def diff(
     no detectable change) read from that interval; the same per category; then the samples
     that moved most, with what changed in their evidence.
     """
-    from localeval.app_history import diff_runs
+    from localeval.cli.app_history import diff_runs
 
     passed = diff_runs(
         base,
@@ -170,7 +170,7 @@ def report(
     Reports are drawn from the stored results alone: no model is loaded and no file named in
     the data is opened. Exit status: 0 written, 2 bad usage or an unreadable results file.
     """
-    from localeval.app_history import write_report
+    from localeval.cli.app_history import write_report
 
     write_report(run, report_format, output, baseline, junit_samples, worst, db_path)
 
@@ -185,7 +185,7 @@ def cache_group() -> None:
 @translate_errors
 def cache_stats_command(db_path: Path | None) -> None:
     """Show how many judge calls and embeddings are cached."""
-    from localeval.app_history import describe_cache
+    from localeval.cli.app_history import describe_cache
 
     click.echo(describe_cache(db_path))
 
@@ -196,6 +196,6 @@ def cache_stats_command(db_path: Path | None) -> None:
 @translate_errors
 def cache_clear_command(db_path: Path | None) -> None:
     """Delete every cached judge call and embedding (the run history is kept)."""
-    from localeval.app_history import empty_cache
+    from localeval.cli.app_history import empty_cache
 
     click.echo(empty_cache(db_path))

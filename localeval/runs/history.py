@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 
 from localeval import __version__
+from localeval.engine.runner import RunInfo, SampleResult
 from localeval.errors import UsageError
-from localeval.gates import GateResult
 from localeval.judge import Usage
-from localeval.report.results_json import sample_inputs
-from localeval.runner import RunInfo, SampleResult
+from localeval.results.contract import sample_inputs
+from localeval.results.gates import GateResult
+from localeval.runs.database import default_db_path, open_store
 from localeval.stats import MetricSummary, summarize
-from localeval.store import default_db_path, open_store
 
 LATEST = re.compile(r"latest(?:~(\d+))?")
 NO_CATEGORY = "(none)"

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from localeval.errors import UsageError
-from localeval.evidence import explain_change
-from localeval.history import NO_CATEGORY, ScoreColumns
+from localeval.metrics.explain import explain_change
+from localeval.runs.history import NO_CATEGORY, ScoreColumns
 from localeval.stats import bootstrap_ci
 
 BETTER, WORSE, NO_CHANGE = "better", "worse", "no detectable change"

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import click
 
-from localeval.compare import DEFAULT_MAX_DROP, DEFAULT_TOP, compare_runs
 from localeval.errors import UsageError
-from localeval.gates import GateResult
-from localeval.history import RunStore
-from localeval.recording import header_of, is_run_ref, load_scores
 from localeval.report import console, history_text
-from localeval.report.output import write_text
-from localeval.report.results_json import check_writable, write_json, write_results
-from localeval.store import default_db_path, open_store
+from localeval.results.contract import check_writable, write_json, write_results
+from localeval.results.diff import DEFAULT_MAX_DROP, DEFAULT_TOP, compare_runs
+from localeval.results.files import write_text
+from localeval.results.gates import GateResult
+from localeval.runs.database import default_db_path, open_store
+from localeval.runs.history import RunStore
+from localeval.runs.resume import header_of, is_run_ref, load_scores
 
 
 def check_max_drop(max_drop: float) -> None:
@@ -117,7 +117,7 @@ def render_report(
     db_path: Path | None = None,
 ) -> str:
     """A run's report as text in one of REPORT_FORMATS (the run: see `results_for_run`)."""
-    from localeval.report.source import results_for_run
+    from localeval.runs.sources import results_for_run
 
     if report_format not in REPORT_FORMATS:
         raise UsageError(
@@ -162,7 +162,7 @@ def write_report(
 
 def describe_cache(db_path: Path | None = None) -> str:
     """What the judge/embedding cache in the database (default: the run history's) holds."""
-    from localeval.cache import cache_stats
+    from localeval.runs.cache import cache_stats
 
     stats = cache_stats(open_store(db_path))
     return "\n".join([f"database: {db_path or default_db_path()}", *stats.lines()])
@@ -170,7 +170,7 @@ def describe_cache(db_path: Path | None = None) -> str:
 
 def empty_cache(db_path: Path | None = None) -> str:
     """Delete every cached judge call and embedding."""
-    from localeval.cache import clear_cache
+    from localeval.runs.cache import clear_cache
 
     judged, embedded = clear_cache(open_store(db_path))
     return f"Deleted {judged} cached judge calls and {embedded} cached embeddings."

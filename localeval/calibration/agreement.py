@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.errors import DatasetError, JudgeError, UsageError
-from localeval.gates import DEFAULT_THRESHOLDS
 from localeval.metrics import REGISTRY, Tools, build_metric
+from localeval.results.gates import DEFAULT_THRESHOLDS
 from localeval.stats import (
     balanced_accuracy,
     best_threshold,

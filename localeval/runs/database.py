@@ -18,7 +18,7 @@ DEFAULT_DB = Path(".localeval") / "localeval.db"
 
 #: each entry is the SQL that upgrades the schema by one version; append, never edit
 MIGRATIONS: list[str] = [
-    # 1: the judge and embedding caches (see localeval.cache)
+    # 1: the judge and embedding caches (see localeval.runs.cache)
     """
     CREATE TABLE judge_cache (
         key TEXT PRIMARY KEY,          -- sha256 of judge sha256, call kind, prompt, schema
@@ -36,7 +36,7 @@ MIGRATIONS: list[str] = [
         created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
     );
     """,
-    # 2: run history (see localeval.history): a run, the samples it has scored so far, and
+    # 2: run history (see localeval.runs.history): a run, the samples it has scored so far, and
     #    each sample's score and evidence per metric. A run with `finished` NULL is
     #    incomplete: interrupted, or still running.
     """

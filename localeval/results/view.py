@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.gates import GateResult
+from localeval.results.gates import GateResult
 from localeval.stats import summarize
 
 

@@ -9,23 +9,22 @@ from typing import Any
 
 import click
 
-from localeval.app_history import check_max_drop
-from localeval.compare import DEFAULT_MAX_DROP, compare_runs
+from localeval.backends.files import check_embedder_dir, check_gguf, sha256_file
+from localeval.cli.app_history import check_max_drop
+from localeval.cli.progress import Progress
 from localeval.config import load_models_config
-from localeval.criteria import (
+from localeval.data.criteria import (
     DEFAULT_CRITERIA,
     Criterion,
     criteria_from_options,
     load_criteria_file,
 )
-from localeval.dataset import DatasetWarning, load_samples
+from localeval.data.samples import DatasetWarning, load_samples
+from localeval.engine.runner import describe_run, load_tools, order_metrics
 from localeval.errors import DatasetError, PromptTooLongError, UsageError
-from localeval.gates import default_thresholds, evaluate_gates, parse_threshold
-from localeval.history import RunStore
 from localeval.metrics import MetricOptions, build_metric, metric_names
 from localeval.metrics.rubric import criterion_scores, criterion_summaries
-from localeval.modelfiles import check_embedder_dir, check_gguf, sha256_file
-from localeval.pairwise import (
+from localeval.pairwise.judge import (
     PairVerdict,
     compare_pair,
     compare_sample,
@@ -33,8 +32,13 @@ from localeval.pairwise import (
     summarize_verdicts,
     verdicts_to_dict,
 )
-from localeval.progress import Progress
-from localeval.recording import (
+from localeval.report import console, history_text
+from localeval.results.contract import check_writable, write_json, write_results
+from localeval.results.diff import DEFAULT_MAX_DROP, compare_runs
+from localeval.results.gates import default_thresholds, evaluate_gates, parse_threshold
+from localeval.runs.database import open_store
+from localeval.runs.history import RunStore
+from localeval.runs.resume import (
     RESUME_MATCHING,
     check_resume_target,
     choose_run,
@@ -44,10 +48,6 @@ from localeval.recording import (
     scan_dataset,
     stored_run_scores,
 )
-from localeval.report import console, history_text
-from localeval.report.results_json import check_writable, write_json, write_results
-from localeval.runner import describe_run, load_tools, order_metrics
-from localeval.store import open_store
 
 
 def evaluate_file(
@@ -237,7 +237,7 @@ def calibrate_files(
     db_path: Path | None = None,
 ) -> None:
     """Measure agreement between metric scores and the labels of labelled files."""
-    from localeval.calibrate import (
+    from localeval.calibration.agreement import (
         PAIRWISE,
         SCORED_AS,
         calibrate,

@@ -24,14 +24,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from localeval.dataset import ALIASES, CANONICAL, Sample, load_samples
+from localeval.data.samples import ALIASES, CANONICAL, Sample, load_samples
+from localeval.engine.runner import new_run_id
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Judge, Usage
 from localeval.metrics.base import Tools, require_judge
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.prompts import PROMPT_VERSION
 from localeval.prompts import pairwise as prompts
-from localeval.runner import new_run_id
 from localeval.stats import bootstrap_ci
 
 Winner = Literal["A", "B", "tie"]
@@ -189,7 +189,7 @@ def compare_pair(
 
 def compare_sample(sample: Sample, tools: Tools) -> float:
     """The verdict on a pairwise sample (answer_a, answer_b in `extra`) as a number:
-    1.0 B wins, 0.0 A wins, 0.5 tie; the form localeval.calibrate's `compare` takes."""
+    1.0 B wins, 0.0 A wins, 0.5 tie; the form localeval.calibration.agreement's `compare` takes."""
     answers = []
     for name in ("answer_a", "answer_b"):
         value = sample.extra.get(name)

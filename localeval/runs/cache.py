@@ -40,7 +40,7 @@ class CachedJudge:
 
     `load` builds the real judge; it is called at most once, on the first cache miss.
     `settings` are what besides the file can change the judge's numbers (see
-    localeval.llama_judge.judge_settings); they are part of every key.
+    localeval.backends.llama_cpp.judge_settings); they are part of every key.
     """
 
     def __init__(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.config import ModelsConfig
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import (
@@ -111,10 +111,10 @@ def load_tools(
     With a cache connection, each model sits behind its cache and is loaded on the first
     miss only; without one it is loaded now.
     """
-    from localeval.cache import CachedEmbedder, CachedJudge
-    from localeval.embedder import SentenceTransformerEmbedder
-    from localeval.llama_judge import LlamaJudge, judge_settings
-    from localeval.modelfiles import verified_embedder_sha256, verified_judge_sha256
+    from localeval.backends.files import verified_embedder_sha256, verified_judge_sha256
+    from localeval.backends.llama_cpp import LlamaJudge, judge_settings
+    from localeval.backends.sentence_transformers import SentenceTransformerEmbedder
+    from localeval.runs.cache import CachedEmbedder, CachedJudge
 
     tools = Tools()
     if any(m.uses_judge for m in metrics):
@@ -213,7 +213,7 @@ def evaluate(
 ) -> RunResult:
     """Score every sample with every metric named, set up with `options`, keeping all
     results in memory; call `on_sample` as each one finishes. (`localeval evaluate` streams
-    into the run history instead, see localeval.history.)"""
+    into the run history instead, see localeval.runs.history.)"""
     metrics = [build_metric(n, options) for n in order_metrics(metric_names)]
     info = describe_run(metrics, tools, dataset=dataset)
     usage = Usage()

@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from localeval.backends.files import verified_judge_sha256
+from localeval.backends.grammar_sampling import GreedyGrammarSampler
 from localeval.config import JudgeConfig
 from localeval.errors import ConfigError, JudgeError, PromptTooLongError
-from localeval.grammar_sampling import GreedyGrammarSampler
 from localeval.judge import Prompt, Usage
-from localeval.modelfiles import verified_judge_sha256
 from localeval.schema import Schema, max_bytes, parse, to_gbnf
 
 # First reply tokens that count as a yes or a no. Chinese prompts may be answered in

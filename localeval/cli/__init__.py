@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from localeval import __version__, cli_history
-from localeval.cli_options import (
+from localeval import __version__
+from localeval.cli import history as cli_history
+from localeval.cli.options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
     cache_option,
@@ -136,7 +137,7 @@ def evaluate(
     Exit status: 0 all gates pass, 1 a gate (or the --baseline regression gate) failed,
     2 bad usage or input, 3 internal error.
     """
-    from localeval.app import evaluate_file
+    from localeval.cli.app import evaluate_file
 
     passed = evaluate_file(
         data,
@@ -224,7 +225,7 @@ def compare_answers(
     and the 95% interval of B's win rate lies wholly below 0.5, 2 bad usage or input,
     3 internal error.
     """
-    from localeval.app import compare_answers_file
+    from localeval.cli.app import compare_answers_file
 
     passed = compare_answers_file(
         data,
@@ -246,7 +247,7 @@ def compare_answers(
 @translate_errors
 def models_command(models_path: str | None) -> None:
     """List the judge and embedding models of models.toml and check their files."""
-    from localeval.app import describe_models
+    from localeval.cli.app import describe_models
 
     click.echo(describe_models(models_path))
 
@@ -294,7 +295,7 @@ def calibrate(
     for 0/1 labels also the gate threshold that best separates them and the balanced
     accuracy of a gate there and at the metric's default threshold.
     """
-    from localeval.app import calibrate_files
+    from localeval.cli.app import calibrate_files
 
     calibrate_files(
         list(labelled),
@@ -309,7 +310,7 @@ def calibrate(
     )
 
 
-# the commands over stored runs live in localeval.cli_history
+# the commands over stored runs live in localeval.cli.history
 for command in (
     cli_history.runs_group,
     cli_history.diff,
@@ -317,7 +318,3 @@ for command in (
     cli_history.cache_group,
 ):
     main.add_command(command)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from localeval.dataset import Sample
+from localeval.data.samples import Sample
+from localeval.engine.runner import RunInfo, RunResult, SampleResult
 from localeval.errors import UsageError
-from localeval.gates import GateResult
 from localeval.judge import Usage
-from localeval.report.output import atomic_text_file
-from localeval.runner import RunInfo, RunResult, SampleResult
+from localeval.results.files import atomic_text_file
+from localeval.results.gates import GateResult
 from localeval.stats import MetricSummary
 
 

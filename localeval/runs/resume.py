@@ -15,15 +15,15 @@ from typing import Any
 
 import click
 
-from localeval.compare import RunScores, results_file_scores
-from localeval.dataset import InvalidRowCounter, OnInvalid, OnWarning, read_samples
+from localeval.backends.files import sha256_file
+from localeval.cli.progress import Progress
+from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
+from localeval.engine.runner import RunInfo, score_sample
 from localeval.errors import DatasetError, UsageError
-from localeval.history import LATEST, RunStore, StoredRun, fingerprint
 from localeval.metrics import Metric, Tools
-from localeval.modelfiles import sha256_file
-from localeval.progress import Progress
-from localeval.report.results_json import run_header
-from localeval.runner import RunInfo, score_sample
+from localeval.results.contract import run_header
+from localeval.results.diff import RunScores, results_file_scores
+from localeval.runs.history import LATEST, RunStore, StoredRun, fingerprint
 
 #: `--resume` without a run id: continue this evaluation's interrupted run, which must exist
 RESUME_MATCHING = "matching"

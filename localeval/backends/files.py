@@ -3,7 +3,7 @@ right sha256.
 
 A GGUF file is checked in three steps, cheapest first: its magic number and version; that
 the file is as long as its header says (a truncated download is refused in milliseconds
-even when models.toml pins no sha256, see localeval.gguf_header); then its sha256.
+even when models.toml pins no sha256, see localeval.backends.gguf_header); then its sha256.
 
 Hashing a 500 MB GGUF takes about a second, so a file's hash is remembered in a small JSON
 file beside it, keyed by size and modification time, and recomputed only when either changes.
@@ -18,9 +18,9 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from localeval.backends.gguf_header import GGUF_MAGIC, SUPPORTED_VERSIONS, truncation_problem
 from localeval.config import EmbedderConfig, JudgeConfig
 from localeval.errors import ModelFileError
-from localeval.gguf_header import GGUF_MAGIC, SUPPORTED_VERSIONS, truncation_problem
 
 _HASH_MEMO = ".localeval-sha256.json"
 

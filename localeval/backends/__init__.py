@@ -1,0 +1,1 @@
+"""Model backends: what runs a judge or an embedder."""

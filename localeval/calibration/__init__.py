@@ -1,0 +1,1 @@
+"""How far a judge can be trusted: agreement with labelled rows."""

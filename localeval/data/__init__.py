@@ -1,0 +1,1 @@
+"""Reading evaluation inputs: sample files, rubric criteria files."""

@@ -1,0 +1,1 @@
+"""The run engine: scoring a stream of samples."""

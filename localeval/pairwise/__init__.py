@@ -1,0 +1,1 @@
+"""The pairwise A/B judge: which of two answers is better."""

@@ -1,0 +1,1 @@
+"""What a run produced: results.json, summaries, gates and comparisons."""
