@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval.backends import (
+    DEFAULT_EMBEDDER_BACKEND,
+    DEFAULT_JUDGE_BACKEND,
+    embedder_backend,
+    judge_backend,
+)
 from localeval.errors import ConfigError
+from localeval.metrics import metric_names
 
 MODELS_ENV = "LOCALEVAL_MODELS"
 _PROJECT_MODELS = Path(__file__).resolve().parent.parent / "models.toml"
@@ -21,17 +28,13 @@ _PROJECT_MODELS = Path(__file__).resolve().parent.parent / "models.toml"
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    """One GGUF judge model and how llama.cpp runs it."""
+    """One judge: which backend runs it, with that backend's settings (for the default,
+    llama-cpp: a GGUF file and how llama.cpp runs it)."""
 
     name: str
-    path: Path
-    sha256: str | None = None
-    n_ctx: int = 8192
-    threads: int = 0
-    gpu_layers: int = 0
-    seed: int = 1234
-    batch_size: int = 512
-    chat_template: str | None = None
+    backend: str = DEFAULT_JUDGE_BACKEND
+    #: the backend's own settings, as its `settings()` read them from the entry
+    settings: Hashable = None
     #: quality-gate thresholds on this judge's scale, replacing SPEC.md's defaults for the
     #: metrics it judges (a small judge's probabilities are compressed: see `calibrate`);
     #: not part of the model's identity (the same loaded model serves any thresholds)
@@ -40,14 +43,11 @@ class JudgeConfig:
 
 @dataclass(frozen=True)
 class EmbedderConfig:
-    """One sentence-transformers model folder and how it runs."""
+    """One embedder: which backend runs it, with that backend's settings."""
 
     name: str
-    path: Path
-    weights: str = "model.safetensors"
-    sha256: str | None = None
-    device: str = "auto"
-    batch_size: int = 64
+    backend: str = DEFAULT_EMBEDDER_BACKEND
+    settings: Hashable = None
 
 
 @dataclass(frozen=True)
@@ -90,29 +90,9 @@ def find_models_file(explicit: str | os.PathLike[str] | None = None) -> Path:
     return _PROJECT_MODELS
 
 
-def _typed(table: dict[str, Any], key: str, kind: type, where: str, default: Any) -> Any:
-    value = table.get(key, default)
-    # bool is an int in Python; a setting that wants a number must not accept true/false
-    if value is not None and (
-        not isinstance(value, kind) or (kind is int and isinstance(value, bool))
-    ):
-        raise ConfigError(f"{where}: '{key}' must be {kind.__name__}, got {value!r}")
-    return value
-
-
-_JUDGE_KEYS = {
-    "path",
-    "sha256",
-    "n_ctx",
-    "threads",
-    "gpu_layers",
-    "seed",
-    "batch_size",
-    "chat_template",
-    "thresholds",
-    "provision",
-}
-_EMBEDDER_KEYS = {"path", "weights", "sha256", "device", "batch_size", "provision"}
+#: keys every judge entry may have, whatever its backend
+_JUDGE_KEYS = {"backend", "thresholds", "provision"}
+_EMBEDDER_KEYS = {"backend", "provision"}
 
 
 def _thresholds(table: Any, where: str) -> dict[str, float]:
@@ -121,9 +101,6 @@ def _thresholds(table: Any, where: str) -> dict[str, float]:
         raise ConfigError(f"{where}: must be a table of metric = threshold")
     if not table:
         return {}
-    # only now: the metric registry imports every metric's libraries
-    from localeval.metrics import metric_names
-
     known = metric_names()
     for metric, value in table.items():
         if metric not in known:
@@ -150,51 +127,19 @@ def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConf
         raise ConfigError(f"{source}: invalid TOML ({exc})") from None
     base = source.resolve().parent
     provision: dict[str, dict[str, Any]] = {}
-
     judges: dict[str, JudgeConfig] = {}
     for name, table in (raw.get("judges") or {}).items():
         where = f"{source} [judges.{name}]"
-        unknown = set(table) - _JUDGE_KEYS
-        if unknown:
-            raise ConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
-        model_path = _typed(table, "path", str, where, None)
-        if model_path is None:
-            raise ConfigError(f"{where}: 'path' is required")
-        judges[name] = JudgeConfig(
-            name=name,
-            path=(base / model_path).resolve(),
-            sha256=_typed(table, "sha256", str, where, None),
-            n_ctx=_typed(table, "n_ctx", int, where, 8192),
-            threads=_typed(table, "threads", int, where, 0),
-            gpu_layers=_typed(table, "gpu_layers", int, where, 0),
-            seed=_typed(table, "seed", int, where, 1234),
-            batch_size=_typed(table, "batch_size", int, where, 512),
-            chat_template=_typed(table, "chat_template", str, where, None),
-            thresholds=_thresholds(table.get("thresholds", {}), f"{where[:-1]}.thresholds]"),
-        )
+        kind, settings = _backend_settings(table, where, base, "judge", _JUDGE_KEYS)
+        thresholds = _thresholds(table.get("thresholds", {}), f"{where[:-1]}.thresholds]")
+        judges[name] = JudgeConfig(name, kind, settings, thresholds)
         if "provision" in table:
             provision[f"judges.{name}"] = table["provision"]
-
     embedders: dict[str, EmbedderConfig] = {}
     for name, table in (raw.get("embedders") or {}).items():
         where = f"{source} [embedders.{name}]"
-        unknown = set(table) - _EMBEDDER_KEYS
-        if unknown:
-            raise ConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
-        model_path = _typed(table, "path", str, where, None)
-        if model_path is None:
-            raise ConfigError(f"{where}: 'path' is required")
-        device = _typed(table, "device", str, where, "auto")
-        if device not in ("auto", "cpu", "cuda"):
-            raise ConfigError(f"{where}: 'device' must be auto, cpu or cuda, got {device!r}")
-        embedders[name] = EmbedderConfig(
-            name=name,
-            path=(base / model_path).resolve(),
-            weights=_typed(table, "weights", str, where, "model.safetensors"),
-            sha256=_typed(table, "sha256", str, where, None),
-            device=device,
-            batch_size=_typed(table, "batch_size", int, where, 64),
-        )
+        kind, settings = _backend_settings(table, where, base, "embedder", _EMBEDDER_KEYS)
+        embedders[name] = EmbedderConfig(name, kind, settings)
         if "provision" in table:
             provision[f"embedders.{name}"] = table["provision"]
 
@@ -207,3 +152,19 @@ def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConf
             f"{source}: default_embedder '{default_embedder}' is not an [embedders] entry"
         )
     return ModelsConfig(source, judges, embedders, default_judge, default_embedder, provision)
+
+
+def _backend_settings(
+    table: dict[str, Any], where: str, base: Path, role: str, common: set[str]
+) -> tuple[str, Hashable]:
+    """The entry's backend name and the settings that backend reads from it."""
+    default = DEFAULT_JUDGE_BACKEND if role == "judge" else DEFAULT_EMBEDDER_BACKEND
+    kind = table.get("backend", default)
+    if not isinstance(kind, str):
+        raise ConfigError(f"{where}: 'backend' must be str, got {kind!r}")
+    backend = judge_backend(kind, where) if role == "judge" else embedder_backend(kind, where)
+    unknown = set(table) - common - backend.keys
+    if unknown:
+        raise ConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
+    rest = {k: v for k, v in table.items() if k not in common}
+    return kind, backend.settings(rest, where, base)

@@ -1,15 +1,17 @@
 """The judge: what metrics may ask of a language model, and the bookkeeping around it.
 
-Metrics never talk to llama.cpp. They build a `Prompt` and ask the judge either for the
-probability that the answer is Yes (`yes_probability`) or for a JSON value that fits a
-typed schema (`generate`). `localeval.backends.llama_cpp.LlamaJudge` is the real implementation;
-tests use a scripted fake.
+Metrics never talk to a model runtime. They build a `Prompt` and ask the judge for the
+probability that the answer is Yes (`yes_probability`), for the probability of each of a
+few replies (`choice_probabilities`) or for a JSON value that fits a typed schema
+(`generate`). The judges themselves are backends (localeval.backends).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from localeval.schema import Schema
@@ -76,12 +78,45 @@ class Usage:
         return Usage(**asdict(self))
 
 
+@dataclass(frozen=True)
+class ModelIdentity:
+    """Which model gave a run's numbers, as the run and the cache record it.
+
+    `fields` say what the model is: {"sha256": ...} for a model file; a server's judge
+    would say {"base_url": ..., "model": ..., "revision": ...}. `settings` are what besides
+    the model changes its numbers (llama.cpp's batch size, ...).
+    """
+
+    name: str
+    fields: Mapping[str, str]
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """One string for the model: its file's sha256, else a digest of its fields."""
+        if "sha256" in self.fields:
+            return self.fields["sha256"]
+        text = json.dumps(dict(sorted(self.fields.items())), separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def record(self, with_settings: bool = True) -> dict[str, Any]:
+        """What results.json's run.judge (or run.embedder) holds about the model."""
+        record: dict[str, Any] = {"name": self.name, **self.fields}
+        if with_settings and self.settings:
+            record["settings"] = dict(self.settings)
+        return record
+
+
 class Judge(Protocol):
     """A language model that answers yes/no questions with a probability and fills schemas."""
 
     name: str
-    sha256: str
     usage: Usage
+
+    @property
+    def identity(self) -> ModelIdentity:
+        """Which model this is (recorded with every run, and the key of its cache)."""
+        ...
 
     def yes_probability(self, prompt: Prompt) -> float:
         """P(Yes) / (P(Yes) + P(No)) at the first token of the reply, in [0, 1]."""

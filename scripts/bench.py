@@ -94,11 +94,12 @@ def main() -> None:
     parser.add_argument("--judge", default=None, help="judge name from models.toml")
     args = parser.parse_args()
 
-    from localeval.backends.llama_cpp import LlamaJudge
+    from localeval.backends.llama_judge import LlamaJudge
     from localeval.config import load_models_config
-    from localeval.engine.runner import evaluate, load_tools
+    from localeval.engine.runner import evaluate
     from localeval.metrics import RAG_METRICS, build_metric
     from localeval.runs.database import open_store
+    from localeval.runs.tools import load_tools
 
     models = load_models_config()
     samples = bench_samples(args.rows)

@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from localeval.config import load_models_config  # noqa: E402
 from localeval.data.samples import Sample, load_samples  # noqa: E402
-from localeval.engine.runner import SampleResult, evaluate, load_tools, order_metrics  # noqa: E402
+from localeval.engine.runner import SampleResult, evaluate, order_metrics  # noqa: E402
 from localeval.metrics import MetricResult, build_metric  # noqa: E402
+from localeval.runs.tools import load_tools  # noqa: E402
 
 PAIRS = ROOT / "tests" / "injection" / "pairs.jsonl"
 DEFAULT_METRICS = ("faithfulness", "context_recall", "answer_relevancy", "context_precision")
@@ -119,15 +120,15 @@ def pair_up(results: Sequence[SampleResult]) -> list[tuple[SampleResult, SampleR
 
 def undefend() -> None:
     """Turn off the defences of localeval.prompts.rag and the judge's tokenizer."""
-    from localeval.backends import llama_cpp as llama_judge
+    from localeval.backends import llama_judge
     from localeval.prompts import rag
 
     rag.as_data = lambda text: text
     rag.quoted = lambda statement: statement.strip()
     tokenize = llama_judge.LlamaJudge._tokenize
 
-    def tokenize_special(self: Any, text: str, special: bool) -> list[int]:
-        return tokenize(self, text, special=True)
+    def tokenize_special(self: Any, text: str, special: bool, add_bos: bool = False) -> list[int]:
+        return tokenize(self, text, True, add_bos)
 
     llama_judge.LlamaJudge._tokenize = tokenize_special  # type: ignore[method-assign]
 

@@ -2,9 +2,10 @@
 
     python scripts/measure_memory.py [--sizes 100 100000] [--format jsonl|json|csv]
 
-Each size runs in a process of its own with the instant, deterministic fake models of
-tests/fake_models_cli.py, so what is measured is localeval's own memory: reading the data,
-the scoring loop, the run-history database, the summaries and results.json. The target
+Each size runs in a process of its own with the instant, deterministic fake models (the
+"fake" backend, in a models.toml of its own), so what is measured is localeval's own
+memory: reading the data, the scoring loop, the run-history database, the summaries and
+results.json. The target
 (issue 6): the peak for 100,000 samples within 300 MB of the peak for 100.
 """
 
@@ -20,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-FAKE_CLI = ROOT / "tests" / "fake_models_cli.py"
+FAKE_MODELS = '[judges.j]\nbackend = "fake"\n[embedders.e]\nbackend = "fake"\n'
 
 
 def sample(i: int) -> dict[str, object]:
@@ -60,8 +60,11 @@ def peak_rss_mb(n: int, form: str, folder: Path) -> tuple[float, float]:
     """(peak resident memory in MB, seconds) of one evaluate process on n samples."""
     data = folder / f"data-{n}.{form}"
     write_data(data, n, form)
+    models = folder / "models.toml"
+    models.write_text(FAKE_MODELS, encoding="utf-8")
     env = {**os.environ, "LOCALEVAL_DB": str(folder / f"history-{n}.db")}
-    command = [sys.executable, str(FAKE_CLI), "evaluate", str(data), "--no-progress"]
+    env["LOCALEVAL_MODELS"] = str(models)
+    command = [sys.executable, "-m", "localeval.cli", "evaluate", str(data), "--no-progress"]
     command += ["-o", str(folder / f"results-{n}.json")]
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)

@@ -11,6 +11,7 @@ Used to check that a change to the judge's prompts does not lower agreement with
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Sequence
@@ -19,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from localeval.backends.llama_cpp import LlamaJudge  # noqa: E402
-from localeval.config import JudgeConfig, load_models_config  # noqa: E402
+from localeval.backends.llama_judge import LlamaJudge  # noqa: E402
+from localeval.config import load_models_config  # noqa: E402
 from localeval.data.samples import Sample, load_samples  # noqa: E402
 from localeval.engine.runner import evaluate  # noqa: E402
 from localeval.metrics import Tools  # noqa: E402
@@ -52,9 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     pairs = first_pairs(load_samples(args.bench), args.pairs)
     config = load_models_config().judge(args.judge)
+    settings = config.settings
     if args.n_ctx:
-        config = JudgeConfig(**{**config.__dict__, "n_ctx": args.n_ctx})
-    judge = LlamaJudge(config)
+        settings = dataclasses.replace(settings, n_ctx=args.n_ctx)
+    judge = LlamaJudge(config.name, settings)
     started = time.perf_counter()
     run = evaluate([s for pair in pairs for s in pair], ["faithfulness"], Tools(judge=judge))
     seconds = time.perf_counter() - started

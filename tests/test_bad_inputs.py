@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from fakes import FakeEmbedder, ScriptedJudge
+from standins import StandIns
 
-from localeval.cli import app, main
+from localeval.cli import main
 from localeval.data.samples import DatasetWarning, load_samples
 from localeval.errors import DatasetError
-from localeval.metrics import Tools
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 ROOT = CORPUS.parent.parent
@@ -155,16 +155,12 @@ GENERATED: dict[str, tuple[Callable[[Path], None], str]] = {
 
 
 @pytest.fixture
-def no_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(*_args: object, **_kwargs: object) -> Tools:
-        raise AssertionError("models must not be loaded for bad input")
-
-    monkeypatch.setattr(app, "load_tools", fail)
+def no_models(stand_ins: StandIns) -> None:
+    stand_ins.forbid("models must not be loaded for bad input")
 
 
-def use_fakes(monkeypatch: pytest.MonkeyPatch, answers: list[Any]) -> ScriptedJudge:
-    judge = ScriptedJudge(answers)
-    monkeypatch.setattr(app, "load_tools", lambda *a, **k: Tools(judge, FakeEmbedder()))
+def use_fakes(stand_ins: StandIns, answers: list[Any]) -> ScriptedJudge:
+    judge: ScriptedJudge = stand_ins.use(ScriptedJudge(answers), FakeEmbedder())
     return judge
 
 
@@ -266,9 +262,9 @@ def test_unknown_fields_are_kept_and_warned_once_with_a_suggestion() -> None:
     assert samples[0].contexts is None and samples[0].extra["label"] == 1
 
 
-def test_unknown_field_warning_reaches_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_field_warning_reaches_stderr(stand_ins: StandIns) -> None:
     # line 1's contexts are misspelt, so only line 2 has a statement to ask about
-    judge = use_fakes(monkeypatch, [0.9])
+    judge = use_fakes(stand_ins, [0.9])
     path = CORPUS / "unknown_fields.jsonl"
     result = evaluate(str(path), "-m", "faithfulness")
     assert result.exit_code == 0, result.output
@@ -280,10 +276,8 @@ def test_unknown_field_warning_reaches_stderr(monkeypatch: pytest.MonkeyPatch) -
     ]
 
 
-def test_empty_strings_are_undefined_with_reasons(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    judge = use_fakes(monkeypatch, [])  # nothing may be asked of the judge
+def test_empty_strings_are_undefined_with_reasons(stand_ins: StandIns, tmp_path: Path) -> None:
+    judge = use_fakes(stand_ins, [])  # nothing may be asked of the judge
     out = tmp_path / "r.json"
     result = evaluate(str(CORPUS / "empty_strings.jsonl"), "-o", str(out))
     assert result.exit_code == 1, result.output  # gates fail: no defined score
@@ -297,10 +291,8 @@ def test_empty_strings_are_undefined_with_reasons(
     }
 
 
-def test_null_contexts_mean_nothing_retrieved(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    use_fakes(monkeypatch, [])
+def test_null_contexts_mean_nothing_retrieved(stand_ins: StandIns, tmp_path: Path) -> None:
+    use_fakes(stand_ins, [])
     out = tmp_path / "r.json"
     result = evaluate(str(CORPUS / "contexts_null.jsonl"), "-m", "faithfulness", "-o", str(out))
     assert result.exit_code == 1
@@ -308,8 +300,8 @@ def test_null_contexts_mean_nothing_retrieved(
     assert sample["details"]["faithfulness"]["undefined_reason"] == "no contexts"
 
 
-def test_empty_chunk_is_useless(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    judge = use_fakes(monkeypatch, [])  # context precision asks the embedder only
+def test_empty_chunk_is_useless(stand_ins: StandIns, tmp_path: Path) -> None:
+    judge = use_fakes(stand_ins, [])  # context precision asks the embedder only
     out = tmp_path / "r.json"
     result = evaluate(str(CORPUS / "empty_chunk.jsonl"), "-m", "context_precision", "-o", str(out))
     assert result.exit_code == 1, result.output  # the useful chunk ranked second: 0.5 < 0.65
@@ -335,10 +327,10 @@ def mixed_file(tmp_path: Path) -> Path:
 
 
 def test_skip_invalid_evaluates_valid_rows_and_lists_the_others(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    stand_ins: StandIns, tmp_path: Path
 ) -> None:
     path = mixed_file(tmp_path)
-    judge = use_fakes(monkeypatch, [0.9, 0.9])  # faithfulness of rows a and c
+    judge = use_fakes(stand_ins, [0.9, 0.9])  # faithfulness of rows a and c
     out = tmp_path / "r.json"
     result = evaluate(str(path), "--skip-invalid", "-m", "faithfulness", "-o", str(out))
     assert result.exit_code == 0, result.output
@@ -375,11 +367,9 @@ def test_skip_invalid_evaluates_valid_rows_and_lists_the_others(
     ]
 
 
-def test_skipped_rows_are_kept_in_the_run_history(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_skipped_rows_are_kept_in_the_run_history(stand_ins: StandIns, tmp_path: Path) -> None:
     path = mixed_file(tmp_path)
-    use_fakes(monkeypatch, [0.9, 0.9])
+    use_fakes(stand_ins, [0.9, 0.9])
     assert evaluate(str(path), "--skip-invalid", "-m", "faithfulness").exit_code == 0
     again = tmp_path / "again.json"
     shown = CliRunner().invoke(main, ["runs", "show", "latest", "-o", str(again)])
@@ -414,8 +404,8 @@ def test_skip_invalid_cannot_skip_an_unreadable_file(name: str, no_models: None)
     assert_refused(evaluate(str(path), "--skip-invalid"), REFUSED[name].format(path=path))
 
 
-def test_skipped_rows_is_always_in_results(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    use_fakes(monkeypatch, [0.9])
+def test_skipped_rows_is_always_in_results(stand_ins: StandIns, tmp_path: Path) -> None:
+    use_fakes(stand_ins, [0.9])
     out = tmp_path / "r.json"
     result = evaluate(str(CORPUS / "bom.jsonl"), "-m", "faithfulness", "-o", str(out))
     assert result.exit_code == 0, result.output

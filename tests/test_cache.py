@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from fakes import FakeEmbedder, ScriptedJudge
 
 from localeval.cli import main
-from localeval.judge import Prompt
+from localeval.judge import ModelIdentity, Prompt
 from localeval.runs.cache import CachedEmbedder, CachedJudge, cache_stats
 from localeval.runs.database import open_store
 from localeval.schema import Array, Object, Str
@@ -35,7 +35,8 @@ def cached_judge(
 ) -> tuple[CachedJudge, Loader]:
     loader = Loader(ScriptedJudge(answers))
     connection = open_store(tmp_path / "c.db")
-    judge = CachedJudge("j", "a" * 64, settings or {"batch_size": 512}, loader, connection)
+    identity = ModelIdentity("j", {"sha256": "a" * 64}, settings or {"batch_size": 512})
+    judge = CachedJudge(identity, loader, connection)
     return judge, loader
 
 
@@ -91,7 +92,8 @@ def test_embeddings_are_cached_and_misses_batched(tmp_path: Path) -> None:
         loads.append(1)
         return inner
 
-    embedder = CachedEmbedder("e", "b" * 64, load, open_store(tmp_path / "c.db"))
+    identity = ModelIdentity("e", {"sha256": "b" * 64})
+    embedder = CachedEmbedder(identity, load, open_store(tmp_path / "c.db"))
     first = embedder.embed(["alpha beta", "gamma"])
     second = embedder.embed(["gamma", "delta", "alpha beta"])
     assert inner.calls == [["alpha beta", "gamma"], ["delta"]]  # only the miss, in one batch

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
+from standins import StandIns
 
 from localeval.calibration.agreement import (
     Calibration,
@@ -16,8 +17,7 @@ from localeval.calibration.agreement import (
     agreements_for,
     suggested_thresholds,
 )
-from localeval.cli import app, main
-from localeval.metrics import Tools
+from localeval.cli import main
 from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman
 
 
@@ -125,9 +125,7 @@ def test_undefined_and_unparseable_are_counted() -> None:
     assert result.counts() == {("d", "m"): {"rows": 3, "undefined": 2, "unparseable": 1}}
 
 
-def test_calibrate_command_on_a_labelled_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_calibrate_command_on_a_labelled_file(tmp_path: Path, stand_ins: StandIns) -> None:
     base = {"question": "Q?", "contexts": ["c1"], "metric": "faithfulness", "dataset": "mini"}
     lines = [
         {**base, "id": "1", "answer": "Right.", "label": 1, "pair_id": 1},
@@ -138,7 +136,7 @@ def test_calibrate_command_on_a_labelled_file(
     path = tmp_path / "labelled.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     judge = ScriptedJudge([0.9, 0.2, 0.4, 0.6])
-    monkeypatch.setattr(app, "load_tools", lambda *a, **k: Tools(judge=judge))
+    stand_ins.use(judge)
     out = tmp_path / "calib.json"
     result = CliRunner().invoke(main, ["calibrate", str(path), "-o", str(out)])
     assert result.exit_code == 0, result.output

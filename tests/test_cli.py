@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fakes import FakeEmbedder, ScriptedJudge
+from standins import StandIns, models_toml
 
-from localeval.cli import app, main
-from localeval.metrics import Tools
+from localeval.cli import main
 
 QUESTION = "When was the tower finished?"
 ROW = {
@@ -39,27 +39,16 @@ def data(tmp_path: Path) -> Path:
     return path
 
 
-def use_fakes(monkeypatch: pytest.MonkeyPatch, answers: list[Any]) -> ScriptedJudge:
-    judge = ScriptedJudge(answers)
-
-    def fake_load_tools(*_args: object, **_kwargs: object) -> Tools:
-        return Tools(judge=judge, embedder=FakeEmbedder())
-
-    monkeypatch.setattr(app, "load_tools", fake_load_tools)
+def use_fakes(stand_ins: StandIns, answers: list[Any]) -> ScriptedJudge:
+    """The scripted judge and the fake embedder, selected by name as the default models."""
+    judge: ScriptedJudge = stand_ins.use(ScriptedJudge(answers), FakeEmbedder())
     return judge
 
 
-def forbid_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(*_args: object, **_kwargs: object) -> Tools:
-        raise AssertionError("models must not be loaded")
-
-    monkeypatch.setattr(app, "load_tools", fail)
-
-
 def test_evaluate_passes_gates_and_writes_contract(
-    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path
+    stand_ins: StandIns, data: Path, tmp_path: Path
 ) -> None:
-    judge = use_fakes(monkeypatch, good_answers())
+    judge = use_fakes(stand_ins, good_answers())
     out = tmp_path / "results.json"
     result = CliRunner().invoke(main, ["evaluate", str(data), "--output", str(out)])
     assert result.exit_code == 0, result.output
@@ -93,12 +82,10 @@ def test_evaluate_passes_gates_and_writes_contract(
     }
 
 
-def test_failing_gate_exits_1_with_cause_and_remedy(
-    monkeypatch: pytest.MonkeyPatch, data: Path
-) -> None:
+def test_failing_gate_exits_1_with_cause_and_remedy(stand_ins: StandIns, data: Path) -> None:
     answers = good_answers()
     answers[0] = 0.2  # faithfulness
-    use_fakes(monkeypatch, answers)
+    use_fakes(stand_ins, answers)
     result = CliRunner().invoke(main, ["evaluate", str(data)])
     assert result.exit_code == 1
     assert (
@@ -108,10 +95,10 @@ def test_failing_gate_exits_1_with_cause_and_remedy(
     assert "require citations of the context" in result.stdout
 
 
-def test_threshold_override(monkeypatch: pytest.MonkeyPatch, data: Path) -> None:
+def test_threshold_override(stand_ins: StandIns, data: Path) -> None:
     answers = good_answers()
     answers[0] = 0.2
-    use_fakes(monkeypatch, answers)
+    use_fakes(stand_ins, answers)
     result = CliRunner().invoke(main, ["evaluate", str(data), "--threshold", "faithfulness=0.1"])
     assert result.exit_code == 0, result.output
     assert "PASS  faithfulness = 0.200 >= 0.10" in result.stdout
@@ -119,18 +106,14 @@ def test_threshold_override(monkeypatch: pytest.MonkeyPatch, data: Path) -> None
 
 def models_file(tmp_path: Path, thresholds: str = "") -> Path:
     models = tmp_path / "models.toml"
-    models.write_text(
-        '[judges.j]\npath = "j.gguf"\n'
-        + (f"[judges.j.thresholds]\n{thresholds}\n" if thresholds else "")
-        + '[embedders.e]\npath = "e"\n'
-    )
+    models.write_text(models_toml(thresholds))
     return models
 
 
 def test_a_judge_without_thresholds_is_gated_at_specs_defaults(
-    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path
+    stand_ins: StandIns, data: Path, tmp_path: Path
 ) -> None:
-    use_fakes(monkeypatch, good_answers())
+    use_fakes(stand_ins, good_answers())
     models = models_file(tmp_path)
     result = CliRunner().invoke(main, ["evaluate", str(data), "--models", str(models)])
     assert result.exit_code == 0, result.output
@@ -139,11 +122,11 @@ def test_a_judge_without_thresholds_is_gated_at_specs_defaults(
 
 
 def test_a_judges_own_thresholds_replace_specs_and_are_said(
-    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path
+    stand_ins: StandIns, data: Path, tmp_path: Path
 ) -> None:
     answers = good_answers()
     answers[0] = 0.6  # faithfulness: fails SPEC's 0.80, passes the judge's 0.55
-    use_fakes(monkeypatch, answers)
+    use_fakes(stand_ins, answers)
     models = models_file(tmp_path, "faithfulness = 0.55\ncontext_precision = 0.99")
     result = CliRunner().invoke(main, ["evaluate", str(data), "--models", str(models)])
     assert result.exit_code == 0, result.output
@@ -155,7 +138,7 @@ def test_a_judges_own_thresholds_replace_specs_and_are_said(
     # context precision asks the embedder, not the judge: the judge's scale does not apply
     assert "PASS  context_precision = 1.000 >= 0.65" in result.stdout
     # --threshold wins over both
-    use_fakes(monkeypatch, answers)
+    use_fakes(stand_ins, answers)
     result = CliRunner().invoke(
         main,
         ["evaluate", str(data), "--models", str(models), "--threshold", "faithfulness=0.7"],
@@ -181,18 +164,18 @@ def test_bad_judge_thresholds_are_one_line_errors(
     assert result.stderr.startswith(f"Error: {models} [judges.j.thresholds]: {message}")
 
 
-def test_single_metric(monkeypatch: pytest.MonkeyPatch, data: Path) -> None:
-    judge = use_fakes(monkeypatch, [0.95])
+def test_single_metric(stand_ins: StandIns, data: Path) -> None:
+    judge = use_fakes(stand_ins, [0.95])
     result = CliRunner().invoke(main, ["evaluate", str(data), "-m", "faithfulness"])
     assert result.exit_code == 0, result.output
     judge.assert_done()
     assert "context_recall" not in result.stdout
 
 
-def test_undefined_scores_are_counted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_undefined_scores_are_counted(stand_ins: StandIns, tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps({**ROW, "reference_answer": None}) + "\n")
-    use_fakes(monkeypatch, [])
+    use_fakes(stand_ins, [])
     out = tmp_path / "r.json"
     result = CliRunner().invoke(
         main, ["evaluate", str(path), "-m", "context_recall", "-o", str(out)]
@@ -211,10 +194,8 @@ def test_undefined_scores_are_counted(monkeypatch: pytest.MonkeyPatch, tmp_path:
     }
 
 
-def test_bad_input_exits_2_before_loading_models(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    forbid_models(monkeypatch)
+def test_bad_input_exits_2_before_loading_models(stand_ins: StandIns, tmp_path: Path) -> None:
+    stand_ins.forbid()
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(ROW) + "\n" + json.dumps({**ROW, "contexts": "text"}) + "\n")
     result = CliRunner().invoke(main, ["evaluate", str(path)])
@@ -224,10 +205,8 @@ def test_bad_input_exits_2_before_loading_models(
     )
 
 
-def test_unknown_metric_and_bad_threshold_exit_2(
-    monkeypatch: pytest.MonkeyPatch, data: Path
-) -> None:
-    forbid_models(monkeypatch)
+def test_unknown_metric_and_bad_threshold_exit_2(stand_ins: StandIns, data: Path) -> None:
+    stand_ins.forbid()
     result = CliRunner().invoke(main, ["evaluate", str(data), "-m", "fluency"])
     assert result.exit_code == 2
     assert result.stderr.startswith("Error: unknown metric 'fluency' (known: answer_relevancy")
@@ -239,9 +218,9 @@ def test_unknown_metric_and_bad_threshold_exit_2(
 
 
 def test_unwritable_output_fails_before_models(
-    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path
+    stand_ins: StandIns, data: Path, tmp_path: Path
 ) -> None:
-    forbid_models(monkeypatch)
+    stand_ins.forbid()
     out = tmp_path / "missing" / "r.json"
     result = CliRunner().invoke(main, ["evaluate", str(data), "-o", str(out)])
     assert result.exit_code == 2
@@ -249,10 +228,10 @@ def test_unwritable_output_fails_before_models(
 
 
 def test_read_only_output_folder_fails_before_models(
-    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, data: Path, tmp_path: Path, stand_ins: StandIns
 ) -> None:
     # chmod cannot make a folder read-only for root (the CI user), so the check is faked
-    forbid_models(monkeypatch)
+    stand_ins.forbid()
     real_access = os.access
     monkeypatch.setattr(
         os, "access", lambda p, mode: False if Path(p) == tmp_path else real_access(p, mode)
@@ -265,13 +244,13 @@ def test_read_only_output_folder_fails_before_models(
 
 
 def test_internal_error_exits_3_without_traceback(
-    monkeypatch: pytest.MonkeyPatch, data: Path
+    monkeypatch: pytest.MonkeyPatch, data: Path, stand_ins: StandIns
 ) -> None:
     class BrokenJudge(ScriptedJudge):
         def yes_probability(self, prompt: object) -> float:
             raise RuntimeError("boom")
 
-    monkeypatch.setattr(app, "load_tools", lambda *a, **k: Tools(judge=BrokenJudge()))
+    stand_ins.use(BrokenJudge())
     monkeypatch.delenv("LOCALEVAL_DEBUG", raising=False)
     result = CliRunner().invoke(main, ["evaluate", str(data), "-m", "faithfulness"])
     assert result.exit_code == 3

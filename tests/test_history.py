@@ -8,8 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fakes import FakeEmbedder
-from hashfakes import HashJudge
+from fakes import FakeEmbedder, HashJudge
 
 from localeval.data.samples import Sample
 from localeval.engine.runner import RunInfo, RunResult, evaluate

@@ -11,12 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
-from fakes import FakeEmbedder
-from hashfakes import UNSUPPORTED, HashJudge
+from fakes import UNSUPPORTED, FakeEmbedder, HashJudge
+from standins import StandIns, models_toml
 
-from localeval.cli import app, main
+from localeval.cli import main
 from localeval.judge import Prompt
-from localeval.metrics import Tools
 from localeval.stats import bootstrap_ci
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
@@ -27,20 +26,19 @@ PASS_ALL = [f"--threshold={m}=0" for m in ("faithfulness", "answer_relevancy")] 
 
 @pytest.fixture(autouse=True)
 def models_without_thresholds(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+    stand_ins: StandIns, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Gates at SPEC's defaults, which the hash judge's demo scores fail: these tests need
     failing gates, whatever thresholds the project's models.toml gives its default judge."""
     models = tmp_path_factory.mktemp("models") / "models.toml"
-    models.write_text('[judges.j]\npath = "j.gguf"\n[embedders.e]\npath = "e"\n')
-    monkeypatch.setenv("LOCALEVAL_MODELS", str(models))
+    models.write_text(models_toml())
+    stand_ins.models = models
+    stand_ins.use()
 
 
-def use_judge(monkeypatch: pytest.MonkeyPatch, judge: HashJudge | None = None) -> None:
-    def tools(*_args: object, **_kwargs: object) -> Tools:
-        return Tools(judge=judge or HashJudge(), embedder=FakeEmbedder())
-
-    monkeypatch.setattr(app, "load_tools", tools)
+def use_judge(stand_ins: StandIns, judge: HashJudge | None = None) -> None:
+    """The hash judge (or `judge`) and the fake embedder, selected by name."""
+    stand_ins.use(judge or HashJudge(), FakeEmbedder())
 
 
 def run(*args: Any) -> Result:
@@ -62,9 +60,9 @@ def scores(results: Path, metric: str) -> dict[str, float | None]:
 
 
 def test_changed_answer_shows_in_diff_with_interval_and_sample(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    use_judge(monkeypatch)
+    use_judge(stand_ins)
     data = tmp_path / "demo.jsonl"
     shutil.copy(DEMO, data)
     assert run("evaluate", data, "-o", tmp_path / "r1.json", *PASS_ALL).exit_code == 0
@@ -105,9 +103,9 @@ def test_changed_answer_shows_in_diff_with_interval_and_sample(
     assert lines[2].startswith("Warning: the runs used different datasets (sha256 ")
 
 
-def test_runs_list_and_show(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_runs_list_and_show(stand_ins: StandIns, tmp_path: Path) -> None:
     assert run("runs", "list").stdout.startswith("No runs yet: ")
-    use_judge(monkeypatch)
+    use_judge(stand_ins)
     out = tmp_path / "r.json"
     assert run("evaluate", DEMO, "-m", "faithfulness", "-o", out).exit_code == 1
     listed = run("runs", "list").stdout.splitlines()
@@ -151,14 +149,12 @@ def comparable(results: Path) -> dict[str, Any]:
     return data
 
 
-def test_interrupted_run_resumes_to_the_same_results(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    use_judge(monkeypatch)
+def test_interrupted_run_resumes_to_the_same_results(stand_ins: StandIns, tmp_path: Path) -> None:
+    use_judge(stand_ins)
     whole = tmp_path / "whole.json"
     assert run("evaluate", DEMO, "--db", tmp_path / "other.db", "-o", whole).exit_code == 1
 
-    use_judge(monkeypatch, InterruptingJudge(calls=12))
+    use_judge(stand_ins, InterruptingJudge(calls=12))
     out = tmp_path / "resumed.json"
     stopped = run("evaluate", DEMO, "-o", out)
     assert stopped.exit_code == 130
@@ -175,7 +171,7 @@ def test_interrupted_run_resumes_to_the_same_results(
         "command) to compare it\n"
     )
 
-    use_judge(monkeypatch)
+    use_judge(stand_ins)
     resumed = run("evaluate", DEMO, "-o", out)
     assert resumed.exit_code == 1, resumed.output
     assert (
@@ -186,12 +182,12 @@ def test_interrupted_run_resumes_to_the_same_results(
     assert json.loads(out.read_text())["run"]["id"] == run_id
 
 
-def test_resume_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    use_judge(monkeypatch, InterruptingJudge(calls=5))
+def test_resume_options(stand_ins: StandIns, tmp_path: Path) -> None:
+    use_judge(stand_ins, InterruptingJudge(calls=5))
     assert run("evaluate", DEMO, "-m", "faithfulness").exit_code == 130
     (first,) = [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]]
 
-    use_judge(monkeypatch)
+    use_judge(stand_ins)
     contradiction = run("evaluate", DEMO, "--resume", "--no-resume")
     assert (
         contradiction.stderr == "Error: --resume and --no-resume contradict each other; give one\n"
@@ -218,9 +214,9 @@ def test_resume_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
 
 
 def test_regression_gate_fails_on_a_real_drop_and_passes_on_a_rerun(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    use_judge(monkeypatch)
+    use_judge(stand_ins)
     base = [
         {
             "sample_id": f"q{i}",
@@ -268,15 +264,15 @@ def test_regression_gate_fails_on_a_real_drop_and_passes_on_a_rerun(
     )
 
 
-def test_diff_warns_when_the_judge_differs(monkeypatch: pytest.MonkeyPatch) -> None:
-    use_judge(monkeypatch)
+def test_diff_warns_when_the_judge_differs(stand_ins: StandIns) -> None:
+    use_judge(stand_ins)
     assert run("evaluate", DEMO, "-m", "faithfulness").exit_code == 1
 
     class OtherJudge(HashJudge):
         name = "other-judge"
         sha256 = "2" * 64
 
-    use_judge(monkeypatch, OtherJudge())
+    use_judge(stand_ins, OtherJudge())
     assert run("evaluate", DEMO, "-m", "faithfulness").exit_code == 1
     warning = run("diff", "latest~1", "latest").stdout.splitlines()[2]
     assert warning == (
@@ -285,13 +281,8 @@ def test_diff_warns_when_the_judge_differs(monkeypatch: pytest.MonkeyPatch) -> N
     )
 
 
-def test_unusable_database_fails_before_models(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    def fail(*_args: object, **_kwargs: object) -> Tools:
-        raise AssertionError("models must not be loaded")
-
-    monkeypatch.setattr(app, "load_tools", fail)
+def test_unusable_database_fails_before_models(stand_ins: StandIns, tmp_path: Path) -> None:
+    stand_ins.forbid()
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"this is not a database" * 100)
     result = run("evaluate", DEMO, "--db", garbage)
@@ -308,9 +299,9 @@ def test_unusable_database_fails_before_models(
 
 
 def test_report_of_a_stored_run_equals_the_report_of_its_results_file(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    use_judge(monkeypatch)
+    use_judge(stand_ins)
     data = tmp_path / "demo.jsonl"
     shutil.copy(DEMO, data)
     assert run("evaluate", data, "-o", tmp_path / "r.json", *PASS_ALL).exit_code == 0

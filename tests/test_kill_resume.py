@@ -1,7 +1,8 @@
 """Nothing lost: a real `localeval evaluate` process killed at random moments (kill -9 and
 Ctrl-C), then run again, ends with the results of a run never interrupted, and the
 database is intact after every kill. The models are instant deterministic fakes here
-(tests/fake_models_cli.py); tests/test_real_models.py does the same with a real judge."""
+(models.toml naming the "fake" backend); tests/test_resume_real.py does the same with a
+real judge."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from typing import Any
 
 from run_db import db_runs, stored_in_unfinished_run
 
-FAKE_CLI = Path(__file__).resolve().parent / "fake_models_cli.py"
 SEED = 20240607
+#: the fake judge and embedder; each judge call slowed down so that a kill lands mid-run
+FAKE_MODELS = '[judges.j]\nbackend = "fake"\ndelay_s = 0.002\n[embedders.e]\nbackend = "fake"\n'
 
 
 def write_data(path: Path, n: int) -> Path:
@@ -38,11 +40,14 @@ def write_data(path: Path, n: int) -> Path:
 
 
 def command(data: Path, out: Path) -> list[str]:
-    return [sys.executable, str(FAKE_CLI), "evaluate", str(data), "-o", str(out), "--no-progress"]
+    cli = [sys.executable, "-m", "localeval.cli"]
+    return [*cli, "evaluate", str(data), "-o", str(out), "--no-progress"]
 
 
 def environment(db: Path) -> dict[str, str]:
-    return {**os.environ, "LOCALEVAL_DB": str(db), "FAKE_JUDGE_DELAY": "0.002"}
+    models = db.with_suffix(".models.toml")
+    models.write_text(FAKE_MODELS, encoding="utf-8")
+    return {**os.environ, "LOCALEVAL_DB": str(db), "LOCALEVAL_MODELS": str(models)}
 
 
 def comparable(results: Path) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from localeval.backends.files import check_gguf
 from localeval.backends.gguf_header import read_header
 from localeval.cli import main
-from localeval.config import JudgeConfig, load_models_config
+from localeval.config import load_models_config
 from localeval.errors import ModelFileError
 
 
@@ -140,7 +140,7 @@ def test_sha256_mismatch(gguf: Path) -> None:
 def test_judge_refuses_a_bad_file_before_llama_cpp_is_imported(
     gguf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from localeval.backends.llama_cpp import LlamaJudge
+    from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge
 
     poisoned = types.ModuleType("llama_cpp")
 
@@ -152,7 +152,7 @@ def test_judge_refuses_a_bad_file_before_llama_cpp_is_imported(
     cut = truncate(gguf, gguf.stat().st_size - 10)
     for path, sha in ((cut, None), (gguf, "00" * 32)):
         with pytest.raises(ModelFileError) as info:
-            LlamaJudge(JudgeConfig(name="j", path=path, sha256=sha))
+            LlamaJudge("j", LlamaCppSettings(path=path, sha256=sha))
         assert str(info.value).startswith(f"judge model 'j' {path}: ")
 
 
@@ -178,9 +178,9 @@ def test_cli_refuses_a_truncated_judge(gguf: Path, tmp_path: Path) -> None:
 def test_real_judge_files_are_whole_and_their_prefix_is_not(tmp_path: Path) -> None:
     models = load_models_config()
     for judge in models.judges.values():
-        header = read_header(judge.path)
-        assert header.required_size == judge.path.stat().st_size, judge.name
-    default = models.judge().path
+        header = read_header(judge.settings.path)
+        assert header.required_size == judge.settings.path.stat().st_size, judge.name
+    default = models.judge().settings.path
     with default.open("rb") as handle:
         prefix = handle.read(8 << 20)  # the header and the first tensors
     cut = tmp_path / "partial.gguf"

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fakes import RuleJudge, ScriptedJudge
+from standins import Forbidden, StandIns
 
-from localeval.cli import app, main
+from localeval.cli import main
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Prompt
 from localeval.metrics import Tools
@@ -235,14 +236,12 @@ def prefers(text: str) -> RuleJudge:
     return RuleJudge(lambda _prompt: 0.5, choose)
 
 
-def use_judge(monkeypatch: pytest.MonkeyPatch, judge: Any) -> None:
-    monkeypatch.setattr(app, "load_tools", lambda *_a, **_k: Tools(judge=judge))
+def use_judge(stand_ins: StandIns, judge: Any) -> None:
+    stand_ins.use(judge)
 
 
-def test_cli_compare_answers_table_summary_and_json(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    use_judge(monkeypatch, prefers("1889"))
+def test_cli_compare_answers_table_summary_and_json(stand_ins: StandIns, tmp_path: Path) -> None:
+    use_judge(stand_ins, prefers("1889"))
     data = write_rows(tmp_path / "p.jsonl", [pair("p1", 1), pair("p2", -1)])
     out = tmp_path / "verdicts.json"
     result = CliRunner().invoke(
@@ -261,27 +260,22 @@ def test_cli_compare_answers_table_summary_and_json(
 
 
 def test_cli_fail_if_b_worse_exits_1_only_when_the_interval_is_below_half(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    stand_ins: StandIns, tmp_path: Path
 ) -> None:
     data = write_rows(tmp_path / "p.jsonl", [pair(f"p{i}") for i in range(8)])
-    use_judge(monkeypatch, prefers("1925"))  # A holds 1925: A wins every row
+    use_judge(stand_ins, prefers("1925"))  # A holds 1925: A wins every row
     args = ["compare-answers", str(data), "--no-progress"]
     assert CliRunner().invoke(main, args).exit_code == 0
     gated = CliRunner().invoke(main, [*args, "--fail-if-b-worse"])
     assert gated.exit_code == 1, gated.output
     assert "Gate --fail-if-b-worse: FAIL" in gated.output
-    use_judge(monkeypatch, prefers("1889"))
+    use_judge(stand_ins, prefers("1889"))
     passing = CliRunner().invoke(main, [*args, "--fail-if-b-worse"])
     assert passing.exit_code == 0 and "Gate --fail-if-b-worse: PASS" in passing.output
 
 
-def test_cli_bad_pairs_exit_2_before_loading_the_judge(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    def refuse(*_a: object, **_k: object) -> Tools:
-        raise AssertionError("the judge must not be loaded")
-
-    monkeypatch.setattr(app, "load_tools", refuse)
+def test_cli_bad_pairs_exit_2_before_loading_the_judge(stand_ins: StandIns, tmp_path: Path) -> None:
+    stand_ins.forbid("the judge must not be loaded")
     data = write_rows(tmp_path / "p.jsonl", [pair("p1", answer_b=None)])
     del_b = json.loads(data.read_text())
     del del_b["answer_b"]
@@ -295,21 +289,16 @@ def test_cli_bad_pairs_exit_2_before_loading_the_judge(
 
 
 def test_calibrate_scores_pairwise_rows_with_the_ab_judge(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    loaded: list[list[str]] = []
-
-    def load(_models: object, metrics: Sequence[Any], *_a: object, **_k: object) -> Tools:
-        loaded.append([m.name for m in metrics])
-        return Tools(judge=prefers("1889"))
-
-    monkeypatch.setattr(app, "load_tools", load)
+    stand_ins.use(prefers("1889"), Forbidden("nothing asked here needs the embedder"))
     rows = [pair("p1", 1, metric="pairwise"), pair("p2", -1, metric="pairwise")]
     data = write_rows(tmp_path / "bench.pairwise.jsonl", rows)
     out = tmp_path / "calibration.json"
     result = CliRunner().invoke(main, ["calibrate", str(data), "-o", str(out), "--no-progress"])
     assert result.exit_code == 0, result.output
-    assert loaded == [["faithfulness"]]  # the judge is loaded for pairwise rows alone
+    # the judge is loaded (once) for pairwise rows alone: faithfulness needs no embedder
+    assert (stand_ins.judge.loads, stand_ins.embedder.loads) == (1, 0)
     report = json.loads(out.read_text("utf-8"))
     assert [r["score"] for r in report["rows"]] == [1.0, 1.0]  # B holds 1889 in both rows
     (agreement,) = report["agreements"]

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
-from localeval.engine.runner import load_tools
 from localeval.metrics import Tools, build_metric
 from localeval.metrics.rubric import Rubric
 from localeval.pairwise.judge import compare_pair
+from localeval.runs.tools import load_tools
 
 pytestmark = pytest.mark.real_models
 

@@ -13,14 +13,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from localeval.backends.llama_cpp import LlamaJudge
+from localeval.backends.llama_judge import LlamaJudge
 from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
-from localeval.engine.runner import evaluate, load_tools
+from localeval.engine.runner import evaluate
 from localeval.judge import Prompt
 from localeval.metrics import RAG_METRICS, Tools, build_metric
 from localeval.prompts import rag
+from localeval.runs.tools import load_tools
 from localeval.schema import Array, Object, Str, to_gbnf
 from localeval.text import detect_language, split_sentences
 
@@ -223,7 +224,7 @@ def test_cli_demo_end_to_end(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["evaluate", str(subset), "-o", str(out), "--no-progress"])
     assert result.exit_code in (0, 1), result.output
     report = json.loads(out.read_text())
-    assert report["run"]["judge"]["sha256"] == load_models_config().judge().sha256
+    assert report["run"]["judge"]["sha256"] == load_models_config().judge().settings.sha256
     assert [s["sample_id"] for s in report["samples"]] == ["billing-1", "billing-2"]
     # verdict labels on the default judge's own scale (its models.toml thresholds)
     details = report["samples"][0]["details"]["faithfulness"]

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from localeval.backends.llama_cpp import LlamaJudge
+from localeval.backends.llama_judge import LlamaJudge
 from localeval.config import load_models_config
 from localeval.data.samples import Sample
 from localeval.engine.runner import evaluate
@@ -59,7 +59,7 @@ INVENTED = "The tram was designed by a famous Italian architect."
 def small_window_judge() -> LlamaJudge:
     config = load_models_config().judge()
     # not a multiple of 256: llama.cpp pads the context, llama-cpp-python's buffer is not
-    judge = LlamaJudge(dataclasses.replace(config, n_ctx=300))
+    judge = LlamaJudge(config.name, dataclasses.replace(config.settings, n_ctx=300))
     assert judge.n_ctx == 300
     return judge
 

@@ -10,6 +10,7 @@ import pytest
 import sacrebleu
 from click.testing import CliRunner
 from rouge_score.rouge_scorer import RougeScorer
+from standins import StandIns
 
 from localeval.cli import main
 from localeval.data.samples import Sample
@@ -152,19 +153,8 @@ def test_registered_outside_the_default_set_without_models() -> None:
         assert not metric.uses_judge and not metric.uses_embedder
 
 
-def test_cli_scores_chinese_without_loading_any_model(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    import localeval.backends.llama_cpp
-    import localeval.backends.sentence_transformers
-
-    def refuse(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("no model may be loaded for bleu/rouge_l")
-
-    monkeypatch.setattr(localeval.backends.llama_cpp, "LlamaJudge", refuse)
-    monkeypatch.setattr(
-        localeval.backends.sentence_transformers, "SentenceTransformerEmbedder", refuse
-    )
+def test_cli_scores_chinese_without_loading_any_model(stand_ins: StandIns, tmp_path: Path) -> None:
+    stand_ins.forbid("no model may be loaded for bleu/rouge_l")
     rows = [
         {
             "sample_id": "zh1",

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import report_data
 from click.testing import CliRunner
+from standins import StandIns
 from test_cli import ROW, good_answers, use_fakes
 
 from localeval.cli import main
@@ -142,11 +143,11 @@ def test_paths_in_the_data_are_never_opened_or_written(
     }
 
 
-def test_evaluate_then_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_evaluate_then_report(stand_ins: StandIns, tmp_path: Path) -> None:
     """results.json keeps each sample's inputs, so the report shows them next to the evidence."""
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
-    use_fakes(monkeypatch, good_answers())
+    use_fakes(stand_ins, good_answers())
     out = tmp_path / "results.json"
     assert CliRunner().invoke(main, ["evaluate", str(data), "-o", str(out)]).exit_code == 0
     (sample,) = json.loads(out.read_text())["samples"]

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
+from standins import StandIns
 
-from localeval.cli import app, main
+from localeval.cli import main
 from localeval.data.criteria import (
     DEFAULT_CRITERIA,
     Criterion,
@@ -165,14 +166,13 @@ def write_data(tmp_path: Path) -> Path:
     return path
 
 
-def use_judge(monkeypatch: pytest.MonkeyPatch, answers: list[Any]) -> ScriptedJudge:
-    judge = ScriptedJudge(answers)
-    monkeypatch.setattr(app, "load_tools", lambda *_a, **_k: Tools(judge=judge))
+def use_judge(stand_ins: StandIns, answers: list[Any]) -> ScriptedJudge:
+    judge: ScriptedJudge = stand_ins.use(ScriptedJudge(answers))
     return judge
 
 
-def test_cli_rubric_reports_each_criterion(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    judge = use_judge(monkeypatch, rubric_answers())
+def test_cli_rubric_reports_each_criterion(stand_ins: StandIns, tmp_path: Path) -> None:
+    judge = use_judge(stand_ins, rubric_answers())
     out = tmp_path / "results.json"
     data = write_data(tmp_path)
     result = CliRunner().invoke(
@@ -197,24 +197,24 @@ def test_cli_rubric_reports_each_criterion(monkeypatch: pytest.MonkeyPatch, tmp_
     }
 
 
-def test_cli_criteria_file_and_inline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_cli_criteria_file_and_inline(stand_ins: StandIns, tmp_path: Path) -> None:
     data = write_data(tmp_path)
     criteria = tmp_path / "criteria.toml"
     criteria.write_text('[criteria]\ntone = "polite and plain"\n', "utf-8")
-    judge = use_judge(monkeypatch, [peaked(4), peaked(5), {"feedback": "Fine."}])
+    judge = use_judge(stand_ins, [peaked(4), peaked(5), {"feedback": "Fine."}])
     args = ["evaluate", str(data), "-m", "rubric", "--no-progress"]
     result = CliRunner().invoke(main, [*args, "--criteria", str(criteria)])
     assert result.exit_code == 0, result.output
     assert "rubric.tone" in result.output and "tone (polite and plain)" in judge.prompts[0].user
-    judge = use_judge(monkeypatch, [peaked(4), peaked(5), {"feedback": "Fine."}])
+    judge = use_judge(stand_ins, [peaked(4), peaked(5), {"feedback": "Fine."}])
     result = CliRunner().invoke(main, [*args, "--criterion", "brevity: no padding"])
     assert result.exit_code == 0, result.output
     assert "brevity (no padding)" in judge.prompts[0].user
 
 
-def test_cli_criteria_misuse_exits_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_cli_criteria_misuse_exits_2(stand_ins: StandIns, tmp_path: Path) -> None:
     data = write_data(tmp_path)
-    use_judge(monkeypatch, [])
+    use_judge(stand_ins, [])
     missing = CliRunner().invoke(
         main, ["evaluate", str(data), "-m", "rubric", "--criteria", str(tmp_path / "no.toml")]
     )

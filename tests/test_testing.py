@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fakes import FakeEmbedder, ScriptedJudge
+from standins import StandIns, models_toml
 from test_cli import QUESTION, ROW, good_answers
 
 from localeval import metrics as metrics_module
@@ -119,14 +120,11 @@ def test_a_check_that_could_never_fail_is_refused(monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_judges_own_thresholds_apply_when_it_is_loaded_from_models_toml(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    stand_ins: StandIns, tmp_path: Path
 ) -> None:
     models = tmp_path / "models.toml"
-    models.write_text(
-        '[judges.j]\npath = "j.gguf"\n[judges.j.thresholds]\nfaithfulness = 0.15\n'
-        '[embedders.e]\npath = "e"\n'
-    )
-    monkeypatch.setattr(testing, "load_tools", lambda *_a, **_k: fakes(unfaithful_answers()))
+    models.write_text(models_toml("faithfulness = 0.15"))
+    stand_ins.use(ScriptedJudge(unfaithful_answers()), FakeEmbedder())
     quality = assert_rag_quality([ROW], models=models, use_cache=False)
     assert {g.metric: g.threshold for g in quality.gates}["faithfulness"] == 0.15
     # test doubles given as `tools` have no models.toml entry: SPEC's defaults

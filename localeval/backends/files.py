@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localeval.backends.gguf_header import GGUF_MAGIC, SUPPORTED_VERSIONS, truncation_problem
-from localeval.config import EmbedderConfig, JudgeConfig
 from localeval.errors import ModelFileError
 
 _HASH_MEMO = ".localeval-sha256.json"
@@ -128,21 +127,3 @@ def require(check: FileCheck, what: str, fix: str) -> str:
         raise ModelFileError(f"{what} {check.path}: {check.problem}. {fix}")
     assert check.sha256 is not None
     return check.sha256
-
-
-def verified_judge_sha256(config: JudgeConfig) -> str:
-    """The judge's GGUF sha256, after checking the file; ModelFileError if it is unusable."""
-    return require(
-        check_gguf(config.path, config.sha256),
-        f"judge model '{config.name}'",
-        "Run scripts/setup.sh to provision it, or fix its path/sha256 in models.toml.",
-    )
-
-
-def verified_embedder_sha256(config: EmbedderConfig) -> str:
-    """The embedder's weights sha256, after checking its folder; ModelFileError if unusable."""
-    return require(
-        check_embedder_dir(config.path, config.weights, config.sha256),
-        f"embedder '{config.name}'",
-        "Run scripts/setup.sh to provision it, or fix its path in models.toml.",
-    )

@@ -1,354 +1,54 @@
-"""The llama.cpp judge: a GGUF model run in-process by llama-cpp-python.
+"""Judge backend "llama-cpp" (the default): a GGUF file run in-process by llama-cpp-python.
 
-Three things make its verdicts cheap and reproducible:
-
-* Prefix reuse at segment boundaries. llama.cpp keeps the key/value state of the tokens
-  it has evaluated. A prompt is a list of segments (the chat template's head with the
-  system message, one segment per context chunk, the question with the template's tail
-  after it); the leading segments a new prompt shares with the evaluated state are reused
-  and only the rest is evaluated, one segment per llama.cpp call. Because a segment is
-  always evaluated on its own, from its own start, its numbers are the same whichever
-  prompts came before: reuse saves time and never changes a score.
-* Yes/no verdicts are read, not generated: after the prompt, the logits of the first reply
-  token give P(Yes) against P(No), which is both the verdict and its confidence.
-* Structured replies are generated greedily under a grammar compiled from a typed schema
-  whose longest admissible output is known, so an answer can never be cut off or fail to
-  parse (see localeval.schema).
+The entry names the file (`path`, `sha256` to pin it) and how llama.cpp runs it; the
+identity is the file's sha256 with the settings that change its numbers.
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-import numpy as np
+from localeval.backends import ModelStatus, required_path, typed_setting
+from localeval.backends.files import check_gguf
+from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge, verified_identity
+from localeval.judge import ModelIdentity
 
-from localeval.backends.files import verified_judge_sha256
-from localeval.backends.grammar_sampling import GreedyGrammarSampler
-from localeval.config import JudgeConfig
-from localeval.errors import ConfigError, JudgeError, PromptTooLongError
-from localeval.judge import Prompt, Usage
-from localeval.schema import Schema, max_bytes, parse, to_gbnf
-
-# First reply tokens that count as a yes or a no. Chinese prompts may be answered in
-# Chinese; a spelling that is not a single token in the model's vocabulary is skipped.
-YES_WORDS = ("Yes", "yes", "YES", " Yes", " yes", "是")
-NO_WORDS = ("No", "no", "NO", " No", " no", "否")
-# Placeholders for the messages when the chat template is rendered once at load time.
-_SYSTEM_SLOT = "\x00localeval-system\x00"
-_USER_SLOT = "\x00localeval-user\x00"
-
-#: bump when the way a judge call turns into a value changes (the yes/no token sets, how a
-#: prompt's tokens are batched: llama.cpp's arithmetic depends on it). It is one of the
-#: judge's settings, so cached values and resumable runs of an older protocol are not used.
-#: 2: the chat template's tail is evaluated in one batch with the prompt's last segment.
-CALL_PROTOCOL = 2
-
-Segment = tuple[int, ...]
-#: data segments whose tokens are remembered: every prompt about a sample tokenizes the same
-#: chunks again, and fitting long contexts into the window (metrics.long_context) even more
-_SEGMENT_CACHE = 4096
+_DEFAULTS = LlamaCppSettings(path=Path())
 
 
-def judge_settings(config: JudgeConfig) -> dict[str, Any]:
-    """What besides the GGUF file can change this judge's numbers: llama.cpp's arithmetic
-    depends on how tokens are batched and on the device, the prompt on the chat template,
-    windowing of long contexts on n_ctx, and all of them on the call protocol. (Not threads
-    or the seed: verdicts are read from logits and replies decoded greedily.)"""
-    return {
-        "batch_size": config.batch_size,
-        "chat_template": config.chat_template,
-        "gpu_layers": config.gpu_layers,
-        "n_ctx": config.n_ctx,
-        "call_protocol": CALL_PROTOCOL,
-    }
+class LlamaCppBackend:
+    keys = frozenset(
+        {"path", "sha256", "n_ctx", "threads", "gpu_layers", "seed", "batch_size", "chat_template"}
+    )
+    cacheable = True
 
+    def settings(self, table: Mapping[str, Any], where: str, base: Path) -> LlamaCppSettings:
+        def number(key: str) -> int:
+            value: int = typed_setting(table, key, int, where, getattr(_DEFAULTS, key))
+            return value
 
-class LlamaJudge:
-    """Judge backed by llama-cpp-python; load once per run and reuse for every sample."""
-
-    def __init__(self, config: JudgeConfig):
-        self.sha256 = verified_judge_sha256(config)
-        from llama_cpp import Llama
-
-        self.name = config.name
-        self.config = config
-        self.settings = judge_settings(config)
-        self.usage = Usage()
-        threads = config.threads or os.cpu_count() or 1
-        try:
-            self._llm = Llama(
-                model_path=str(config.path),
-                n_ctx=config.n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=config.gpu_layers,
-                n_batch=config.batch_size,
-                seed=config.seed,
-                logits_all=False,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError) as exc:
-            raise JudgeError(f"llama.cpp could not load {config.path}: {exc}") from exc
-        # llama.cpp rounds the context up (to a multiple of 256), but llama-cpp-python's
-        # token buffer holds only what was asked for: a prompt longer than that crashes it
-        self.n_ctx = min(self._llm.n_ctx(), len(self._llm.input_ids))
-        self._n_vocab = self._llm.n_vocab()
-        self._add_bos = self._llm.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
-        self._template = self._compile_template(config)
-        self._yes_ids = self._single_token_ids(YES_WORDS)
-        self._no_ids = self._single_token_ids(NO_WORDS)
-        if not self._yes_ids or not self._no_ids:
-            raise JudgeError(f"judge '{self.name}': no single-token Yes/No in its vocabulary")
-        self._samplers: dict[Schema, GreedyGrammarSampler] = {}
-        self._segment_tokens: OrderedDict[str, Segment] = OrderedDict()
-        # the segments whose key/value state llama.cpp holds, in order
-        self._state: list[Segment] = []
-
-    # -- prompt rendering ---------------------------------------------------------------
-
-    def _compile_template(self, config: JudgeConfig) -> tuple[str, str, str]:
-        """Render the chat template once around placeholder messages, and keep the pieces.
-
-        Prompts are then built by putting the messages between those pieces; only the
-        template's own text may contain special tokens (see `_segments`).
-        """
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-        source = config.chat_template or self._llm.metadata.get("tokenizer.chat_template")
-        if not source:
-            raise ConfigError(
-                f"judge '{self.name}': {config.path.name} carries no chat template; set "
-                "chat_template in models.toml"
-            )
-
-        def raise_exception(message: str) -> None:
-            raise ConfigError(f"judge '{self.name}': chat template error: {message}")
-
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-        env.globals["raise_exception"] = raise_exception
-        rendered = env.from_string(source).render(
-            messages=[
-                {"role": "system", "content": _SYSTEM_SLOT},
-                {"role": "user", "content": _USER_SLOT},
-            ],
-            add_generation_prompt=True,
-            bos_token="",
-            eos_token="",
+        return LlamaCppSettings(
+            path=required_path(table, where, base),
+            sha256=typed_setting(table, "sha256", str, where),
+            n_ctx=number("n_ctx"),
+            threads=number("threads"),
+            gpu_layers=number("gpu_layers"),
+            seed=number("seed"),
+            batch_size=number("batch_size"),
+            chat_template=typed_setting(table, "chat_template", str, where),
         )
-        head, _, rest = rendered.partition(_SYSTEM_SLOT)
-        middle, found, tail = rest.partition(_USER_SLOT)
-        if not found or _SYSTEM_SLOT in tail or _USER_SLOT in tail:
-            raise ConfigError(
-                f"judge '{self.name}': the chat template does not place a system and a user "
-                "message once each; set chat_template in models.toml"
-            )
-        return head, middle, tail
 
-    def render(self, prompt: Prompt) -> str:
-        """The prompt as the model sees it, through its chat template."""
-        head, middle, tail = self._template
-        return head + prompt.system + middle + prompt.user + tail + prompt.reply_prefix
+    def identify(self, name: str, settings: LlamaCppSettings) -> ModelIdentity:
+        return verified_identity(name, settings)
 
-    def _tokenize(self, text: str, special: bool) -> list[int]:
-        return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+    def load(self, name: str, settings: LlamaCppSettings) -> LlamaJudge:
+        return LlamaJudge(name, settings)
 
-    def _segments(self, prompt: Prompt) -> list[Segment]:
-        """The prompt's token segments: template head and system message, then each user
-        segment, the last one followed by the template's tail and the reply prefix.
+    def status(self, settings: LlamaCppSettings) -> ModelStatus:
+        check = check_gguf(settings.path, settings.sha256)
+        return ModelStatus(check.problem, str(settings.path), f"n_ctx {settings.n_ctx}")
 
-        Text from the data is tokenized with special tokens disabled: an "<|im_end|>" inside
-        a retrieved chunk is plain text, and cannot end the user's turn and start a reply.
-        """
-        head, middle, tail = self._template
-        first = self._llm.tokenize(head.encode("utf-8"), add_bos=self._add_bos, special=True)
-        first += self._tokenize(prompt.system, special=False)
-        first += self._tokenize(middle, special=True)
-        segments = [tuple(first)]
-        segments += [self._data_segment(text) for text in prompt.segments]
-        last = self._tokenize(tail, special=True)
-        if prompt.reply_prefix:
-            last += self._tokenize(prompt.reply_prefix, special=False)
-        segments = [s for s in segments if s]
-        if len(segments) > 1:
-            # the template's tail goes in one batch with the prompt's last segment (the part
-            # no other prompt shares): each llama.cpp call costs about 25 ms on a 2-core CPU
-            # beyond its tokens, so a separate call for ~5 tokens doubled what they cost
-            segments[-1] += tuple(last)
-        elif last:
-            segments.append(tuple(last))
-        return segments
 
-    def _data_segment(self, text: str) -> Segment:
-        """Tokens of a user-message segment (special tokens off), from a bounded cache."""
-        tokens = self._segment_tokens.get(text)
-        if tokens is None:
-            tokens = tuple(self._tokenize(text, special=False))
-            self._segment_tokens[text] = tokens
-            if len(self._segment_tokens) > _SEGMENT_CACHE:
-                self._segment_tokens.popitem(last=False)
-        else:
-            self._segment_tokens.move_to_end(text)
-        return tokens
-
-    def _single_token_ids(self, words: tuple[str, ...]) -> list[int]:
-        ids: list[int] = []
-        for word in words:
-            tokens = self._tokenize(word, special=False)
-            if len(tokens) == 1 and tokens[0] not in ids:
-                ids.append(tokens[0])
-        return ids
-
-    def count_tokens(self, prompt: Prompt) -> int:
-        return sum(len(s) for s in self._segments(prompt))
-
-    def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
-        return self.count_tokens(prompt) + reserve <= self.n_ctx
-
-    # -- evaluation with segment reuse --------------------------------------------------
-
-    def _evaluate(self, segments: Sequence[Segment], reserve: int) -> None:
-        """Make `segments` the model's state, evaluating only those that differ from it."""
-        total = sum(len(s) for s in segments)
-        if total + reserve > self.n_ctx:
-            raise PromptTooLongError(total + reserve, self.n_ctx)
-        keep = 0
-        # the last segment is always evaluated again: its logits are what the caller reads
-        while (
-            keep < len(segments) - 1
-            and keep < len(self._state)
-            and self._state[keep] == segments[keep]
-        ):
-            keep += 1
-        llm = self._llm
-        llm.n_tokens = sum(len(s) for s in self._state[:keep])  # _decode drops the KV after
-        del self._state[keep:]
-        for number, segment in enumerate(segments[keep:], start=keep):
-            try:
-                self._decode(segment, logits=number == len(segments) - 1)
-            except RuntimeError as exc:
-                llm.n_tokens = 0
-                self._state.clear()
-                raise JudgeError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
-            self._state.append(segment)
-            self.usage.prompt_tokens += len(segment)
-
-    def _decode(self, tokens: Segment, logits: bool) -> None:
-        """Evaluate `tokens` after the first `n_tokens` of the state, in batches of n_batch,
-        as Llama.eval does, but compute the last token's logits only when they will be read.
-
-        A prefix segment's logits never are, and computing them multiplies by the output
-        matrix, a quarter of a 0.5B model's weights: 6-10 ms per call on a 2-core CPU. The
-        key/value state, and so every number read later, is the same either way.
-        """
-        llm = self._llm
-        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
-        for start in range(0, len(tokens), llm.n_batch):
-            batch = list(tokens[start : start + llm.n_batch])
-            llm._batch.set_batch(batch=batch, n_past=llm.n_tokens, logits_all=False)
-            if not logits or start + len(batch) < len(tokens):
-                llm._batch.batch.logits[len(batch) - 1] = False
-            llm._ctx.decode(llm._batch)
-            llm.input_ids[llm.n_tokens : llm.n_tokens + len(batch)] = batch
-            llm.n_tokens += len(batch)
-
-    def _extend(self, token: int) -> None:
-        """Evaluate one more token after the current state, as a segment of its own."""
-        self._decode((token,), logits=True)
-        self._state.append((token,))
-
-    def _last_log_probs(self) -> np.ndarray:
-        logits = self._last_logits().astype(np.float64)
-        return logits - np.logaddexp.reduce(logits)
-
-    # -- the Judge protocol -------------------------------------------------------------
-
-    def yes_probability(self, prompt: Prompt) -> float:
-        started = time.perf_counter()
-        self._evaluate(self._segments(prompt), reserve=1)
-        log_probs = self._last_log_probs()
-        # Compare the two labels only: this is the reply a grammar of "Yes" | "No" admits,
-        # with its probability kept instead of being rounded to the likelier label.
-        yes = np.logaddexp.reduce(log_probs[self._yes_ids])
-        no = np.logaddexp.reduce(log_probs[self._no_ids])
-        self.usage.judge_calls += 1
-        self.usage.seconds += time.perf_counter() - started
-        return float(1.0 / (1.0 + np.exp(no - yes)))
-
-    def choice_probabilities(self, prompt: Prompt, options: Sequence[str]) -> list[float]:
-        started = time.perf_counter()
-        base = self._segments(prompt)
-        sequences = [tuple(self._tokenize(option, special=False)) for option in options]
-        if any(not seq for seq in sequences) or len(set(sequences)) < len(sequences):
-            raise JudgeError(f"options must be distinct and non-empty: {list(options)!r}")
-        longest = max(len(seq) for seq in sequences)
-        # next-token log-probabilities after each token path; option tokens are single-token
-        # segments, so a path shared by two options ("1" of "1" and "10") is evaluated once
-        memo: dict[Segment, np.ndarray] = {}
-
-        def after(path: Segment) -> np.ndarray:
-            if path not in memo:
-                self._evaluate(base + [(t,) for t in path], reserve=longest)
-                memo[path] = self._last_log_probs()
-            return memo[path]
-
-        scores = []
-        for seq in sequences:
-            total = sum(float(after(seq[:i])[token]) for i, token in enumerate(seq))
-            # an option that others extend ("1" of "10") counts only if the reply stops
-            # there: take away the probability of the tokens that continue it
-            continuing = {
-                o[len(seq)] for o in sequences if len(o) > len(seq) and o[: len(seq)] == seq
-            }
-            if continuing:
-                stop = 1.0 - float(np.exp(after(seq)[list(continuing)]).sum())
-                total += float(np.log(max(stop, 1e-12)))
-            scores.append(total)
-        values = np.exp(np.array(scores) - np.logaddexp.reduce(scores))
-        self.usage.judge_calls += 1
-        self.usage.seconds += time.perf_counter() - started
-        return [float(v) for v in values]
-
-    def _sampler(self, schema: Schema) -> GreedyGrammarSampler:
-        if schema not in self._samplers:
-            self._samplers[schema] = GreedyGrammarSampler(
-                self._llm._model.vocab, to_gbnf(schema), self._n_vocab
-            )
-        sampler = self._samplers[schema]
-        sampler.reset()
-        return sampler
-
-    def _last_logits(self) -> np.ndarray:
-        pointer = self._llm._ctx.get_logits_ith(-1)
-        return np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
-
-    def generate(self, prompt: Prompt, schema: Schema) -> Any:
-        import llama_cpp
-
-        started = time.perf_counter()
-        limit = max_bytes(schema) + 1  # every grammar token adds >= 1 byte; +1 for the end
-        self._evaluate(self._segments(prompt), reserve=limit)
-        sampler = self._sampler(schema)
-        vocab = self._llm._model.vocab
-        output: list[int] = []
-        for _ in range(limit):
-            token = sampler.next_token(self._last_logits())  # greedy under the grammar
-            if llama_cpp.llama_vocab_is_eog(vocab, token):
-                break
-            output.append(token)
-            self._extend(token)
-        else:
-            raise JudgeError(f"judge output exceeded the schema's bound of {limit} tokens")
-        self.usage.judge_calls += 1
-        self.usage.generated_tokens += len(output)
-        self.usage.seconds += time.perf_counter() - started
-        text = self._llm.detokenize(output).decode("utf-8", errors="strict")
-        return parse(schema, text)
-
-    def close(self) -> None:
-        for sampler in self._samplers.values():
-            sampler.close()
-        self._llm.close()
+JUDGE_BACKEND = LlamaCppBackend()

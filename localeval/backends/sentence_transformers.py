@@ -1,18 +1,35 @@
-"""Sentence embeddings from a local sentence-transformers model folder.
+"""Embedder backend "sentence-transformers" (the default): a local model folder.
 
 The model is loaded once, from a local path only (the package forces the Hugging Face
-libraries offline), and texts are embedded in batches.
+libraries offline), and texts are embedded in batches, on the GPU when there is one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from localeval.backends.files import verified_embedder_sha256
-from localeval.config import EmbedderConfig
-from localeval.errors import ModelFileError
+from localeval.backends import ModelStatus, required_path, typed_setting
+from localeval.backends.files import check_embedder_dir, require
+from localeval.errors import ConfigError, ModelFileError
+from localeval.judge import ModelIdentity
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class SentenceTransformerSettings:
+    """An embedder's models.toml entry: the folder, its weights file, where it runs."""
+
+    path: Path
+    weights: str = "model.safetensors"
+    sha256: str | None = None
+    device: str = "auto"
+    batch_size: int = 64
 
 
 def resolve_device(requested: str) -> str:
@@ -28,20 +45,31 @@ def resolve_device(requested: str) -> str:
     return "cpu"
 
 
+def verified_identity(name: str, settings: SentenceTransformerSettings) -> ModelIdentity:
+    """The embedder's identity (its weights' sha256), after checking its folder;
+    ModelFileError if it is unusable."""
+    sha256 = require(
+        check_embedder_dir(settings.path, settings.weights, settings.sha256),
+        f"embedder '{name}'",
+        "Run scripts/setup.sh to provision it, or fix its path in models.toml.",
+    )
+    return ModelIdentity(name, {"sha256": sha256})
+
+
 class SentenceTransformerEmbedder:
     """An Embedder backed by sentence-transformers, loaded from a local folder."""
 
-    def __init__(self, config: EmbedderConfig):
-        self.sha256 = verified_embedder_sha256(config)
+    def __init__(self, name: str, settings: SentenceTransformerSettings):
+        self.identity = verified_identity(name, settings)
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()  # its bars would garble our own progress
-        self.name = config.name
-        self.batch_size = config.batch_size
-        self.device = resolve_device(config.device)
+        self.name = name
+        self.batch_size = settings.batch_size
+        self.device = resolve_device(settings.device)
         self._model = SentenceTransformer(
-            str(config.path), device=self.device, local_files_only=True
+            str(settings.path), device=self.device, local_files_only=True
         )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -53,3 +81,36 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+class SentenceTransformersBackend:
+    keys = frozenset({"path", "weights", "sha256", "device", "batch_size"})
+    cacheable = True
+
+    def settings(
+        self, table: Mapping[str, Any], where: str, base: Path
+    ) -> SentenceTransformerSettings:
+        path = required_path(table, where, base)
+        device = typed_setting(table, "device", str, where, "auto")
+        if device not in DEVICES:
+            raise ConfigError(f"{where}: 'device' must be auto, cpu or cuda, got {device!r}")
+        return SentenceTransformerSettings(
+            path=path,
+            weights=typed_setting(table, "weights", str, where, "model.safetensors"),
+            sha256=typed_setting(table, "sha256", str, where),
+            device=device,
+            batch_size=typed_setting(table, "batch_size", int, where, 64),
+        )
+
+    def identify(self, name: str, settings: SentenceTransformerSettings) -> ModelIdentity:
+        return verified_identity(name, settings)
+
+    def load(self, name: str, settings: SentenceTransformerSettings) -> SentenceTransformerEmbedder:
+        return SentenceTransformerEmbedder(name, settings)
+
+    def status(self, settings: SentenceTransformerSettings) -> ModelStatus:
+        check = check_embedder_dir(settings.path, settings.weights, settings.sha256)
+        return ModelStatus(check.problem, str(settings.path), f"device {settings.device}")
+
+
+EMBEDDER_BACKEND = SentenceTransformersBackend()

@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from localeval.backends.files import check_embedder_dir, check_gguf, sha256_file
+from localeval.backends import embedder_backend, judge_backend
+from localeval.backends.files import sha256_file
 from localeval.cli.app_history import check_max_drop
 from localeval.cli.progress import Progress
 from localeval.config import load_models_config
@@ -20,7 +21,7 @@ from localeval.data.criteria import (
     load_criteria_file,
 )
 from localeval.data.samples import DatasetWarning, load_samples
-from localeval.engine.runner import describe_run, load_tools, order_metrics
+from localeval.engine.runner import describe_run, order_metrics
 from localeval.errors import DatasetError, PromptTooLongError, UsageError
 from localeval.metrics import MetricOptions, build_metric, metric_names
 from localeval.metrics.rubric import criterion_scores, criterion_summaries
@@ -48,6 +49,7 @@ from localeval.runs.resume import (
     scan_dataset,
     stored_run_scores,
 )
+from localeval.runs.tools import load_tools
 
 
 def evaluate_file(
@@ -204,23 +206,23 @@ def with_criterion_scores(
 
 
 def describe_models(models_path: str | None = None) -> str:
-    """A listing of the configured models: name, default marker, file status and path."""
+    """A listing of the configured models: name, default marker, status and location."""
     models = load_models_config(models_path)
     lines = [f"models file: {models.source}", "", "judges:"]
     for name, judge in models.judges.items():
-        check = check_gguf(judge.path, judge.sha256)
-        status = "ok" if check.ok else f"PROBLEM: {check.problem}"
+        found = judge_backend(judge.backend).status(judge.settings)
+        status = "ok" if found.problem is None else f"PROBLEM: {found.problem}"
         mark = "*" if name == models.default_judge else " "
-        lines.append(f" {mark} {name:<24} {status:<10} {judge.path}  (n_ctx {judge.n_ctx})")
+        lines.append(f" {mark} {name:<24} {status:<10} {found.location}  ({found.note})")
         if judge.thresholds:
             gates = ", ".join(f"{m} >= {v:.2f}" for m, v in judge.thresholds.items())
             lines.append(f"   {'':<24} gates on its scale: {gates}")
     lines += ["", "embedders:"]
     for name, embedder in models.embedders.items():
-        check = check_embedder_dir(embedder.path, embedder.weights, embedder.sha256)
-        status = "ok" if check.ok else f"PROBLEM: {check.problem}"
+        found = embedder_backend(embedder.backend).status(embedder.settings)
+        status = "ok" if found.problem is None else f"PROBLEM: {found.problem}"
         mark = "*" if name == models.default_embedder else " "
-        lines.append(f" {mark} {name:<24} {status:<10} {embedder.path}  (device {embedder.device})")
+        lines.append(f" {mark} {name:<24} {status:<10} {found.location}  ({found.note})")
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
     return "\n".join(lines)
 
@@ -282,7 +284,7 @@ def calibrate_files(
         write_json(
             output,
             {
-                "judge": {"name": judge.name, "sha256": judge.sha256} if judge else None,
+                "judge": judge.identity.record(with_settings=False) if judge else None,
                 "agreements": [a.as_dict() for a in result.agreements],
                 "suggested_thresholds": suggested,
                 "counts": [

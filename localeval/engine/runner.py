@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from localeval.config import ModelsConfig
 from localeval.data.samples import Sample
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Usage
@@ -99,51 +97,6 @@ def new_run_id() -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-def load_tools(
-    models: ModelsConfig,
-    metrics: Sequence[Metric],
-    judge_name: str | None = None,
-    embedder_name: str | None = None,
-    cache: sqlite3.Connection | None = None,
-) -> Tools:
-    """The judge and/or embedder the metrics use (only those), their files checked first.
-
-    With a cache connection, each model sits behind its cache and is loaded on the first
-    miss only; without one it is loaded now.
-    """
-    from localeval.backends.files import verified_embedder_sha256, verified_judge_sha256
-    from localeval.backends.llama_cpp import LlamaJudge, judge_settings
-    from localeval.backends.sentence_transformers import SentenceTransformerEmbedder
-    from localeval.runs.cache import CachedEmbedder, CachedJudge
-
-    tools = Tools()
-    if any(m.uses_judge for m in metrics):
-        judge_config = models.judge(judge_name)
-        tools.verdict_thresholds = dict(judge_config.thresholds)
-        if cache is None:
-            tools.judge = LlamaJudge(judge_config)
-        else:
-            tools.judge = CachedJudge(
-                judge_config.name,
-                verified_judge_sha256(judge_config),
-                judge_settings(judge_config),
-                lambda: LlamaJudge(judge_config),
-                cache,
-            )
-    if any(m.uses_embedder for m in metrics):
-        embedder_config = models.embedder(embedder_name)
-        if cache is None:
-            tools.embedder = SentenceTransformerEmbedder(embedder_config)
-        else:
-            tools.embedder = CachedEmbedder(
-                embedder_config.name,
-                verified_embedder_sha256(embedder_config),
-                lambda: SentenceTransformerEmbedder(embedder_config),
-                cache,
-            )
-    return tools
-
-
 def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> SampleResult:
     """Score one sample with each metric, noting what it cost; a prompt too long for the judge
     makes that metric undefined for the sample (with the reason) instead of failing the run."""
@@ -179,18 +132,10 @@ def describe_run(
     dataset_sha256: str | None = None,
 ) -> RunInfo:
     """A new run's description: a fresh id, the time, and the models and metrics it uses."""
-    judge_info: dict[str, Any] | None = None
-    if tools.judge is not None:
-        judge_info = {"name": tools.judge.name, "sha256": tools.judge.sha256}
-        # what besides the file changes its numbers (a run resumed or compared with other
-        # settings is another evaluation)
-        if settings := getattr(tools.judge, "settings", None):
-            judge_info["settings"] = settings
-    embedder_info: dict[str, Any] | None = None
-    if tools.embedder is not None:
-        embedder_info = {"name": tools.embedder.name}
-        if getattr(tools.embedder, "sha256", None):
-            embedder_info["sha256"] = tools.embedder.sha256  # type: ignore[attr-defined]
+    # the record holds what besides the model changes its numbers (a run resumed or compared
+    # with other settings is another evaluation)
+    judge_info = tools.judge.identity.record() if tools.judge is not None else None
+    embedder_info = tools.embedder.identity.record() if tools.embedder is not None else None
     return RunInfo(
         new_run_id(),
         dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -352,7 +352,7 @@ def verdicts_to_dict(
             "id": new_run_id(),
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "dataset": dataset,
-            "judge": {"name": tools.judge.name, "sha256": tools.judge.sha256},
+            "judge": tools.judge.identity.record(with_settings=False),
             "prompt_version": PROMPT_VERSION,
             "direct_weight": DIRECT_WEIGHT,
             "usage": usage.as_dict(),

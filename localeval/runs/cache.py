@@ -1,10 +1,11 @@
 """Never ask twice: a persistent cache of judge calls and embeddings in the SQLite store.
 
-A judge call is keyed by the judge file's sha256, the settings that can change its
-numbers, the kind of call and everything in the prompt (system message, each segment,
-reply prefix) and the schema or options. An embedding is keyed by the embedder's sha256
-and the text. Re-running an unchanged evaluation therefore makes no judge call at all,
-and changing one sample or one prompt re-judges only what changed.
+A judge call is keyed by the judge's identity (its file's sha256, or what a backend
+without a file names the model by), the settings that can change its numbers, the kind
+of call and everything in the prompt (system message, each segment, reply prefix) and the
+schema or options. An embedding is keyed by the embedder's identity and the text.
+Re-running an unchanged evaluation therefore makes no judge call at all, and changing one
+sample or one prompt re-judges only what changed.
 
 The models behind the cache are loaded lazily, on the first miss: a fully cached re-run
 never pays for loading them.
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from localeval.embedder import Embedder
-from localeval.judge import Judge, Prompt, Usage
+from localeval.judge import Judge, ModelIdentity, Prompt, Usage
 from localeval.schema import Schema, to_gbnf
 
 
@@ -38,23 +39,17 @@ def _prompt_parts(prompt: Prompt) -> list[Any]:
 class CachedJudge:
     """A Judge that answers from the cache when it can and asks the real judge otherwise.
 
-    `load` builds the real judge; it is called at most once, on the first cache miss.
-    `settings` are what besides the file can change the judge's numbers (see
-    localeval.backends.llama_cpp.judge_settings); they are part of every key.
+    `load` builds the real judge; it is called at most once, on the first cache miss. The
+    identity's settings (what besides the model can change its numbers) are part of every
+    key.
     """
 
     def __init__(
-        self,
-        name: str,
-        sha256: str,
-        settings: dict[str, Any],
-        load: Callable[[], Judge],
-        connection: sqlite3.Connection,
+        self, identity: ModelIdentity, load: Callable[[], Judge], connection: sqlite3.Connection
     ):
-        self.name = name
-        self.sha256 = sha256
+        self.identity = identity
+        self.name = identity.name
         self.usage = Usage()
-        self.settings = settings
         self._load = load
         self._inner: Judge | None = None
         self._db = connection
@@ -70,7 +65,8 @@ class CachedJudge:
         return self._inner
 
     def _key(self, kind: str, prompt: Prompt, extra: Any) -> str:
-        return _digest([self.sha256, self.settings, kind, _prompt_parts(prompt), extra])
+        identity = self.identity
+        return _digest([identity.key, dict(identity.settings), kind, _prompt_parts(prompt), extra])
 
     def _lookup(self, key: str, counted: bool = True) -> Any | None:
         row = self._db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
@@ -87,7 +83,7 @@ class CachedJudge:
             "generated_tokens) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 key,
-                self.sha256,
+                self.identity.key,
                 kind,
                 json.dumps(value, ensure_ascii=False),
                 spent.prompt_tokens,
@@ -145,14 +141,10 @@ class CachedEmbedder:
     """An Embedder that keeps every vector it computed; the model loads on the first miss."""
 
     def __init__(
-        self,
-        name: str,
-        sha256: str,
-        load: Callable[[], Embedder],
-        connection: sqlite3.Connection,
+        self, identity: ModelIdentity, load: Callable[[], Embedder], connection: sqlite3.Connection
     ):
-        self.name = name
-        self.sha256 = sha256
+        self.identity = identity
+        self.name = identity.name
         self._load = load
         self._inner: Embedder | None = None
         self._db = connection
@@ -160,7 +152,7 @@ class CachedEmbedder:
         self.computed = 0
 
     def _key(self, text: str) -> str:
-        return _digest([self.sha256, text])
+        return _digest([self.identity.key, text])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         keys = [self._key(t) for t in texts]
@@ -182,7 +174,7 @@ class CachedEmbedder:
                 self._db.execute(
                     "INSERT OR REPLACE INTO embedding_cache (key, embedder_sha256, vector) "
                     "VALUES (?, ?, ?)",
-                    (key, self.sha256, vector.tobytes()),
+                    (key, self.identity.key, vector.tobytes()),
                 )
         self.cached += len(keys) - len(missing)
         self.computed += len(missing)

@@ -45,11 +45,15 @@ def _json(value: Any) -> str:
 
 def fingerprint(info: RunInfo) -> str:
     """What makes two runs the same evaluation, hashed: resuming one continues the other."""
+    judge = info.judge or {}
+    # what names a judge that has no file (a server's URL, model, revision); none for a file
+    model = {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings")}
     identity = {
         "dataset_sha256": info.dataset_sha256,
-        "judge_sha256": (info.judge or {}).get("sha256"),
+        "judge_sha256": judge.get("sha256"),
+        **({"judge_model": model} if model else {}),
         # absent for runs recorded before settings were: their fingerprints stay as they were
-        **({"judge_settings": info.judge["settings"]} if "settings" in (info.judge or {}) else {}),
+        **({"judge_settings": judge["settings"]} if "settings" in judge else {}),
         "embedder_sha256": (info.embedder or {}).get("sha256"),
         "prompt_version": info.prompt_version,
         "metrics": info.metrics,

@@ -1,0 +1,51 @@
+"""The models a run needs, from their models.toml entries: each one's backend, behind the
+cache when there is one, and only those the metrics use."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from localeval.backends import embedder_backend, judge_backend
+from localeval.config import EmbedderConfig, JudgeConfig, ModelsConfig
+from localeval.embedder import Embedder
+from localeval.judge import Judge
+from localeval.metrics import Metric, Tools
+from localeval.runs.cache import CachedEmbedder, CachedJudge
+
+
+def open_judge(config: JudgeConfig, cache: sqlite3.Connection | None = None) -> Judge:
+    """The judge of an entry. Behind a cache (for a backend whose answers may be cached)
+    it is identified now, its files checked, and loaded on the first miss only."""
+    backend = judge_backend(config.backend)
+    if cache is None or not backend.cacheable:
+        return backend.load(config.name, config.settings)
+    identity = backend.identify(config.name, config.settings)
+    return CachedJudge(identity, lambda: backend.load(config.name, config.settings), cache)
+
+
+def open_embedder(config: EmbedderConfig, cache: sqlite3.Connection | None = None) -> Embedder:
+    """The embedder of an entry, behind the cache as for `open_judge`."""
+    backend = embedder_backend(config.backend)
+    if cache is None or not backend.cacheable:
+        return backend.load(config.name, config.settings)
+    identity = backend.identify(config.name, config.settings)
+    return CachedEmbedder(identity, lambda: backend.load(config.name, config.settings), cache)
+
+
+def load_tools(
+    models: ModelsConfig,
+    metrics: Sequence[Metric],
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+    cache: sqlite3.Connection | None = None,
+) -> Tools:
+    """The judge and/or embedder the metrics use (only those), their files checked first."""
+    tools = Tools()
+    if any(m.uses_judge for m in metrics):
+        judge_config = models.judge(judge_name)
+        tools.verdict_thresholds = dict(judge_config.thresholds)
+        tools.judge = open_judge(judge_config, cache)
+    if any(m.uses_embedder for m in metrics):
+        tools.embedder = open_embedder(models.embedder(embedder_name), cache)
+    return tools
