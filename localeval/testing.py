@@ -23,13 +23,14 @@ from typing import Any
 from localeval.config import EmbedderConfig, JudgeConfig, load_models_config
 from localeval.data.samples import Sample, load_samples, sample_from_row
 from localeval.embedder import Embedder
-from localeval.engine.runner import RunResult, evaluate, order_metrics
+from localeval.engine import evaluate, order_metrics
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Judge
 from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names
 from localeval.results import view
 from localeval.results.contract import run_to_dict
 from localeval.results.gates import GateResult, default_thresholds, evaluate_gates
+from localeval.results.model import RunResult
 from localeval.runs.database import open_store
 from localeval.runs.tools import load_tools
 

@@ -96,7 +96,7 @@ def main() -> None:
 
     from localeval.backends.llama_judge import LlamaJudge
     from localeval.config import load_models_config
-    from localeval.engine.runner import evaluate
+    from localeval.engine import evaluate
     from localeval.metrics import RAG_METRICS, build_metric
     from localeval.runs.database import open_store
     from localeval.runs.tools import load_tools

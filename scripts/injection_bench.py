@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from localeval.config import load_models_config  # noqa: E402
 from localeval.data.samples import Sample, load_samples  # noqa: E402
-from localeval.engine.runner import SampleResult, evaluate, order_metrics  # noqa: E402
+from localeval.engine import evaluate, order_metrics  # noqa: E402
 from localeval.metrics import MetricResult, build_metric  # noqa: E402
+from localeval.results.model import SampleResult  # noqa: E402
 from localeval.runs.tools import load_tools  # noqa: E402
 
 PAIRS = ROOT / "tests" / "injection" / "pairs.jsonl"

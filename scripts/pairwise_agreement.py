@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from localeval.backends.llama_judge import LlamaJudge  # noqa: E402
 from localeval.config import load_models_config  # noqa: E402
 from localeval.data.samples import Sample, load_samples  # noqa: E402
-from localeval.engine.runner import evaluate  # noqa: E402
+from localeval.engine import evaluate  # noqa: E402
 from localeval.metrics import Tools  # noqa: E402
 
 

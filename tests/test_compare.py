@@ -11,19 +11,18 @@ import numpy as np
 import pytest
 
 from localeval.errors import UsageError
-from localeval.metrics.explain import explain_change
 from localeval.results.diff import (
     BETTER,
     NO_CHANGE,
     NOT_COMPARED,
     WORSE,
-    RunScores,
     comparability_warnings,
     compare_metric,
     compare_runs,
-    results_file_scores,
+    explain_change,
 )
-from localeval.runs.history import ScoreColumns
+from localeval.results.scores import RunScores, results_file_scores
+from localeval.results.summary import ScoreColumns
 
 RNG = np.random.default_rng(7)
 BASE = np.clip(RNG.normal(0.8, 0.1, 40), 0, 1)

@@ -11,13 +11,14 @@ import pytest
 from fakes import FakeEmbedder, HashJudge
 
 from localeval.data.samples import Sample
-from localeval.engine.runner import RunInfo, RunResult, evaluate
+from localeval.engine import evaluate
 from localeval.errors import UsageError
 from localeval.metrics import RAG_METRICS, Tools
 from localeval.results.contract import run_to_dict, write_results
 from localeval.results.gates import DEFAULT_THRESHOLDS, evaluate_gates
+from localeval.results.model import RunInfo, RunResult
 from localeval.runs.history import RunStore, StoredRun, fingerprint
-from localeval.runs.resume import header_of
+from localeval.runs.sources import header_of
 
 
 def samples(n: int = 6) -> list[Sample]:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from localeval.data.samples import Sample
-from localeval.engine.runner import SampleResult
 from localeval.metrics import MetricResult
 from localeval.prompts import rag
+from localeval.results.model import SampleResult
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "tests" / "injection" / "pairs.jsonl"

@@ -97,7 +97,7 @@ def test_importing_localeval_and_its_libraries_sets_offline_and_connects_nowhere
 ) -> None:
     log = tmp_path / "net.log"
     code = (
-        "import localeval.cli, localeval.cli.app, localeval.backends.llama_cpp\n"
+        "import localeval.cli, localeval.runs.evaluation, localeval.backends.llama_judge\n"
         "import localeval.backends.sentence_transformers\n"
         "import sentence_transformers, llama_cpp, transformers, huggingface_hub\n"
     )

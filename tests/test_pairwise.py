@@ -18,13 +18,8 @@ from localeval.cli import main
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Prompt
 from localeval.metrics import Tools
-from localeval.pairwise.judge import (
-    PairRow,
-    PairVerdict,
-    compare_pair,
-    load_pairs,
-    summarize_verdicts,
-)
+from localeval.pairwise.judge import PairVerdict, compare_pair
+from localeval.pairwise.rows import PairRow, load_pairs, summarize_verdicts
 
 QUESTION = "When was the tower finished?"
 CONTEXTS = ["The tower was finished in 1889."]

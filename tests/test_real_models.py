@@ -17,7 +17,7 @@ from localeval.backends.llama_judge import LlamaJudge
 from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
-from localeval.engine.runner import evaluate
+from localeval.engine import evaluate
 from localeval.judge import Prompt
 from localeval.metrics import RAG_METRICS, Tools, build_metric
 from localeval.prompts import rag

@@ -14,7 +14,7 @@ import pytest
 from localeval.backends.llama_judge import LlamaJudge
 from localeval.config import load_models_config
 from localeval.data.samples import Sample
-from localeval.engine.runner import evaluate
+from localeval.engine import evaluate
 from localeval.metrics import Tools
 from localeval.prompts import rag
 

@@ -21,8 +21,9 @@ from localeval.data.criteria import (
 )
 from localeval.data.samples import Sample
 from localeval.errors import UsageError
-from localeval.metrics import MetricOptions, Tools, build_metric
-from localeval.metrics.rubric import Rubric, criterion_scores, criterion_summaries
+from localeval.metrics import Tools, build_metric
+from localeval.metrics.rubric import Rubric, criterion_scores
+from localeval.results.summary import sub_score_summaries
 
 SAMPLE = Sample(
     "s1",
@@ -82,7 +83,7 @@ def test_prompts_share_the_sample_and_ask_one_criterion_each() -> None:
 def test_custom_criteria_are_asked_in_order() -> None:
     criteria = (Criterion("tone", "polite and plain"), Criterion("brevity", "no padding"))
     judge = ScriptedJudge([peaked(6), peaked(2), peaked(5), {"feedback": "Too terse."}])
-    metric = build_metric("rubric", MetricOptions(rubric_criteria=criteria))
+    metric = build_metric("rubric", {"rubric": {"criteria": criteria}})
     result = metric.score(SAMPLE, Tools(judge=judge))
     judge.assert_done()
     assert list(result.details["criteria"]) == ["tone", "brevity"]
@@ -95,7 +96,8 @@ def test_undefined_without_answer_and_counted_per_criterion() -> None:
     assert criterion_scores(result.details, DEFAULT_CRITERIA)["rubric.accuracy"] is None
     judge = ScriptedJudge(rubric_answers())
     defined = Rubric().score(SAMPLE, Tools(judge=judge))
-    summaries = criterion_summaries([defined.details, result.details], DEFAULT_CRITERIA)
+    rubric = Rubric(DEFAULT_CRITERIA)
+    summaries = sub_score_summaries([defined.details, result.details], rubric.sub_scores)
     assert summaries["rubric.accuracy"].n == 1 and summaries["rubric.accuracy"].n_undefined == 1
 
 
@@ -236,8 +238,8 @@ def test_feedback_is_kept_to_one_sentence() -> None:
 
 
 def test_criteria_are_part_of_the_run_settings() -> None:
-    from localeval.engine.runner import metric_settings
+    from localeval.engine import metric_settings
 
-    custom = build_metric("rubric", MetricOptions(rubric_criteria=(Criterion("tone", "polite"),)))
+    custom = build_metric("rubric", {"rubric": {"criteria": (Criterion("tone", "polite"),)}})
     assert metric_settings(custom) == {"criteria_text": "tone: polite"}
     assert metric_settings(Rubric())["criteria_text"].startswith("accuracy: the facts")

@@ -6,7 +6,7 @@ import pytest
 from fakes import FakeEmbedder, ScriptedJudge
 
 from localeval.data.samples import Sample
-from localeval.engine.runner import describe_run, evaluate, order_metrics
+from localeval.engine import describe_run, evaluate, order_metrics
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Prompt
 from localeval.metrics import Tools

@@ -18,7 +18,7 @@ from localeval import metrics as metrics_module
 from localeval import testing
 from localeval.data.samples import Sample
 from localeval.errors import ConfigError, DatasetError, UsageError
-from localeval.metrics import MetricResult, Tools
+from localeval.metrics import MetricResult, MetricSpec, Tools
 from localeval.testing import ModelCache, assert_rag_quality
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,7 +112,7 @@ class LengthMetric:
 
 
 def test_a_check_that_could_never_fail_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(metrics_module.REGISTRY, "answer_length", LengthMetric)
+    monkeypatch.setitem(metrics_module.REGISTRY, "answer_length", MetricSpec(LengthMetric))
     with pytest.raises(UsageError, match="no quality gate applies to answer_length: give "):
         assert_rag_quality([ROW], metrics=["answer_length"], tools=Tools())
     quality = assert_rag_quality([ROW], {"answer_length": 0.2}, ["answer_length"], tools=Tools())

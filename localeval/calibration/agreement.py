@@ -351,7 +351,7 @@ def suggested_thresholds(calibration: Calibration) -> dict[str, float]:
         name = SCORED_AS.get(metric, metric)
         # graded labels say nothing about a pass/fail line; context precision is on the
         # embedder's scale, not the judge's
-        if {r.label for r in rows} == {0.0, 1.0} and REGISTRY[name]().uses_judge:
+        if {r.label for r in rows} == {0.0, 1.0} and REGISTRY[name].uses_judge:
             pooled[name] += rows
     found: dict[str, float] = {}
     for name, rows in sorted(pooled.items()):

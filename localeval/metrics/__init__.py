@@ -1,59 +1,83 @@
-"""The metrics localeval computes, by name."""
+"""The metrics localeval computes, by name.
+
+Every module of this package that declares a `SPEC` (a localeval.metrics.base.MetricSpec)
+is a metric: adding one is adding its module. The spec says what the metric needs, its
+default gate with likely cause and remedies, how its evidence is explained and shown, and
+the options it takes; gates, comparisons, reports and the command line read it from here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from typing import Any
 
-from localeval.data.criteria import Criterion
-from localeval.metrics.answer_relevancy import AnswerRelevancy
-from localeval.metrics.base import Metric, MetricResult, Tools
-from localeval.metrics.bleu import Bleu
-from localeval.metrics.context_precision import ContextPrecision
-from localeval.metrics.context_recall import ContextRecall
-from localeval.metrics.faithfulness import Faithfulness
-from localeval.metrics.rouge import RougeL
-from localeval.metrics.rubric import Rubric
-
-#: the four RAG metrics, the default set, in the order a sample's judge calls share their
-#: prompt prefix best: context precision reads the chunks one by one, the next two reuse them
-RAG_METRICS: tuple[str, ...] = (
-    "context_precision",
-    "faithfulness",
-    "context_recall",
-    "answer_relevancy",
+from localeval.metrics.base import (
+    Metric,
+    MetricOption,
+    MetricResult,
+    MetricSpec,
+    Tools,
+    WithSubScores,
 )
 
-#: every metric by name; a metric module registers its factory here
-REGISTRY: dict[str, Callable[[], Metric]] = {
-    "faithfulness": Faithfulness,
-    "answer_relevancy": AnswerRelevancy,
-    "context_recall": ContextRecall,
-    "context_precision": ContextPrecision,
-    "bleu": Bleu,
-    "rouge_l": RougeL,
-    "rubric": Rubric,
-}
+#: per metric, the keyword arguments its class is built with (from its options)
+MetricOptions = Mapping[str, Mapping[str, Any]]
 
 
-@dataclass(frozen=True)
-class MetricOptions:
-    """Settings for the metrics that take any; None keeps a metric's defaults."""
+def _discover() -> dict[str, MetricSpec]:
+    found: list[MetricSpec] = []
+    for module in pkgutil.iter_modules(__path__):
+        spec = getattr(importlib.import_module(f"{__name__}.{module.name}"), "SPEC", None)
+        if isinstance(spec, MetricSpec):
+            found.append(spec)
+    found.sort(key=lambda spec: (spec.order, spec.name))
+    return {spec.name: spec for spec in found}
 
-    #: the rubric's criteria (default: accuracy, completeness, clarity)
-    rubric_criteria: tuple[Criterion, ...] | None = None
+
+#: every metric by name, in the order they are listed
+REGISTRY: dict[str, MetricSpec] = _discover()
+
+#: the default set, in the order a sample's judge calls share their prompt prefix best:
+#: context precision reads the chunks one by one, the next two reuse them
+RAG_METRICS: tuple[str, ...] = tuple(
+    spec.name
+    for spec in sorted(REGISTRY.values(), key=lambda spec: spec.default_rank or 0)
+    if spec.default_rank is not None
+)
+
+
+def spec(name: str) -> MetricSpec | None:
+    """The spec of the metric called `name` (None for a name that is no metric)."""
+    return REGISTRY.get(name)
+
+
+def metric_names() -> frozenset[str]:
+    return frozenset(REGISTRY)
 
 
 def build_metric(name: str, options: MetricOptions | None = None) -> Metric:
     """A fresh metric object for `name` with the options that apply to it (KeyError for an
     unknown name)."""
-    if name == "rubric" and options is not None and options.rubric_criteria is not None:
-        return Rubric(options.rubric_criteria)
-    return REGISTRY[name]()
+    return REGISTRY[name].build(**dict((options or {}).get(name, {})))
 
 
-def metric_names() -> frozenset[str]:
-    return frozenset(REGISTRY)
+def metric_options() -> list[tuple[MetricSpec, MetricOption]]:
+    """Every metric's command-line options, with the metric each belongs to."""
+    return [(spec, option) for spec in REGISTRY.values() for option in spec.options]
+
+
+def configure_metrics(names: list[str], values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The metrics' constructor arguments from their options' values (keyed by each
+    option's dest), checked against the metrics asked for (UsageError)."""
+    configured: dict[str, dict[str, Any]] = {}
+    for name, metric in REGISTRY.items():
+        given = {o.dest: values.get(o.dest) for o in metric.options}
+        kwargs = metric.configure(given, name in names) if metric.options else {}
+        if kwargs:
+            configured[name] = kwargs
+    return configured
 
 
 __all__ = [
@@ -62,7 +86,12 @@ __all__ = [
     "Metric",
     "MetricOptions",
     "MetricResult",
+    "MetricSpec",
     "Tools",
+    "WithSubScores",
     "build_metric",
+    "configure_metrics",
     "metric_names",
+    "metric_options",
+    "spec",
 ]

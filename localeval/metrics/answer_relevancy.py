@@ -6,10 +6,9 @@ after the answer); 0 when the judge finds the answer noncommittal (probability o
 "noncommittal" >= 0.5). In [0, 1].
 Evidence: the judge also writes N questions (default 3) that the answer would answer, in
 the question's language, and their cosine similarity to the question asked is kept in
-details (question_similarity). It is not the score: measured on WikiEval with the 0.5B
-default judge, that similarity ranks the poor answer of a pair above the good one (pair
-accuracy 0.40), because a vague answer restates the question while a full one answers
-its parts; the direct question ranks the good one higher in 0.76 of the pairs.
+details (question_similarity). It is not the score (SPEC.md's definition): a vague answer
+restates the question while a full one answers its parts, so that similarity ranks poor
+answers above good ones more often than the direct question does (docs/decisions.md).
 Details: answers_probability, generated questions, their similarities and mean, the
 noncommittal probability, language.
 Undefined without an answer. An answer too long for the judge's window is judged on its
@@ -23,12 +22,18 @@ from typing import Any
 from localeval.data.samples import Sample
 from localeval.embedder import cosine
 from localeval.metrics.base import (
+    Details,
+    Evidence,
+    EvidenceTable,
     MetricResult,
+    MetricSpec,
+    Note,
     Tools,
     missing_field,
     require_embedder,
     require_judge,
 )
+from localeval.metrics.explain import number, pairs, quote, text
 from localeval.metrics.long_context import NoRoomForContext, fit_text
 from localeval.prompts import rag
 from localeval.schema import Array, Object, Str, max_bytes
@@ -106,3 +111,79 @@ class AnswerRelevancy:
                 "judged_chars": len(answer),
             }
         return MetricResult(score, details)
+
+
+def explain(base: Details | None, new: Details | None) -> list[tuple[float, str]]:
+    """Whether the answer turned noncommittal, how P(answers) and the questions moved."""
+    lines: list[tuple[float, str]] = []
+    if not base or not new:
+        return lines
+    q, p = base.get("noncommittal_probability"), new.get("noncommittal_probability")
+    if isinstance(q, int | float) and isinstance(p, int | float) and (q >= 0.5) != (p >= 0.5):
+        state = "noncommittal" if p >= 0.5 else "committal"
+        lines.append((1.0, f"answer judged {state} ({q:.2f} -> {p:.2f})"))
+    q, p = base.get("answers_probability"), new.get("answers_probability")
+    if isinstance(q, int | float) and isinstance(p, int | float) and abs(p - q) > 1e-9:
+        lines.append((abs(p - q), f"judge's P(the answer answers the question) {q:.2f} -> {p:.2f}"))
+    old = pairs(base, "generated_questions", "similarities")
+    now = pairs(new, "generated_questions", "similarities")
+    if now and old:
+        old_mean = sum(s for _, s in old) / len(old)
+        new_mean = sum(s for _, s in now) / len(now)
+        if abs(new_mean - old_mean) > 1e-9:
+            question, similarity = min(now, key=lambda pair: pair[1])
+            line = (
+                f"generated questions now {new_mean:.2f} similar to the question (before "
+                f"{old_mean:.2f}); least similar: {quote(question)} ({similarity:.2f})"
+            )
+            lines.append((abs(new_mean - old_mean), line))
+    return lines
+
+
+def hint(details: Details) -> Evidence | None:
+    if (number(details.get("noncommittal_probability")) or 0.0) >= 0.5:
+        return Evidence("the answer is noncommittal")
+    answers = number(details.get("answers_probability"))
+    if answers is not None and answers < 0.5:
+        return Evidence(f"judged not to answer the question ({answers:.2f})")
+    questions, sims = details.get("generated_questions"), details.get("similarities")
+    if isinstance(questions, list) and isinstance(sims, list):
+        scored = [
+            (s, text(q))
+            for q, raw in zip(questions, sims, strict=False)
+            if (s := number(raw)) is not None
+        ]
+        if scored:
+            similarity, question = min(scored)
+            return Evidence(f"answers instead ({similarity:.2f})", question)
+    return None
+
+
+def notes(details: Details) -> list[Note]:
+    noncommittal = number(details.get("noncommittal_probability"))
+    if noncommittal is None or noncommittal < 0.5:
+        return []
+    return [
+        Note(
+            f"The judge found the answer noncommittal (probability {noncommittal:.2f} ≥ 0.5), "
+            "so the score is 0.",
+            low=True,
+        )
+    ]
+
+
+SPEC = MetricSpec(
+    AnswerRelevancy,
+    order=20,
+    default_rank=4,
+    gate=0.75,
+    cause="the answer wanders off the question",
+    remedies=(
+        "few-shot examples in the generator's prompt",
+        "answer the question in the first sentence",
+    ),
+    explain=explain,
+    hint=hint,
+    table=EvidenceTable("generated question", "generated_questions", "similarities", ""),
+    notes=notes,
+)

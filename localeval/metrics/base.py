@@ -1,10 +1,11 @@
-"""What every metric shares: its result type, the tools it is given, and field checks."""
+"""What every metric shares: its result type, the tools it is given, field checks, and the
+`MetricSpec` by which a metric module describes itself to the rest of localeval."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from localeval.data.samples import Sample
 from localeval.embedder import Embedder
@@ -48,6 +49,136 @@ class Metric(Protocol):
     uses_embedder: bool
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult: ...
+
+
+@runtime_checkable
+class WithSubScores(Protocol):
+    """A metric whose details hold scores of their own ("rubric.accuracy"), reported and
+    summarised beside its score."""
+
+    name: str
+
+    def sub_scores(self, details: Mapping[str, Any]) -> dict[str, float | None]:
+        """Each sub-score from one sample's details ({} gives every name, with None)."""
+        ...
+
+
+Details = Mapping[str, Any]
+#: (base details, new details) -> (weight, line) for each change worth saying
+Explainer = Callable[[Details | None, Details | None], list[tuple[float, str]]]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a sample scored low: our words (`label`), and dataset text (`quote`) if any."""
+
+    label: str
+    quote: str | None = None
+
+    def plain(self) -> str:
+        return self.label if self.quote is None else f"{self.label}: {self.quote}"
+
+
+@dataclass(frozen=True)
+class EvidenceTable:
+    """How a report shows a metric's evidence: a table of items with their verdict and
+    probability, read from the metric's details."""
+
+    #: what an item is called ("answer statement"); "chunk" rows are numbered chunks
+    noun: str
+    #: details key of the items ("" when the rows are the sample's chunks)
+    items: str
+    #: details key of each item's probability or similarity
+    values: str
+    #: the verdict shown as a failure ("" when items have no verdict)
+    bad: str
+    #: where failing items are marked in the sample's own text: "answer", "contexts", ""
+    marks: str = ""
+
+
+@dataclass(frozen=True)
+class Note:
+    """A sentence a report shows above a metric's evidence; `consumes`: details keys it
+    says all there is to say about (not listed again)."""
+
+    text: str
+    low: bool = False
+    consumes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MetricOption:
+    """A command-line option of `localeval evaluate` that sets up this metric."""
+
+    flag: str  # "--criteria"
+    dest: str  # the keyword `configure` receives it under
+    help: str
+    metavar: str | None = None
+    multiple: bool = False
+    is_path: bool = False
+
+
+def no_options(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Everything localeval needs to know about a metric, declared in its own module as
+    `SPEC`: adding a metric is adding that module (see localeval.metrics)."""
+
+    #: the metric class; its `needs`, `uses_judge`, `uses_embedder` are the inputs it takes
+    build: type[Metric]
+    #: what `localeval evaluate -m` help says about it ("" for the default set)
+    help: str = ""
+    #: where it is listed (SPEC.md's order for the four RAG metrics)
+    order: int = 1000
+    #: its place in the default set, which is also the order that shares prompt prefixes
+    #: best; None: not in the default set
+    default_rank: int | None = None
+    #: SPEC.md's default gate (None: no gate unless one is asked for), and what to say when
+    #: a metric falls below its gate
+    gate: float | None = None
+    cause: str | None = None
+    remedies: tuple[str, ...] = ()
+    #: what changed in a sample's evidence between two runs (None: the detail fields that
+    #: differ)
+    explain: Explainer | None = None
+    #: the first piece of evidence for why a sample scored low
+    hint: Callable[[Details], Evidence | None] | None = None
+    #: how reports lay out its evidence (None: as nested lists)
+    table: EvidenceTable | None = None
+    notes: Callable[[Details], list[Note]] | None = None
+    #: its options, and how their values become the metric's constructor arguments
+    #: (UsageError when they cannot); `requested`: whether the metric is evaluated at all
+    options: tuple[MetricOption, ...] = ()
+    configure: Callable[[Mapping[str, Any], bool], dict[str, Any]] = no_options
+
+    @property
+    def name(self) -> str:
+        return self.build.name
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return self.build.needs
+
+    @property
+    def uses_judge(self) -> bool:
+        return self.build.uses_judge
+
+    @property
+    def uses_embedder(self) -> bool:
+        return self.build.uses_embedder
+
+
+#: where a verdict flips when the judge has no threshold of its own: the likelier answer
+LIKELIER = 0.5
+
+
+def verdict_label(
+    probability: float, positive: str, negative: str, threshold: float = LIKELIER
+) -> str:
+    return positive if probability >= threshold else negative
 
 
 _FIELD_WORDS = {

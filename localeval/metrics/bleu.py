@@ -19,16 +19,21 @@ Undefined without an answer or a reference answer.
 from __future__ import annotations
 
 from functools import cache
-
-from sacrebleu.metrics.bleu import BLEU
+from typing import TYPE_CHECKING
 
 from localeval.data.samples import Sample
-from localeval.metrics.base import MetricResult, Tools, missing_field
+from localeval.metrics.base import MetricResult, MetricSpec, Tools, missing_field
 from localeval.metrics.reference_tokens import has_cjk, space_cjk
+
+if TYPE_CHECKING:
+    from sacrebleu.metrics.bleu import BLEU
 
 
 @cache
 def _scorer(tokenize: str) -> BLEU:
+    # imported on first use: every other command would pay for importing sacrebleu
+    from sacrebleu.metrics.bleu import BLEU
+
     return BLEU(tokenize=tokenize, smooth_method="exp", effective_order=True)
 
 
@@ -62,3 +67,6 @@ class Bleu:
         assert sample.answer is not None and sample.reference_answer is not None
         score, details = sentence_bleu(sample.answer, sample.reference_answer)
         return MetricResult(score / 100.0, details)
+
+
+SPEC = MetricSpec(Bleu, help="against reference_answer, no model", order=50)

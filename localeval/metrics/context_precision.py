@@ -7,10 +7,9 @@ no chunk is useful. In [0, 1].
 
 A chunk's usefulness is how close its meaning is to the target's: the cosine similarity
 (clipped at 0) of the mean of its sentences' embeddings and the mean of the target's.
-Measured on ../shared/bench with the default models, this separates the chunks people
-marked as needed far better than the 0.5B judge asked "is this chunk useful?" (WiCE
-chunk AUC about 0.86 against 0.53-0.59 for four prompt wordings), costs no judge call, and
-averaging sentences avoids the embedder's truncation of long chunks.
+This separates the chunks people marked as needed far better than asking a small judge
+"is this chunk useful?" (docs/decisions.md), costs no judge call, and averaging sentences
+avoids the embedder's truncation of long chunks.
 Details: per-chunk verdicts ("useful" when v_k >= 0.5) and usefulness, and which answer
 the chunks were compared with.
 Undefined without contexts (or with an empty list), or with neither reference nor answer.
@@ -23,8 +22,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from localeval.data.samples import Sample
-from localeval.metrics.base import MetricResult, Tools, missing_field, require_embedder
-from localeval.metrics.faithfulness import verdict_label
+from localeval.metrics.base import (
+    Details,
+    Evidence,
+    EvidenceTable,
+    MetricResult,
+    MetricSpec,
+    Note,
+    Tools,
+    missing_field,
+    require_embedder,
+    verdict_label,
+)
+from localeval.metrics.explain import NOTABLE_SHIFT, pairs
 from localeval.text import split_sentences
 
 
@@ -92,3 +102,60 @@ class ContextPrecision:
                 "usefulness": [round(v, 4) for v in useful],
             },
         )
+
+
+def explain(base: Details | None, new: Details | None) -> list[tuple[float, str]]:
+    """Which chunks became useful or irrelevant, and what they were judged against."""
+    before = [p for _, p in pairs(base, "verdicts", "usefulness")]
+    after = [p for _, p in pairs(new, "verdicts", "usefulness")]
+    lines: list[tuple[float, str]] = []
+    if base and new and base.get("judged_against") != new.get("judged_against"):
+        lines.append(
+            (
+                1.0,
+                f"chunks judged against the {new.get('judged_against')} "
+                f"(before: the {base.get('judged_against')})",
+            )
+        )
+    if len(before) != len(after):
+        lines.append((1.0, f"{len(after)} chunks retrieved (before: {len(before)})"))
+    for rank, (q, p) in enumerate(zip(before, after, strict=False), start=1):
+        if (q >= 0.5) != (p >= 0.5):
+            state = "became useful" if p >= 0.5 else "became irrelevant"
+        elif abs(p - q) >= NOTABLE_SHIFT:
+            state = "more useful" if p > q else "less useful"
+        else:
+            continue
+        lines.append((abs(p - q), f"chunk {rank} {state} ({q:.2f} -> {p:.2f})"))
+    return lines
+
+
+def hint(details: Details) -> Evidence | None:
+    verdicts = details.get("verdicts")
+    if isinstance(verdicts, list):
+        useless = [str(k) for k, v in enumerate(verdicts, start=1) if v == "not useful"]
+        if useless:
+            return Evidence(f"chunks not useful: {', '.join(useless)} of {len(verdicts)}")
+    return None
+
+
+def notes(details: Details) -> list[Note]:
+    if "judged_against" not in details:
+        return []
+    against = details["judged_against"]
+    text = "" if against is None else f"Chunks judged useful or not for reaching the {against}."
+    return [Note(text, consumes=("judged_against",))]
+
+
+SPEC = MetricSpec(
+    ContextPrecision,
+    order=40,
+    default_rank=1,
+    gate=0.65,
+    cause="useful chunks are ranked low and noise comes first",
+    remedies=("smaller chunks", "a reranker"),
+    explain=explain,
+    hint=hint,
+    table=EvidenceTable("chunk", "", "usefulness", "not useful", "contexts"),
+    notes=notes,
+)

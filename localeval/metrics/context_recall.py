@@ -13,8 +13,17 @@ Contexts too long for the judge's window: as for faithfulness (localeval.metrics
 from __future__ import annotations
 
 from localeval.data.samples import Sample
-from localeval.metrics.base import MetricResult, Tools, missing_field
-from localeval.metrics.faithfulness import StatementEvidence, judge_statements
+from localeval.metrics.base import (
+    Details,
+    Evidence,
+    EvidenceTable,
+    MetricResult,
+    MetricSpec,
+    Tools,
+    missing_field,
+)
+from localeval.metrics.explain import StatementWords, first_with, statement_changes, weakest
+from localeval.metrics.statements import StatementEvidence, judge_statements
 
 ATTRIBUTION = StatementEvidence(
     metric="context_recall",
@@ -38,3 +47,34 @@ class ContextRecall:
         assert sample.reference_answer is not None and sample.contexts is not None
         # the reference's sentences, each asked as faithfulness asks the answer's
         return judge_statements(sample.reference_answer, sample.contexts, tools, ATTRIBUTION)
+
+
+def hint(details: Details) -> Evidence | None:
+    statement = first_with(details, "not attributed")
+    if statement is not None:
+        return Evidence("not in the contexts", statement)
+    return weakest(details, "attribution", "least attributed")
+
+
+SPEC = MetricSpec(
+    ContextRecall,
+    order=30,
+    default_rank=3,
+    gate=0.70,
+    cause="retrieval misses facts the answer needs",
+    remedies=("a better embedding model", "hybrid BM25 + reranker retrieval", "query rewriting"),
+    explain=statement_changes(
+        "statements",
+        "attribution",
+        StatementWords(
+            noun="reference statement",
+            yes="attributed",
+            no="unattributed",
+            lost="no longer found in the contexts",
+            gained="now found in the contexts",
+            gone="no longer in the reference",
+        ),
+    ),
+    hint=hint,
+    table=EvidenceTable("reference statement", "statements", "attribution", "not attributed"),
+)

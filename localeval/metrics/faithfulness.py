@@ -14,116 +14,18 @@ statement is judged against windows of chunks, the best support kept).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
-
 from localeval.data.samples import Sample
-from localeval.judge import Judge, Prompt
-from localeval.metrics.base import MetricResult, Tools, missing_field, require_judge
-from localeval.metrics.long_context import (
-    NoRoomForContext,
-    describe,
-    fits_all,
-    split_into_windows,
+from localeval.metrics.base import (
+    Details,
+    Evidence,
+    EvidenceTable,
+    MetricResult,
+    MetricSpec,
+    Tools,
+    missing_field,
 )
-from localeval.prompts import rag
-from localeval.text import split_sentences
-
-WINDOWED_SUPPORT = (
-    "contexts too long for the judge's window: each statement judged against every window "
-    "of consecutive chunks, its best support kept"
-)
-TOO_LONG_STATEMENT = "a statement is too long for the judge's context window even without contexts"
-
-
-#: where a verdict flips when the judge has no threshold of its own: the likelier answer
-LIKELIER = 0.5
-
-
-def verdict_label(
-    probability: float, positive: str, negative: str, threshold: float = LIKELIER
-) -> str:
-    return positive if probability >= threshold else negative
-
-
-def statement_support(
-    judge: Judge, contexts: Sequence[str], statements: Sequence[str]
-) -> tuple[list[float], dict[str, Any] | None]:
-    """P(the contexts state s) for each statement, and what was done if they did not fit.
-
-    All statements' prompts share the contexts as prefix, so they are asked window by
-    window. Raises NoRoomForContext when a statement alone does not fit.
-    """
-
-    def prompts_for(texts: Sequence[str]) -> list[Prompt]:
-        return [rag.context_says(texts, s) for s in statements]
-
-    if fits_all(judge, prompts_for(contexts), reserve=1):
-        return [judge.yes_probability(p) for p in prompts_for(contexts)], None
-    windows = split_into_windows(judge, contexts, prompts_for, reserve=1)
-    best = [-1.0] * len(statements)
-    best_window = [0] * len(statements)
-    for number, window in enumerate(windows, start=1):
-        for i, prompt in enumerate(prompts_for(window.texts)):
-            probability = judge.yes_probability(prompt)
-            if probability > best[i]:
-                best[i], best_window[i] = probability, number
-    info = describe(windows, len(contexts), WINDOWED_SUPPORT)
-    info["best_window"] = best_window
-    return best, info
-
-
-@dataclass(frozen=True)
-class StatementEvidence:
-    """How a statement-checking metric names its evidence in a sample's details."""
-
-    metric: str  # the metric's name, for its verdict threshold
-    text_name: str  # "the answer"
-    probabilities: str  # the details key of the per-statement probabilities
-    positive: str  # verdict when the contexts state the sentence
-    negative: str
-    no_contexts_note: str
-
-
-def judge_statements(
-    text: str, contexts: Sequence[str], tools: Tools, evidence: StatementEvidence
-) -> MetricResult:
-    """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
-    # 1. the statements: the text's sentences, as written
-    statements = split_sentences(text)
-    if not statements:
-        return MetricResult.undefined(f"{evidence.text_name} has no statements")
-    if not any(chunk.strip() for chunk in contexts):
-        return MetricResult(
-            0.0,
-            {
-                "statements": statements,
-                "verdicts": [evidence.negative] * len(statements),
-                evidence.probabilities: [0.0] * len(statements),
-                "note": evidence.no_contexts_note,
-            },
-        )
-    # 2. one yes/no question per statement, sharing the passages as prompt prefix
-    try:
-        probabilities, long_context = statement_support(require_judge(tools), contexts, statements)
-    except NoRoomForContext:
-        return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
-    # 3. the share of the text the passages state, weighted by the judge's confidence
-    threshold = tools.verdict_thresholds.get(evidence.metric, LIKELIER)
-    details: dict[str, Any] = {
-        "statements": statements,
-        "verdicts": [
-            verdict_label(p, evidence.positive, evidence.negative, threshold) for p in probabilities
-        ],
-        evidence.probabilities: [round(p, 4) for p in probabilities],
-    }
-    if threshold != LIKELIER:
-        details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
-    if long_context is not None:
-        details["long_context"] = long_context
-    return MetricResult(sum(probabilities) / len(probabilities), details)
-
+from localeval.metrics.explain import StatementWords, first_with, statement_changes, weakest
+from localeval.metrics.statements import StatementEvidence, judge_statements
 
 SUPPORT = StatementEvidence(
     metric="faithfulness",
@@ -146,3 +48,38 @@ class Faithfulness:
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.contexts is not None
         return judge_statements(sample.answer, sample.contexts, tools, SUPPORT)
+
+
+def hint(details: Details) -> Evidence | None:
+    statement = first_with(details, "unsupported")
+    if statement is not None:
+        return Evidence("unsupported", statement)
+    return weakest(details, "support", "least supported")
+
+
+SPEC = MetricSpec(
+    Faithfulness,
+    order=10,
+    default_rank=2,
+    gate=0.80,
+    cause="the generator invents beyond the retrieved context",
+    remedies=(
+        'a stricter system prompt ("answer only from the context, else say you don\'t know")',
+        "temperature 0-0.1",
+        "require citations of the context",
+    ),
+    explain=statement_changes(
+        "statements",
+        "support",
+        StatementWords(
+            noun="statement",
+            yes="supported",
+            no="unsupported",
+            lost="lost support",
+            gained="gained support",
+            gone="no longer in the answer",
+        ),
+    ),
+    hint=hint,
+    table=EvidenceTable("answer statement", "statements", "support", "unsupported", "answer"),
+)

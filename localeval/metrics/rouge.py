@@ -19,7 +19,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from localeval.data.samples import Sample
-from localeval.metrics.base import MetricResult, Tools, missing_field
+from localeval.metrics.base import MetricResult, MetricSpec, Tools, missing_field
 from localeval.metrics.reference_tokens import rouge_tokens
 
 if TYPE_CHECKING:
@@ -66,3 +66,6 @@ class RougeL:
                 "reference_tokens": reference_tokens,
             },
         )
+
+
+SPEC = MetricSpec(RougeL, help="against reference_answer, no model", order=60)

@@ -10,22 +10,35 @@ their own with a one-line description each.
 Details: per criterion its raw 0-10 score, its most likely digit and the distribution;
 the overall raw score likewise; one sentence of feedback (grammar-constrained, at most
 FEEDBACK_CHARS characters). `criterion_scores` turns a result into per-criterion scores
-normalised to [0, 1] ("rubric.accuracy": 0.78), which reports list beside "rubric".
+normalised to [0, 1] ("rubric.accuracy": 0.78), its sub-scores, which reports list and
+summarise beside "rubric".
 Undefined without a question or an answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from localeval.data.criteria import DEFAULT_CRITERIA, Criterion
+from localeval.data.criteria import (
+    DEFAULT_CRITERIA,
+    Criterion,
+    criteria_from_options,
+    load_criteria_file,
+)
 from localeval.data.samples import Sample
+from localeval.errors import UsageError
 from localeval.judge import Judge, Prompt
-from localeval.metrics.base import MetricResult, Tools, missing_field, require_judge
+from localeval.metrics.base import (
+    MetricOption,
+    MetricResult,
+    MetricSpec,
+    Tools,
+    missing_field,
+    require_judge,
+)
 from localeval.prompts import rubric as prompts
 from localeval.schema import Object, Str
-from localeval.stats import MetricSummary, summarize
 from localeval.text import detect_language, split_sentences
 
 FEEDBACK_CHARS = 200
@@ -60,6 +73,10 @@ class Rubric:
         #: the criteria as plain text, recorded with each run's metric settings so that runs
         #: with different criteria are never resumed into or compared as the same
         self.criteria_text = "; ".join(f"{c.name}: {c.description}" for c in self.criteria)
+
+    def sub_scores(self, details: Mapping[str, Any]) -> dict[str, float | None]:
+        """Each criterion's score, normalised ("rubric.accuracy")."""
+        return criterion_scores(details, self.criteria)
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
@@ -105,13 +122,43 @@ def criterion_scores(
     }
 
 
-def criterion_summaries(
-    details: Iterable[Mapping[str, Any]], criteria: Sequence[Criterion]
-) -> dict[str, MetricSummary]:
-    """Mean, 95% interval and counts of each criterion's normalised score over the samples'
-    rubric details."""
-    per_sample = [criterion_scores(d, criteria) for d in details]
-    return {
-        criterion_key(c): summarize([scores[criterion_key(c)] for scores in per_sample])
-        for c in criteria
-    }
+def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
+    """The criteria from --criteria FILE or --criterion options."""
+    file, inline = values.get("criteria_file"), values.get("criterion_options") or ()
+    if file is not None and inline:
+        raise UsageError(
+            "give the rubric's criteria either with --criteria FILE or with --criterion, not both"
+        )
+    if (file is not None or inline) and not requested:
+        raise UsageError(
+            "--criteria and --criterion set the rubric metric's criteria; add -m rubric"
+        )
+    if file is not None:
+        return {"criteria": load_criteria_file(file)}
+    if inline:
+        return {"criteria": criteria_from_options(inline)}
+    return {}
+
+
+SPEC = MetricSpec(
+    Rubric,
+    help="judge scores 0-10 per criterion",
+    order=70,
+    options=(
+        MetricOption(
+            "--criteria",
+            "criteria_file",
+            "TOML or YAML file of rubric criteria: a table 'criteria' of name = one-line "
+            "description. Default criteria: accuracy, completeness, clarity.",
+            is_path=True,
+        ),
+        MetricOption(
+            "--criterion",
+            "criterion_options",
+            "A rubric criterion given inline; repeat for several (instead of --criteria).",
+            metavar="'NAME: DESCRIPTION'",
+            multiple=True,
+        ),
+    ),
+    configure=configure,
+)

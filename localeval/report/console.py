@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from localeval.judge import Usage
-from localeval.pairwise.judge import PairRow, PairVerdict, PairwiseSummary, verdict_label
+from localeval.pairwise.judge import PairVerdict
+from localeval.pairwise.rows import PairRow, PairwiseSummary, verdict_label
 from localeval.results.gates import GateResult
 from localeval.stats import MetricSummary
 

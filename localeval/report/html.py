@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval import __version__
+from localeval.metrics import spec
+from localeval.metrics.base import EvidenceTable
 from localeval.report.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
 from localeval.report.radar import Series, metrics_chart_svg
 from localeval.results import view
-from localeval.results.gates import REMEDIES
+from localeval.results.gates import advice
 
 #: how deep generic details (of metrics this module has no layout for) are drawn
 GENERIC_DEPTH = 4
@@ -133,8 +135,9 @@ def _gates_list(results: Mapping[str, Any]) -> str:
             f'<span class="badge {status}">{status.upper()}</span><b>{e(gate.metric)}</b> = '
             f"{view.fmt(gate.value)} {'≥' if gate.passed else '<'} {gate.threshold:.2f}"
         )
-        if not gate.passed and gate.metric in REMEDIES:
-            cause, remedies = REMEDIES[gate.metric]
+        found = None if gate.passed else advice(gate.metric)
+        if found:
+            cause, remedies = found
             line += (
                 f'<p class="remedy">Likely cause: {e(cause)}. Try: {e("; ".join(remedies))}.</p>'
             )
@@ -263,51 +266,67 @@ def _sample(sample: Mapping[str, Any], metrics: list[str], limits: Mapping[str, 
     return f'<details class="{css}">{summary}<div class="sample-body">{body_html}</div></details>'
 
 
+def _marking(details: Mapping[str, Any], where: str) -> tuple[EvidenceTable, Any] | None:
+    """The metric whose evidence marks items in the sample's `where` ("answer" or
+    "contexts"), with its details."""
+    for metric, detail in details.items():
+        found = spec(str(metric))
+        if found and found.table and found.table.marks == where and isinstance(detail, dict):
+            return found.table, detail
+    return None
+
+
 def _inputs(sample: Mapping[str, Any], details: Mapping[str, Any]) -> str:
     """The sample's question, answer (unsupported statements marked), reference, contexts."""
     parts = []
     if isinstance(sample.get("question"), str):
         parts.append(f'<h3>Question</h3><div class="text">{e(sample["question"])}</div>')
     if isinstance(sample.get("answer"), str):
-        faith = details.get("faithfulness")
-        parts.append(
-            f'<h3>Answer</h3><div class="text">{_marked_answer(sample["answer"], faith)}</div>'
-        )
+        marked = _marked_answer(sample["answer"], _marking(details, "answer"))
+        parts.append(f'<h3>Answer</h3><div class="text">{marked}</div>')
     if isinstance(sample.get("reference_answer"), str):
         parts.append(
             f'<h3>Reference answer</h3><div class="text">{e(sample["reference_answer"])}</div>'
         )
     contexts = sample.get("contexts")
     if isinstance(contexts, list):
-        precision = details.get("context_precision")
-        verdicts = precision.get("verdicts") if isinstance(precision, dict) else None
-        usefulness = precision.get("usefulness") if isinstance(precision, dict) else None
-        items = []
-        for index, chunk in enumerate(contexts):
-            verdict, p = view.item(verdicts, index), view.item(usefulness, index)
-            css, tag = "", ""
-            if verdict in ("useful", "not useful"):
-                css = "useful" if verdict == "useful" else "useless"
-                tag = (
-                    f'<span class="tag {"good" if verdict == "useful" else "bad"}">'
-                    f"{e(verdict)} {view.fmt(p, 2)}</span>"
-                )
-            items.append(f'<li class="{css}">{tag}<div class="text">{e(chunk)}</div></li>')
-        parts.append(f'<h3>Retrieved contexts</h3><ol class="chunks">{"".join(items)}</ol>')
+        chunks = _marked_chunks(contexts, _marking(details, "contexts"))
+        parts.append(f'<h3>Retrieved contexts</h3><ol class="chunks">{chunks}</ol>')
     return "".join(parts)
 
 
-def _marked_answer(answer: str, faithfulness: Any) -> str:
+def _marked_chunks(contexts: list[Any], marking: tuple[EvidenceTable, Any] | None) -> str:
+    """The chunks, those judged not useful greyed, each with its verdict."""
+    table, detail = marking if marking is not None else (None, {})
+    verdicts = detail.get("verdicts") if table else None
+    values = detail.get(table.values) if table else None
+    good = {"useful": "useful", "not useful": "useless"}
+    items = []
+    for index, chunk in enumerate(contexts):
+        verdict, p = view.item(verdicts, index), view.item(values, index)
+        css, tag = "", ""
+        if verdict in good:
+            css = good[verdict]
+            tag = (
+                f'<span class="tag {"good" if verdict == "useful" else "bad"}">'
+                f"{e(verdict)} {view.fmt(p, 2)}</span>"
+            )
+        items.append(f'<li class="{css}">{tag}<div class="text">{e(chunk)}</div></li>')
+    return "".join(items)
+
+
+def _marked_answer(answer: str, marking: tuple[EvidenceTable, Any] | None) -> str:
     """The answer with each statement judged unsupported wrapped in <mark>."""
-    if not isinstance(faithfulness, dict):
+    if marking is None:
         return e(answer)
-    statements, verdicts = faithfulness.get("statements"), faithfulness.get("verdicts")
-    support = faithfulness.get("support")
+    table, detail = marking
+    statements, verdicts = detail.get(table.items), detail.get("verdicts")
+    support = detail.get(table.values)
     if not isinstance(statements, list) or not isinstance(verdicts, list):
         return e(answer)
     out, position = [], 0
     for index, (statement, verdict) in enumerate(zip(statements, verdicts, strict=False)):
-        if verdict != "unsupported" or not isinstance(statement, str) or not statement:
+        if verdict != table.bad or not isinstance(statement, str) or not statement:
             continue
         found = answer.find(statement, position)
         if found < 0:
@@ -323,14 +342,6 @@ def _marked_answer(answer: str, faithfulness: Any) -> str:
     return "".join(out)
 
 
-#: metric -> (what its statements/items are called, list key, probability key, bad verdict)
-STATEMENT_TABLES: dict[str, tuple[str, str, str, str]] = {
-    "faithfulness": ("answer statement", "statements", "support", "unsupported"),
-    "context_recall": ("reference statement", "statements", "attribution", "not attributed"),
-    "answer_relevancy": ("generated question", "generated_questions", "similarities", ""),
-}
-
-
 def _metric_details(metric: str, details: Any, score: Any) -> str:
     head = f"<h3>{e(metric)}: {view.fmt(score)}</h3>"
     if not isinstance(details, dict):
@@ -339,57 +350,52 @@ def _metric_details(metric: str, details: Any, score: Any) -> str:
     parts = [head]
     if "undefined_reason" in rest:
         parts.append(f"<p>Undefined: {e(rest.pop('undefined_reason'))}</p>")
-    if metric == "answer_relevancy":
-        noncommittal = view.number(rest.get("noncommittal_probability"))
-        if noncommittal is not None and noncommittal >= 0.5:
-            parts.append(
-                f'<p class="low">The judge found the answer noncommittal (probability '
-                f"{noncommittal:.2f} ≥ 0.5), so the score is 0.</p>"
-            )
-    if metric in STATEMENT_TABLES:
-        parts.append(_statement_table(metric, rest))
-    elif metric == "context_precision":
-        against = rest.pop("judged_against", None)
-        if against is not None:
-            parts.append(f"<p>Chunks judged useful or not for reaching the {e(against)}.</p>")
-        parts.append(_statement_table(metric, rest, chunks=True))
+    described = spec(metric)
+    if described is not None and described.notes is not None:
+        for note in described.notes(rest):
+            if note.text:
+                parts.append(
+                    f'<p class="low">{e(note.text)}</p>' if note.low else f"<p>{e(note.text)}</p>"
+                )
+            for key in note.consumes:
+                rest.pop(key, None)
+    if described is not None and described.table is not None:
+        parts.append(_statement_table(described.table, rest))
     if rest:
         parts.append(_generic(rest, 0))
     return f'<div class="metric-block">{"".join(parts)}</div>'
 
 
-def _statement_table(metric: str, details: dict[str, Any], chunks: bool = False) -> str:
+def _statement_table(table: EvidenceTable, details: dict[str, Any]) -> str:
     """A table of the metric's items with their verdict and probability (popped from details)."""
-    if chunks:
-        name, items_key, prob_key, bad = "chunk", "", "usefulness", "not useful"
-    else:
-        name, items_key, prob_key, bad = STATEMENT_TABLES[metric]
-    items = details.get(items_key) if items_key else None
+    chunks = not table.items
+    items = details.get(table.items) if table.items else None
     verdicts = details.get("verdicts")
-    probs = details.get(prob_key)
+    probs = details.get(table.values)
     rows_count = max(
-        len(x) if isinstance(x, list) else 0 for x in (items, verdicts if bad else None, probs)
+        len(x) if isinstance(x, list) else 0
+        for x in (items, verdicts if table.bad else None, probs)
     )
     if rows_count == 0:
         return ""
-    for key in (items_key, prob_key, *(["verdicts"] if bad else [])):
+    for key in (table.items, table.values, *(["verdicts"] if table.bad else [])):
         details.pop(key, None)
     rows = []
     for index in range(rows_count):
         item, verdict = view.item(items, index), view.item(verdicts, index)
         prob = view.item(probs, index)
-        low = bad and verdict == bad
+        low = table.bad and verdict == table.bad
         label = f"chunk {index + 1}" if chunks else e(item)
         cells = [f'<td class="num">{index + 1}</td>'] if not chunks else []
         cells.append(f"<td>{label}</td>")
-        if bad:
+        if table.bad:
             cells.append(f"<td>{e(verdict) if verdict is not None else '-'}</td>")
         cells.append(f'<td class="num">{view.fmt(prob)}</td>')
         rows.append(f"<tr{' class=bad' if low else ''}>{''.join(cells)}</tr>")
-    head = ("" if chunks else "<th>#</th>") + f"<th>{name}</th>"
-    if bad:
+    head = ("" if chunks else "<th>#</th>") + f"<th>{e(table.noun)}</th>"
+    if table.bad:
         head += "<th>verdict</th>"
-    head += f"<th>{e(prob_key)}</th>"
+    head += f"<th>{e(table.values)}</th>"
     return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 

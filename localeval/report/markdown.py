@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.results import view
-from localeval.results.gates import REMEDIES
+from localeval.results.gates import advice
 
 #: characters of dataset text kept in a table cell or list item before it is cut
 CELL_CHARS = 140
@@ -61,8 +61,8 @@ def render_markdown(
             value = "undefined" if gate.value is None else f"{gate.value:.3f}"
             name = md_code(gate.metric, in_table=False)
             line = f"- {FAIL} {name} = {value}, below {gate.threshold:.2f}."
-            if gate.metric in REMEDIES:
-                cause, remedies = REMEDIES[gate.metric]
+            if found := advice(gate.metric):
+                cause, remedies = found
                 line += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
             lines.append(line)
     lines += _worst_samples(results, worst)

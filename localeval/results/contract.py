@@ -1,4 +1,5 @@
-"""results.json: the output contract of SPEC.md (fields may be added, never renamed)."""
+"""results.json, defined once: the output contract of SPEC.md (fields may be added, never
+renamed), written streaming and atomically, and read back with its shape checked."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from localeval.data.samples import Sample
-from localeval.engine.runner import RunInfo, RunResult, SampleResult
-from localeval.errors import UsageError
+from localeval.errors import DatasetError, UsageError
 from localeval.judge import Usage
 from localeval.results.files import atomic_text_file
 from localeval.results.gates import GateResult
+from localeval.results.model import RunInfo, RunResult, SampleResult
 from localeval.stats import MetricSummary
 
 
@@ -133,3 +134,59 @@ def _dump_streamed(
         handle.write(("\n" if first else ",\n") + _indented(_dump(sample)))
         first = False
     handle.write("]\n}\n" if first else "\n  ]\n}\n")
+
+
+HINT = "; write one with `localeval evaluate DATA --output FILE`"
+
+
+def read_json_file(path: Path) -> Any:
+    """A results file's JSON value; DatasetError naming the file if it is not JSON."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise DatasetError(str(path), "is a directory, not a results file") from None
+    except UnicodeDecodeError:
+        raise DatasetError(str(path), "is not UTF-8 text, so not a results file") from None
+    except OSError as exc:
+        raise DatasetError(str(path), f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            str(path), f"not a localeval results file (invalid JSON: {exc.msg}){HINT}", exc.lineno
+        ) from None
+    return data
+
+
+def read_results_file(path: Path) -> dict[str, Any]:
+    """Read and check a results.json file; DatasetError naming the file if it is not one."""
+    data = read_json_file(path)
+    problem = results_problem(data)
+    if problem:
+        raise DatasetError(str(path), f"not a localeval results file ({problem}){HINT}")
+    result: dict[str, Any] = data
+    return result
+
+
+def results_problem(data: Any) -> str | None:
+    """What makes `data` unusable as a results dict, or None when a report can be drawn."""
+    if not isinstance(data, dict):
+        return "the top level is not an object"
+    expected = {"run": dict, "summary": dict, "gates": list, "samples": list}
+    for key, kind in expected.items():
+        if key not in data:
+            return f"no '{key}'"
+        if not isinstance(data[key], kind):
+            return f"'{key}' is not {'an object' if kind is dict else 'a list'}"
+    for index, gate in enumerate(data["gates"]):
+        if not isinstance(gate, dict) or not {"metric", "threshold", "value", "passed"} <= set(
+            gate
+        ):
+            return f"gate {index} lacks metric, threshold, value or passed"
+    for index, sample in enumerate(data["samples"]):
+        if not isinstance(sample, dict) or not isinstance(sample.get("scores"), dict):
+            return f"sample {index} has no scores"
+    for metric, summary in data["summary"].items():
+        if not isinstance(summary, dict) or "mean" not in summary:
+            return f"summary of '{metric}' has no mean"
+    return None

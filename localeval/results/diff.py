@@ -10,17 +10,17 @@ fails a metric only when it is worse by more than a tolerance AND its interval e
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from localeval.errors import UsageError
-from localeval.metrics.explain import explain_change
-from localeval.runs.history import NO_CATEGORY, ScoreColumns
+from localeval.metrics import spec
+from localeval.metrics.base import Details
+from localeval.metrics.explain import generic_changes
+from localeval.results.scores import RunScores
+from localeval.results.summary import NO_CATEGORY
 from localeval.stats import bootstrap_ci
 
 BETTER, WORSE, NO_CHANGE = "better", "worse", "no detectable change"
@@ -29,59 +29,27 @@ DEFAULT_MAX_DROP = 0.02
 DEFAULT_TOP = 5
 #: a difference smaller than this is rounding, not change
 _EPSILON = 1e-9
+#: lines of evidence shown for a sample that moved
+MAX_LINES = 3
 
 
-@dataclass
-class RunScores:
-    """One side of a comparison: what the run was and its scores, wherever it came from."""
-
-    label: str  # as the user named it: a run id, latest~1, a results.json path
-    run: dict[str, Any]  # results.json's "run" object
-    columns: ScoreColumns
-    #: (sample_id, metric) -> that sample's evidence for the metric, or None
-    details: Callable[[str, str], dict[str, Any] | None]
-
-    @property
-    def metrics(self) -> list[str]:
-        return list(self.columns.scores)
-
-
-def results_file_scores(path: Path) -> RunScores:
-    """A results.json file (SPEC.md's contract) as one side of a comparison."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path}: not a results.json file ({exc})") from None
-    if (
-        not isinstance(data, dict)
-        or not isinstance(data.get("run"), dict)
-        or not isinstance(data.get("samples"), list)
-    ):
-        raise UsageError(f"{path}: not a results.json file (no 'run' and 'samples')")
-    metrics = list(data["run"].get("metrics") or [])
-    ids: list[str] = []
-    categories: list[str | None] = []
-    values: dict[str, list[float]] = {m: [] for m in metrics}
-    details: dict[tuple[str, str], dict[str, Any]] = {}
-    for number, sample in enumerate(data["samples"], start=1):
-        try:
-            sample_id = str(sample["sample_id"])
-            scores = sample["scores"]
-            for metric in metrics:
-                score = scores.get(metric)
-                values[metric].append(np.nan if score is None else float(score))
-            for metric, entry in (sample.get("details") or {}).items():
-                details[sample_id, metric] = entry
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise UsageError(f"{path}: sample {number} is not in the results.json form") from None
-        ids.append(sample_id)
-        categories.append(sample.get("category"))
-    columns = ScoreColumns(
-        ids, categories, {m: np.asarray(v, dtype=float) for m, v in values.items()}
-    )
-    return RunScores(str(path), data["run"], columns, lambda s, m: details.get((s, m)))
+def explain_change(metric: str, base: Details | None, new: Details | None) -> list[str]:
+    """A few lines on what changed in a sample's evidence, most important first (each
+    metric says how: MetricSpec.explain; the detail fields that differ otherwise)."""
+    base_reason = (base or {}).get("undefined_reason")
+    new_reason = (new or {}).get("undefined_reason")
+    if new_reason and not base_reason:
+        return [f"now undefined: {new_reason}"]
+    if base_reason and not new_reason:
+        return [f"was undefined: {base_reason}"]
+    found = spec(metric)
+    explain = found.explain if found is not None and found.explain is not None else None
+    lines = (explain or generic_changes)(base, new)
+    lines.sort(key=lambda line: -line[0])  # stable: equal weights keep their order
+    text = [line for _, line in lines[:MAX_LINES]]
+    if len(lines) > MAX_LINES:
+        text.append(f"... and {len(lines) - MAX_LINES} more")
+    return text
 
 
 @dataclass(frozen=True)

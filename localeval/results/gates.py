@@ -6,42 +6,21 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from localeval.errors import UsageError
+from localeval.metrics import REGISTRY, spec
 from localeval.stats import MetricSummary
 
-#: SPEC.md's default thresholds
+#: SPEC.md's default thresholds, as each metric declares them
 DEFAULT_THRESHOLDS: dict[str, float] = {
-    "faithfulness": 0.80,
-    "answer_relevancy": 0.75,
-    "context_recall": 0.70,
-    "context_precision": 0.65,
+    name: spec.gate for name, spec in REGISTRY.items() if spec.gate is not None
 }
 
-#: likely cause and remedies for a metric below its threshold (SPEC.md)
-REMEDIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "context_recall": (
-        "retrieval misses facts the answer needs",
-        ("a better embedding model", "hybrid BM25 + reranker retrieval", "query rewriting"),
-    ),
-    "context_precision": (
-        "useful chunks are ranked low and noise comes first",
-        ("smaller chunks", "a reranker"),
-    ),
-    "faithfulness": (
-        "the generator invents beyond the retrieved context",
-        (
-            'a stricter system prompt ("answer only from the context, else say you don\'t know")',
-            "temperature 0-0.1",
-            "require citations of the context",
-        ),
-    ),
-    "answer_relevancy": (
-        "the answer wanders off the question",
-        (
-            "few-shot examples in the generator's prompt",
-            "answer the question in the first sentence",
-        ),
-    ),
-}
+
+def advice(metric: str) -> tuple[str, tuple[str, ...]] | None:
+    """The likely cause and the remedies for a metric below its threshold (SPEC.md)."""
+    found = spec(metric)
+    if found is None or found.cause is None:
+        return None
+    return found.cause, found.remedies
 
 
 @dataclass(frozen=True)
@@ -65,8 +44,8 @@ class GateResult:
         """One paragraph for a failing gate: metric, value, threshold, cause and remedies."""
         value = "undefined for every sample" if self.value is None else f"{self.value:.3f}"
         text = f"{self.metric} = {value}, below the threshold {self.threshold:.2f}."
-        if self.metric in REMEDIES:
-            cause, remedies = REMEDIES[self.metric]
+        if found := advice(self.metric):
+            cause, remedies = found
             text += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
         return text
 
@@ -115,3 +94,9 @@ def evaluate_gates(
         passed = summary.mean is not None and summary.mean >= threshold
         results.append(GateResult(metric, threshold, summary.mean, passed))
     return results
+
+
+def check_max_drop(max_drop: float) -> None:
+    """The regression gate's tolerance must be a share of the [0, 1] scale."""
+    if not 0.0 <= max_drop <= 1.0:
+        raise UsageError(f"--max-drop {max_drop:g}: must be between 0 and 1")

@@ -11,21 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from localeval.metrics import spec
+from localeval.metrics.base import Evidence
+from localeval.metrics.explain import number, text
 from localeval.results.gates import GateResult
-from localeval.stats import summarize
-
-
-def number(value: Any) -> float | None:
-    """A finite float, or None for anything else (None, text, booleans, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    result = float(value)
-    return result if math.isfinite(result) else None
-
-
-def text(value: Any) -> str:
-    """Any JSON value as display text (the renderers escape it)."""
-    return "" if value is None else value if isinstance(value, str) else str(value)
+from localeval.results.summary import NO_CATEGORY, ScoreColumns
 
 
 def item(values: Any, index: int) -> Any:
@@ -84,15 +74,15 @@ def category_summaries(results: Mapping[str, Any]) -> dict[str, dict[str, dict[s
             str(category): {str(m): s for m, s in metrics.items() if isinstance(s, dict)}
             for category, metrics in given.items()
         }
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for sample in results.get("samples", []):
-        groups.setdefault(text(sample.get("category")) or "(none)", []).append(sample)
-    metrics = metric_names(results)
+    samples = results.get("samples", [])
+    columns = ScoreColumns.of(
+        [text(s.get("sample_id")) for s in samples],
+        [text(s.get("category")) or NO_CATEGORY for s in samples],
+        {m: [number(s["scores"].get(m)) for s in samples] for m in metric_names(results)},
+    )
     return {
-        category: {
-            m: summarize([number(s["scores"].get(m)) for s in members]).as_dict() for m in metrics
-        }
-        for category, members in sorted(groups.items())
+        category: {m: summary.as_dict() for m, summary in summaries.items()}
+        for category, summaries in columns.summaries_by_category().items()
     }
 
 
@@ -133,73 +123,14 @@ def worst_samples(results: Mapping[str, Any], count: int | None = None) -> list[
     return found if count is None else found[:count]
 
 
-def _first_with(details: Mapping[str, Any], verdict: str, key: str = "statements") -> str | None:
-    verdicts, items = details.get("verdicts"), details.get(key)
-    if not isinstance(verdicts, list) or not isinstance(items, list):
-        return None
-    for item, label in zip(items, verdicts, strict=False):
-        if label == verdict:
-            return text(item)
-    return None
-
-
-def _weakest(details: Mapping[str, Any], key: str, label: str) -> Evidence | None:
-    """The statement with the lowest probability, when none was judged outright bad."""
-    statements, probabilities = details.get("statements"), details.get(key)
-    if not isinstance(statements, list) or not isinstance(probabilities, list):
-        return None
-    pairs = [(number(p), text(s)) for s, p in zip(statements, probabilities, strict=False)]
-    scored = [(p, s) for p, s in pairs if p is not None]
-    if not scored:
-        return None
-    probability, statement = min(scored)
-    return Evidence(f"{label} ({probability:.2f})", statement)
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """Why a sample scored low: our words (`label`), and dataset text (`quote`) if any."""
-
-    label: str
-    quote: str | None = None
-
-    def plain(self) -> str:
-        return self.label if self.quote is None else f"{self.label}: {self.quote}"
-
-
 def evidence_hint(metric: str, details: Any) -> Evidence | None:
-    """The first piece of evidence for why a sample scored low on a metric, from its details."""
+    """The first piece of evidence for why a sample scored low on a metric, from its details
+    (each metric says what that is: MetricSpec.hint)."""
     if not isinstance(details, dict):
         return None
     if "undefined_reason" in details:
         return Evidence("undefined", text(details["undefined_reason"]))
-    if metric == "faithfulness":
-        statement = _first_with(details, "unsupported")
-        if statement is not None:
-            return Evidence("unsupported", statement)
-        return _weakest(details, "support", "least supported")
-    if metric == "context_recall":
-        statement = _first_with(details, "not attributed")
-        if statement is not None:
-            return Evidence("not in the contexts", statement)
-        return _weakest(details, "attribution", "least attributed")
-    if metric == "context_precision":
-        verdicts = details.get("verdicts")
-        if isinstance(verdicts, list):
-            useless = [str(k) for k, v in enumerate(verdicts, start=1) if v == "not useful"]
-            if useless:
-                return Evidence(f"chunks not useful: {', '.join(useless)} of {len(verdicts)}")
-    if metric == "answer_relevancy":
-        if (number(details.get("noncommittal_probability")) or 0.0) >= 0.5:
-            return Evidence("the answer is noncommittal")
-        answers = number(details.get("answers_probability"))
-        if answers is not None and answers < 0.5:
-            return Evidence(f"judged not to answer the question ({answers:.2f})")
-        questions, sims = details.get("generated_questions"), details.get("similarities")
-        if isinstance(questions, list) and isinstance(sims, list):
-            pairs = [(number(s), text(q)) for q, s in zip(questions, sims, strict=False)]
-            scored = [(s, q) for s, q in pairs if s is not None]
-            if scored:
-                similarity, question = min(scored)
-                return Evidence(f"answers instead ({similarity:.2f})", question)
-    return None
+    found = spec(metric)
+    if found is None or found.hint is None:
+        return None
+    return found.hint(details)

@@ -15,7 +15,6 @@ import hashlib
 import itertools
 import json
 import math
-import re
 import sqlite3
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
@@ -27,16 +26,14 @@ from typing import Any
 import numpy as np
 
 from localeval import __version__
-from localeval.engine.runner import RunInfo, SampleResult
 from localeval.errors import UsageError
 from localeval.judge import Usage
 from localeval.results.contract import sample_inputs
 from localeval.results.gates import GateResult
+from localeval.results.model import RunInfo, SampleResult
+from localeval.results.refs import RunRef
+from localeval.results.summary import ScoreColumns
 from localeval.runs.database import default_db_path, open_store
-from localeval.stats import MetricSummary, summarize
-
-LATEST = re.compile(r"latest(?:~(\d+))?")
-NO_CATEGORY = "(none)"
 
 
 def _json(value: Any) -> str:
@@ -87,34 +84,6 @@ class StoredRun:
         if self.complete:
             return "complete"
         return f"incomplete ({self.n_done}/{self.n_samples})"
-
-
-@dataclass
-class ScoreColumns:
-    """A run's scores in dataset order: sample ids, categories, and per metric one float per
-    sample (NaN where the metric is undefined for it)."""
-
-    sample_ids: list[str]
-    categories: list[str | None]
-    scores: dict[str, np.ndarray]
-
-    def summaries(self) -> dict[str, MetricSummary]:
-        return {m: summarize(_defined_or_none(values)) for m, values in self.scores.items()}
-
-    def summaries_by_category(self) -> dict[str, dict[str, MetricSummary]]:
-        groups: dict[str, list[int]] = {}
-        for index, category in enumerate(self.categories):
-            groups.setdefault(category or NO_CATEGORY, []).append(index)
-        return {
-            category: {
-                m: summarize(_defined_or_none(values[members])) for m, values in self.scores.items()
-            }
-            for category, members in sorted(groups.items())
-        }
-
-
-def _defined_or_none(values: np.ndarray) -> list[float | None]:
-    return [None if np.isnan(v) else float(v) for v in values]
 
 
 _RUN_COLUMNS = (
@@ -327,8 +296,8 @@ class RunStore:
     def resolve(self, ref: str) -> StoredRun:
         """A run by id, unique id prefix, `latest` or `latest~N` (complete runs, newest
         finished first)."""
-        if match := LATEST.fullmatch(ref):
-            back = int(match.group(1) or 0)
+        back = RunRef(ref).latest_back()
+        if back is not None:
             runs = self._runs(
                 "WHERE finished IS NOT NULL",
                 (),

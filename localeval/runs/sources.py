@@ -1,37 +1,94 @@
-"""Where a report's data comes from: a results.json file (SPEC.md's output contract).
-
-Reports are rendered from that dict alone, never from the dataset, so a report needs no
-model and opens no path named inside the data.
-"""
+"""A run a user names (localeval.results.refs), read from where it is: a results.json
+file, or the run history. Reports and comparisons read runs through here."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import DatasetError, UsageError
+from localeval.errors import UsageError
+from localeval.results.contract import read_results_file, run_header
+from localeval.results.refs import RunRef
+from localeval.results.scores import RunScores, results_file_scores
+from localeval.runs.database import default_db_path
+from localeval.runs.history import RunStore, StoredRun
 
-HINT = "; write one with `localeval evaluate DATA --output FILE`"
+
+def header_of(store: RunStore, run: StoredRun) -> dict[str, Any]:
+    """results.json without its samples, for a stored run."""
+    columns = store.score_columns(run)
+    return run_header(
+        run.info,
+        store.usage(run.id),
+        columns.summaries(),
+        columns.summaries_by_category(),
+        run.gates or [],
+    )
 
 
-def results_for_run(reference: str, db_path: Path | None = None) -> dict[str, Any]:
-    """The results dict a report is rendered from, for a run reference given by the user:
-    the path of a results.json file, or a run of the history (`latest`, `latest~N`, a run
-    id or its start)."""
-    from localeval.runs.resume import is_run_ref, results_dict
+def results_dict(store: RunStore, run: StoredRun) -> dict[str, Any]:
+    """A stored run's whole results.json as one dict (all samples in memory: for reports;
+    results.json itself is written streaming, see write_results)."""
+    return {**header_of(store, run), "samples": list(store.sample_dicts(run))}
 
-    path = Path(reference)
-    looks_like_path = "/" in reference or path.suffix.lower() == ".json"
-    if path.is_dir() or not is_run_ref(reference) or looks_like_path:
-        if not path.exists():
-            raise UsageError(f"'{reference}': no such results file")
-        return load_results_file(path)
-    from localeval.runs.history import RunStore
 
+def stored_run_scores(store: RunStore, run: StoredRun, label: str) -> RunScores:
+    """A stored run as one side of a comparison (evidence read only for samples shown)."""
+    columns = store.score_columns(run)
+    header = run_header(run.info, store.usage(run.id), {}, {}, [])
+    return RunScores(label, header["run"], columns, lambda s, m: store.sample_details(run.id, s, m))
+
+
+def open_history(db_path: Path | None) -> RunStore:
+    """The run history, which must exist already (reading it never creates one)."""
+    path = db_path or default_db_path()
+    if not path.exists():
+        raise UsageError(
+            f"no run history at {path}: `localeval evaluate DATA` creates it "
+            "(or give --db PATH / set LOCALEVAL_DB)"
+        )
+    return RunStore.open(path)
+
+
+@contextmanager
+def history_for(refs: list[RunRef], db_path: Path | None) -> Iterator[RunStore | None]:
+    """The run history if any of `refs` names a run in it (None if all name files)."""
+    store = open_history(db_path) if any(ref.in_history for ref in refs) else None
+    try:
+        yield store
+    finally:
+        if store is not None:
+            store.close()
+
+
+def load_scores(ref: RunRef, store: RunStore | None) -> RunScores:
+    """One side of a comparison: `latest`, `latest~N`, a run id, or a results.json path."""
+    if ref.path is not None:
+        if not ref.path.exists():
+            raise UsageError(f"'{ref.text}': no such results file")
+        return results_file_scores(ref.path)
+    if store is None:
+        raise UsageError(f"'{ref.text}' is not a results.json file")  # a caller bug
+    run = store.resolve(ref.text)
+    if not run.complete:
+        raise UsageError(
+            f"run {run.id} is incomplete ({run.n_done} of {run.n_samples} samples); finish it "
+            "first (re-run its command) to compare it"
+        )
+    return stored_run_scores(store, run, ref.text)
+
+
+def load_results(ref: RunRef, db_path: Path | None = None) -> dict[str, Any]:
+    """The results dict a report is drawn from, for a run the user named."""
+    if ref.path is not None:
+        if not ref.path.exists():
+            raise UsageError(f"'{ref.text}': no such results file")
+        return read_results_file(ref.path)
     store = RunStore.open(db_path)
     try:
-        run = store.resolve(reference)
+        run = store.resolve(ref.text)
         if not run.complete:
             raise UsageError(
                 f"run {run.id} is incomplete; finish it by re-running its evaluate command"
@@ -39,49 +96,3 @@ def results_for_run(reference: str, db_path: Path | None = None) -> dict[str, An
         return results_dict(store, run)
     finally:
         store.close()
-
-
-def load_results_file(path: Path) -> dict[str, Any]:
-    """Read and check a results.json file; DatasetError naming the file if it is not one."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except IsADirectoryError:
-        raise DatasetError(str(path), "is a directory, not a results file") from None
-    except UnicodeDecodeError:
-        raise DatasetError(str(path), "is not UTF-8 text, so not a results file") from None
-    except OSError as exc:
-        raise DatasetError(str(path), f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            str(path), f"not a localeval results file (invalid JSON: {exc.msg}){HINT}", exc.lineno
-        ) from None
-    problem = results_problem(data)
-    if problem:
-        raise DatasetError(str(path), f"not a localeval results file ({problem}){HINT}")
-    return data
-
-
-def results_problem(data: Any) -> str | None:
-    """What makes `data` unusable as a results dict, or None when a report can be drawn."""
-    if not isinstance(data, dict):
-        return "the top level is not an object"
-    expected = {"run": dict, "summary": dict, "gates": list, "samples": list}
-    for key, kind in expected.items():
-        if key not in data:
-            return f"no '{key}'"
-        if not isinstance(data[key], kind):
-            return f"'{key}' is not {'an object' if kind is dict else 'a list'}"
-    for index, gate in enumerate(data["gates"]):
-        if not isinstance(gate, dict) or not {"metric", "threshold", "value", "passed"} <= set(
-            gate
-        ):
-            return f"gate {index} lacks metric, threshold, value or passed"
-    for index, sample in enumerate(data["samples"]):
-        if not isinstance(sample, dict) or not isinstance(sample.get("scores"), dict):
-            return f"sample {index} has no scores"
-    for metric, summary in data["summary"].items():
-        if not isinstance(summary, dict) or "mean" not in summary:
-            return f"summary of '{metric}' has no mean"
-    return None

@@ -1,0 +1,82 @@
+"""`localeval calibrate` as a library call: labelled rows scored with the metric each
+names, and the agreement figures; nothing printed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localeval.calibration.agreement import (
+    PAIRWISE,
+    SCORED_AS,
+    Calibration,
+    RowScore,
+    calibrate,
+    label_of,
+    metric_of,
+    suggested_thresholds,
+)
+from localeval.config import load_models_config
+from localeval.data.samples import Sample, load_samples
+from localeval.metrics import build_metric
+from localeval.pairwise.judge import compare_sample
+from localeval.results.contract import check_writable
+from localeval.runs.database import open_store
+from localeval.runs.tools import load_tools
+
+
+@dataclass(frozen=True)
+class CalibrationRequest:
+    """What `localeval calibrate` was asked to do."""
+
+    paths: Sequence[Path]
+    output: Path | None = None
+    limit: int | None = None
+    judge: str | None = None
+    embedder: str | None = None
+    models: str | None = None
+    use_cache: bool = True
+    db: Path | None = None
+
+
+class CalibrationRun:
+    """Every row checked and the models set up when made; `run()` scores the rows."""
+
+    def __init__(self, request: CalibrationRequest):
+        self.rows: list[tuple[str, Sample]] = []
+        self.names: set[str] = set()
+        for path in request.paths:
+            for sample in load_samples(path)[: request.limit or None]:
+                # every row is checked before any model loads
+                self.names.add(metric_of(sample, str(path)))
+                label_of(sample, str(path))
+                dataset = sample.extra.get("dataset")
+                self.rows.append((dataset if isinstance(dataset, str) else path.stem, sample))
+        if request.output is not None:
+            check_writable(request.output)
+        used = [build_metric(SCORED_AS.get(n, n)) for n in self.names if n != PAIRWISE]
+        if PAIRWISE in self.names:  # the A/B judge asks faithfulness questions of each answer
+            used.append(build_metric("faithfulness"))
+        models = load_models_config(request.models)
+        cache = open_store(request.db) if request.use_cache else None
+        self.tools = load_tools(models, used, request.judge, request.embedder, cache=cache)
+
+    def run(self, on_row: Callable[[RowScore], None] | None = None) -> Calibration:
+        return calibrate(self.rows, self.tools, compare=compare_sample, on_row=on_row)
+
+    def suggested(self, result: Calibration) -> dict[str, float]:
+        """Gate thresholds on this judge's scale (none without a judge)."""
+        return suggested_thresholds(result) if self.tools.judge is not None else {}
+
+    def as_dict(self, result: Calibration) -> dict[str, Any]:
+        """The calibration file (--output)."""
+        judge = self.tools.judge
+        return {
+            "judge": judge.identity.record(with_settings=False) if judge else None,
+            "agreements": [a.as_dict() for a in result.agreements],
+            "suggested_thresholds": suggested_thresholds(result),
+            "counts": [{"dataset": d, "metric": m, **c} for (d, m), c in result.counts().items()],
+            "rows": [vars(r) for r in result.rows],
+        }

@@ -1,0 +1,92 @@
+"""`localeval calibrate`: how far the judge's scores agree with labelled rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from localeval.cli.options import (
+    cache_option,
+    db_option,
+    embedder_option,
+    judge_option,
+    models_option,
+    progress_option,
+    translate_errors,
+)
+from localeval.cli.progress import Progress
+
+
+@click.command()
+@click.argument("labelled", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write every figure and every row's score as JSON here.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Use only the first N rows of each file (a quick look).",
+)
+@judge_option
+@embedder_option
+@models_option
+@progress_option
+@cache_option("Reuse judge calls made before.")
+@db_option
+@translate_errors
+def calibrate(
+    labelled: tuple[Path, ...],
+    output: Path | None,
+    limit: int | None,
+    judge_name: str | None,
+    embedder_name: str | None,
+    models_path: str | None,
+    progress: bool,
+    use_cache: bool,
+    db_path: Path | None,
+) -> None:
+    """Measure how well the judge's scores agree with human labels in LABELLED files.
+
+    Each row is a sample (see `evaluate`) plus `metric` (faithfulness, answer_relevancy,
+    context_recall, context_precision, context_relevance, pairwise), `label` (1 good / 0
+    bad, or a graded number; pairwise: +1 B better, -1 A better), optional `pair_id`
+    (rows that differ only in the judged part) and `context_labels` (1/0 per chunk).
+    Reports pair accuracy, ROC AUC, Spearman's rho and chunk AUC with 95% intervals;
+    for 0/1 labels also the gate threshold that best separates them and the balanced
+    accuracy of a gate there and at the metric's default threshold.
+    """
+    from localeval.calibration.agreement import format_table, thresholds_snippet
+    from localeval.calibration.run import CalibrationRequest, CalibrationRun
+    from localeval.report import console
+    from localeval.results.contract import write_json
+
+    request = CalibrationRequest(
+        list(labelled), output, limit, judge_name, embedder_name, models_path, use_cache, db_path
+    )
+    calibration = CalibrationRun(request)
+    names = ", ".join(sorted(calibration.names))
+    click.echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
+    bar = Progress(len(calibration.rows), "Calibrating", enabled=progress)
+    try:
+        result = calibration.run(on_row=lambda _: bar.advance())
+    finally:
+        bar.close()
+    click.echo(format_table(result))
+    judge = calibration.tools.judge
+    suggested = calibration.suggested(result)
+    if judge is not None and suggested:
+        click.echo("\n" + thresholds_snippet(judge.name, suggested))
+    if judge is not None:
+        click.echo("\n" + console.usage_text(judge.usage))
+    if output is not None:
+        write_json(output, calibration.as_dict(result))
+        click.echo(f"Calibration written to {output}")
+
+
+COMMAND = calibrate

@@ -1,0 +1,116 @@
+"""`localeval compare-answers`: which of two answers to each question is better."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from localeval.cli.options import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    cache_option,
+    db_option,
+    judge_option,
+    models_option,
+    progress_option,
+    translate_errors,
+)
+from localeval.cli.progress import Progress
+
+
+@click.command("compare-answers")
+@click.argument("data", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write every row's verdict (winner, confidence, scores, reason, both orders' "
+    "readings) and the summary as JSON here.",
+)
+@click.option(
+    "--fail-if-b-worse",
+    is_flag=True,
+    help="Exit 1 when B is worse than A beyond noise: the whole 95% interval of B's win "
+    "rate lies below 0.5.",
+)
+@click.option(
+    "--a-field",
+    default="answer_a",
+    show_default=True,
+    help="The field holding answer A (e.g. the old system's answers).",
+)
+@click.option(
+    "--b-field",
+    default="answer_b",
+    show_default=True,
+    help="The field holding answer B (e.g. the new system's answers).",
+)
+@judge_option
+@models_option
+@progress_option
+@cache_option(
+    "Answer judge calls made before from the local cache; --no-cache asks the judge again."
+)
+@db_option
+@translate_errors
+def compare_answers(
+    data: Path,
+    output: Path | None,
+    fail_if_b_worse: bool,
+    a_field: str,
+    b_field: str,
+    judge_name: str | None,
+    models_path: str | None,
+    progress: bool,
+    use_cache: bool,
+    db_path: Path | None,
+) -> None:
+    """Judge which of two answers to each question is better, A or B.
+
+    DATA (JSONL, JSON array or CSV) has per row a question, optional contexts and
+    reference_answer, and two answers in answer_a and answer_b (other fields with
+    --a-field/--b-field, e.g. two answer columns of one file). An optional label (+1 B
+    better, -1 A better, 0 equal) is compared with the verdicts.
+
+    Each pair is judged in both orders, A first and B first; a row whose winner changes
+    with the order is a tie, so swapping A and B never changes the verdict. Prints each
+    row's verdict, B's win rate over A ((wins + ties/2) / rows) with its 95% bootstrap
+    interval, and how many rows flipped with the order.
+
+    Exit status: 0 done (and, with --fail-if-b-worse, B not worse), 1 --fail-if-b-worse
+    and the 95% interval of B's win rate lies wholly below 0.5, 2 bad usage or input,
+    3 internal error.
+    """
+    from localeval.pairwise.run import PairComparison, PairsRequest
+    from localeval.report import console
+    from localeval.results.contract import write_json
+
+    request = PairsRequest(
+        data, output, a_field, b_field, judge_name, models_path, use_cache, db_path
+    )
+    comparison = PairComparison(request)
+    click.echo(
+        f"Loaded {len(comparison.rows)} pairs from {data} ({a_field} vs {b_field})", err=True
+    )
+    bar = Progress(len(comparison.rows), "Comparing", enabled=progress)
+    try:
+        outcome = comparison.run(on_row=bar.advance)
+    finally:
+        bar.close()
+    gate_failed = fail_if_b_worse and outcome.summary.b_worse()
+    click.echo(console.pairwise_rows_table(outcome.rows, outcome.verdicts))
+    click.echo("\n" + console.pairwise_summary_text(outcome.summary))
+    if fail_if_b_worse:
+        state = "FAIL" if gate_failed else "PASS"
+        click.echo(f"\nGate --fail-if-b-worse: {state} (fails when the whole 95% CI is below 0.5)")
+    click.echo("\n" + console.usage_text(outcome.usage))
+    if output is not None:
+        write_json(output, outcome.as_dict(str(data)))
+        click.echo(f"Verdicts written to {output}")
+    sys.exit(EXIT_OK if not gate_failed else EXIT_GATE_FAILED)
+
+
+COMMAND = compare_answers

@@ -1,0 +1,88 @@
+"""`localeval diff`: is one run better or worse than another, or is the difference noise?"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from localeval.cli.options import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    db_option,
+    max_drop_option,
+    translate_errors,
+)
+
+
+@click.command()
+@click.argument("base")
+@click.argument("new")
+@db_option
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 if a metric regressed (see --max-drop); for CI.",
+)
+@max_drop_option
+@click.option(
+    "--top",
+    type=int,
+    default=5,
+    show_default=True,
+    help="How many of the samples that moved most to show per metric, with their evidence.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the comparison as JSON here.",
+)
+@translate_errors
+def diff(
+    base: str,
+    new: str,
+    db_path: Path | None,
+    fail_on_regression: bool,
+    max_drop: float,
+    top: int,
+    output: Path | None,
+) -> None:
+    """Compare run NEW with run BASE: is it better, worse, or is the difference noise?
+
+    BASE and NEW are run ids (or their start), latest, latest~1, ... (complete runs, newest
+    first), or results.json files. Per metric: both means, the mean change over the samples
+    both runs scored with its paired-bootstrap 95% interval, and a verdict (better / worse /
+    no detectable change) read from that interval; the same per category; then the samples
+    that moved most, with what changed in their evidence.
+    """
+    from localeval.errors import UsageError
+    from localeval.report import history_text
+    from localeval.results.contract import check_writable, write_json
+    from localeval.results.diff import compare_runs
+    from localeval.results.gates import check_max_drop
+    from localeval.results.refs import RunRef
+    from localeval.runs.sources import history_for, load_scores
+
+    check_max_drop(max_drop)
+    if top < 0:
+        raise UsageError(f"--top {top}: must be 0 or more")
+    if output is not None:
+        check_writable(output)
+    refs = [RunRef(base), RunRef(new)]
+    with history_for(refs, db_path) as store:
+        comparison = compare_runs(load_scores(refs[0], store), load_scores(refs[1], store), top)
+    click.echo(history_text.comparison_text(comparison))
+    passed = True
+    if fail_on_regression:
+        click.echo("\n" + history_text.regression_text(comparison, max_drop))
+        passed = not comparison.regressions(max_drop)
+    if output is not None:
+        write_json(output, comparison.as_dict())
+        click.echo(f"Comparison written to {output}")
+    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+
+
+COMMAND = diff

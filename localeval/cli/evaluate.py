@@ -1,0 +1,249 @@
+"""`localeval evaluate`: score a data file into the run history and check the gates."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from localeval.cli.options import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    cache_option,
+    db_option,
+    embedder_option,
+    judge_option,
+    max_drop_option,
+    models_option,
+    progress_option,
+    translate_errors,
+)
+from localeval.cli.progress import Progress
+from localeval.data.samples import DatasetWarning
+from localeval.errors import DatasetError
+from localeval.metrics import REGISTRY, metric_options
+from localeval.results.model import SampleResult
+from localeval.runs.evaluation import (
+    Evaluation,
+    EvaluationEvents,
+    EvaluationOutcome,
+    EvaluationRequest,
+)
+from localeval.runs.history import StoredRun
+
+
+def metric_help() -> str:
+    """The -m help: the default set, then the other metrics with what each is."""
+    default = [s.name for s in REGISTRY.values() if s.default_rank is not None]
+    others: list[tuple[list[str], str]] = []
+    for spec in REGISTRY.values():
+        if spec.default_rank is not None:
+            continue
+        if others and others[-1][1] == spec.help:
+            others[-1][0].append(spec.name)  # metrics that say the same are listed together
+        else:
+            others.append(([spec.name], spec.help))
+    also = ", ".join(
+        f"{', '.join(names)} ({note})" if note else ", ".join(names) for names, note in others
+    )
+    return f"Metric to compute; repeat for several. Default: {', '.join(default)}." + (
+        f" Also: {also}." if also else ""
+    )
+
+
+def with_metric_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options the metrics declare (e.g. the rubric's --criteria), as click options."""
+    for _, option in reversed(metric_options()):
+        command = click.option(
+            option.flag,
+            option.dest,
+            multiple=option.multiple,
+            metavar=option.metavar,
+            type=click.Path(path_type=Path) if option.is_path else None,
+            default=None,
+            help=option.help,
+        )(command)
+    return command
+
+
+class Printed(EvaluationEvents):
+    """What `localeval evaluate` says on stderr while it works."""
+
+    def __init__(self, data: Path, show_progress: bool):
+        self.data = data
+        self.show_progress = show_progress
+        self.progress: Progress | None = None
+
+    def skipped(self, error: DatasetError) -> None:
+        click.echo(f"Skipped: {error}", err=True)
+
+    def warned(self, warning: DatasetWarning) -> None:
+        click.echo(f"Warning: {warning}", err=True)
+
+    def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str]) -> None:
+        loaded = f"Loaded {n_samples} samples from {self.data}"
+        if n_skipped:
+            loaded += f" ({n_skipped} invalid rows skipped)"
+        click.echo(f"{loaded}; metrics: {', '.join(metrics)}", err=True)
+
+    def resuming(self, run: StoredRun) -> None:
+        click.echo(
+            f"Resuming run {run.id}: {run.n_done} of {run.n_samples} samples were scored "
+            f"before it stopped. (--no-resume starts a new run.)",
+            err=True,
+        )
+
+    def scoring(self, run: StoredRun) -> None:
+        self.progress = Progress(
+            run.n_samples, "Evaluating", enabled=self.show_progress, resumed=run.n_done
+        )
+
+    def scored(self, result: SampleResult) -> None:
+        if self.progress is not None:
+            self.progress.advance()
+
+    def scoring_ended(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
+
+    def stopped(self, run: StoredRun, n_done: int) -> None:
+        click.echo(
+            f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; re-run the "
+            "same command to continue it.",
+            err=True,
+        )
+
+
+def show(outcome: EvaluationOutcome) -> None:
+    """The summary, per category, the gates and what the judge did."""
+    from localeval.report import console
+
+    click.echo(console.summary_table(outcome.summaries))
+    categories = console.category_tables(outcome.by_category)
+    if categories:
+        click.echo("\n" + categories)
+    if outcome.gates:
+        click.echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
+    click.echo("\n" + console.usage_text(outcome.usage))
+
+
+@click.command()
+@click.argument("data", type=click.Path(path_type=Path))
+@click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC", help=metric_help())
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the full results (scores, evidence, summary, gates) as JSON here.",
+)
+@click.option(
+    "--threshold",
+    "thresholds",
+    multiple=True,
+    metavar="METRIC=VALUE",
+    help="Override a quality gate, e.g. --threshold faithfulness=0.9.",
+)
+@with_metric_options
+@judge_option
+@embedder_option
+@models_option
+@progress_option
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Evaluate the valid rows and skip invalid ones, listing each (file, line, reason) "
+    "on stderr and in results.json. Default: the first invalid row stops the run.",
+)
+@db_option
+@click.option(
+    "--resume",
+    "resume",
+    is_flag=False,
+    flag_value="matching",
+    default=None,
+    metavar="[RUN]",
+    help="Continue an interrupted run: RUN by id, or without a value the interrupted run of "
+    "this same evaluation (which must exist). Re-running the same command does this anyway.",
+)
+@click.option(
+    "--no-resume", "new_run", is_flag=True, help="Start a new run even if one was interrupted."
+)
+@click.option(
+    "--baseline",
+    metavar="RUN",
+    default=None,
+    help="Compare with this run (an id, latest, latest~N, or a results.json file) and exit 1 "
+    "if a metric regressed (see --max-drop).",
+)
+@max_drop_option
+@cache_option(
+    "Answer judge calls and embeddings made before from the local cache (re-runs of "
+    "unchanged data cost nothing); --no-cache asks the models again."
+)
+@translate_errors
+def evaluate(
+    data: Path,
+    metrics: tuple[str, ...],
+    output: Path | None,
+    thresholds: tuple[str, ...],
+    judge_name: str | None,
+    embedder_name: str | None,
+    models_path: str | None,
+    progress: bool,
+    db_path: Path | None,
+    resume: str | None,
+    new_run: bool,
+    baseline: str | None,
+    max_drop: float,
+    use_cache: bool,
+    skip_invalid: bool,
+    **options: Any,
+) -> None:
+    """Score the samples in DATA (JSONL, JSON array or CSV) and check the quality gates.
+
+    Every run is kept in the run history (see `localeval runs`), sample by sample as it is
+    scored: after Ctrl-C or a crash, running the same command again continues the run.
+
+    Exit status: 0 all gates pass, 1 a gate (or the --baseline regression gate) failed,
+    2 bad usage or input, 3 internal error.
+    """
+    request = EvaluationRequest(
+        data,
+        metrics,
+        output=output,
+        thresholds=thresholds,
+        judge=judge_name,
+        embedder=embedder_name,
+        models=models_path,
+        skip_invalid=skip_invalid,
+        db=db_path,
+        resume=resume,
+        new_run=new_run,
+        baseline=baseline,
+        max_drop=max_drop,
+        use_cache=use_cache,
+        metric_options=options,
+    )
+    with Evaluation(request, Printed(data, progress)) as evaluation:
+        outcome = evaluation.run()
+        show(outcome)
+        if output is not None:
+            evaluation.write_results(outcome, output)
+            click.echo(f"Results written to {output}")
+        click.echo(f"Run {outcome.run.id} saved in {evaluation.store.path}")
+        passed = outcome.passed
+        comparison = evaluation.compare_with_baseline(outcome)
+        if comparison is not None:
+            from localeval.report import history_text
+
+            click.echo("\n" + history_text.comparison_text(comparison))
+            click.echo("\n" + history_text.regression_text(comparison, max_drop))
+            passed = passed and not comparison.regressions(max_drop)
+    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+
+
+COMMAND = evaluate

@@ -1,0 +1,84 @@
+"""`localeval runs list|show`: the run history, kept in the local SQLite database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from localeval.cli.options import db_option, translate_errors
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """The run history: every `localeval evaluate` run, kept in a local SQLite database."""
+
+
+@runs_group.command("list")
+@db_option
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Show this many runs, newest first.",
+)
+@translate_errors
+def runs_list(db_path: Path | None, limit: int) -> None:
+    """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
+    from localeval.report import history_text
+    from localeval.runs.database import default_db_path
+    from localeval.runs.history import RunStore
+
+    path = db_path or default_db_path()
+    if not path.exists():
+        click.echo(f"No runs yet: {path} does not exist. `localeval evaluate DATA` records one.")
+        return
+    store = RunStore.open(path)
+    try:
+        click.echo(history_text.runs_table(store.list_runs(limit)))
+    finally:
+        store.close()
+
+
+@runs_group.command("show")
+@click.argument("run")
+@db_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the run's results.json here.",
+)
+@translate_errors
+def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
+    """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
+    from localeval.report import console, history_text
+    from localeval.results.contract import check_writable, write_results
+    from localeval.results.gates import GateResult
+    from localeval.runs.sources import header_of, open_history
+
+    if output is not None:
+        check_writable(output)
+    store = open_history(db_path)
+    try:
+        stored = store.resolve(run)
+        columns = store.score_columns(stored)
+        parts = [history_text.run_description(stored), console.summary_table(columns.summaries())]
+        categories = console.category_tables(columns.summaries_by_category())
+        if categories:
+            parts.append(categories)
+        if stored.gates:
+            parts.append(console.gates_text([GateResult(**g) for g in stored.gates]))
+        parts.append(console.usage_text(store.usage(stored.id)))
+        if output is not None:
+            write_results(output, header_of(store, stored), store.sample_dicts(stored))
+            parts.append(f"Results written to {output}")
+        click.echo("\n\n".join(parts))
+    finally:
+        store.close()
+
+
+COMMAND = runs_group

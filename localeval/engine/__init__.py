@@ -1,1 +1,0 @@
-"""The run engine: scoring a stream of samples."""

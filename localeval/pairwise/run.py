@@ -1,0 +1,100 @@
+"""`localeval compare-answers` as a library call: every pair of a data file judged, B's
+record against A summarised; nothing printed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localeval.config import load_models_config
+from localeval.errors import PromptTooLongError, UsageError
+from localeval.judge import Usage
+from localeval.metrics import Tools, build_metric
+from localeval.pairwise.judge import PairVerdict, compare_pair
+from localeval.pairwise.rows import (
+    PairRow,
+    PairwiseSummary,
+    load_pairs,
+    summarize_verdicts,
+    verdicts_to_dict,
+)
+from localeval.results.contract import check_writable
+from localeval.runs.database import open_store
+from localeval.runs.tools import load_tools
+
+
+@dataclass(frozen=True)
+class PairsRequest:
+    """What `localeval compare-answers` was asked to do."""
+
+    data: Path
+    output: Path | None = None
+    a_field: str = "answer_a"
+    b_field: str = "answer_b"
+    judge: str | None = None
+    models: str | None = None
+    use_cache: bool = True
+    db: Path | None = None
+
+
+@dataclass
+class PairsOutcome:
+    """Every row's verdict (None: too long for the judge), B's record, the judge's work."""
+
+    rows: list[PairRow]
+    verdicts: list[PairVerdict | None]
+    summary: PairwiseSummary
+    usage: Usage
+    tools: Tools
+
+    def as_dict(self, dataset: str) -> dict[str, Any]:
+        """The verdicts file (--output)."""
+        return verdicts_to_dict(
+            dataset, self.tools, self.rows, self.verdicts, self.summary, self.usage
+        )
+
+
+class PairComparison:
+    """Checked when made (the fields, every row, the output folder, models.toml), before
+    the judge loads; `run()` judges the pairs."""
+
+    def __init__(self, request: PairsRequest):
+        if request.a_field == request.b_field:
+            raise UsageError(
+                f"--a-field and --b-field are both '{request.a_field}'; name two fields"
+            )
+        self.request = request
+        self.rows = load_pairs(request.data, request.a_field, request.b_field)
+        if request.output is not None:
+            check_writable(request.output)
+        self.models = load_models_config(request.models)
+
+    def run(self, on_row: Callable[[], None] | None = None) -> PairsOutcome:
+        request = self.request
+        # the judge asks faithfulness questions of each answer, and nothing needs the embedder
+        cache = open_store(request.db) if request.use_cache else None
+        tools = load_tools(self.models, [build_metric("faithfulness")], request.judge, cache=cache)
+        assert tools.judge is not None
+        started = time.perf_counter()
+        before = tools.judge.usage.snapshot()
+        verdicts: list[PairVerdict | None] = []
+        for row in self.rows:
+            try:
+                verdict: PairVerdict | None = compare_pair(
+                    row.question, row.contexts, row.reference, row.answer_a, row.answer_b, tools
+                )
+            except PromptTooLongError:
+                verdict = None
+            verdicts.append(verdict)
+            if on_row is not None:
+                on_row()
+        usage = tools.judge.usage - before
+        usage.seconds = time.perf_counter() - started
+        judged = [(r, v) for r, v in zip(self.rows, verdicts, strict=True) if v is not None]
+        summary = summarize_verdicts(
+            [r for r, _ in judged], [v for _, v in judged], n_undefined=len(self.rows) - len(judged)
+        )
+        return PairsOutcome(self.rows, verdicts, summary, usage, tools)

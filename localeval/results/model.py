@@ -1,0 +1,81 @@
+"""What a run is and what it produced, in memory: its description, each sample's results."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from localeval.data.samples import Sample
+from localeval.judge import Usage
+from localeval.metrics import MetricResult
+from localeval.prompts import PROMPT_VERSION
+from localeval.results.summary import ScoreColumns
+from localeval.stats import MetricSummary
+
+
+def new_run_id() -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def now() -> str:
+    """The current time as runs record it: ISO-8601 UTC, to the second."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class SampleResult:
+    """Every requested metric's result for one sample."""
+
+    sample: Sample
+    results: dict[str, MetricResult]
+    #: what scoring this sample cost (judge calls, tokens, seconds)
+    usage: Usage = field(default_factory=Usage)
+
+    def scores(self) -> dict[str, float | None]:
+        return {name: r.score for name, r in self.results.items()}
+
+
+@dataclass
+class RunInfo:
+    """What a run was: when, with which models and prompts, on which metrics."""
+
+    run_id: str
+    created: str
+    metrics: list[str]
+    judge: dict[str, Any] | None
+    embedder: dict[str, Any] | None
+    prompt_version: str = PROMPT_VERSION
+    dataset: str | None = None
+    dataset_sha256: str | None = None
+    #: each metric's settings that change its scores, e.g. {"answer_relevancy": {"n_questions": 3}}
+    metric_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: rows of the dataset left out by --skip-invalid: file, line, field, reason
+    skipped_rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    """A finished run held in memory: its description, per-sample results, the usage."""
+
+    info: RunInfo
+    samples: list[SampleResult]
+    usage: Usage = field(default_factory=Usage)
+
+    def columns(self) -> ScoreColumns:
+        return ScoreColumns.of(
+            [r.sample.sample_id for r in self.samples],
+            [r.sample.category for r in self.samples],
+            {
+                m: [r.results[m].score if m in r.results else None for r in self.samples]
+                for m in self.info.metrics
+            },
+        )
+
+    def summary(self) -> dict[str, MetricSummary]:
+        return self.columns().summaries()
+
+    def summary_by_category(self) -> dict[str, dict[str, MetricSummary]]:
+        return self.columns().summaries_by_category()

@@ -1,0 +1,291 @@
+"""`localeval evaluate` as a library call: a data file scored into the run history.
+
+Everything that can be checked without the models (options, the whole data file, the
+output folder, the database, the baseline, the run to resume) is checked when an
+`Evaluation` is made, before any model loads. `run()` then scores the samples the run
+lacks through the run engine into the history, one committed sample at a time, so a run
+stopped at any moment keeps what it finished and continues when started again; memory
+stays flat, since summaries and results.json are read back from the database.
+
+Nothing here prints: what happens along the way goes to an `EvaluationEvents`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from localeval.backends.files import sha256_file
+from localeval.config import load_models_config
+from localeval.data.samples import DatasetWarning, Sample, read_samples
+from localeval.engine import describe_run, order_metrics, score_samples
+from localeval.errors import DatasetError, UsageError
+from localeval.judge import Usage
+from localeval.metrics import (
+    Metric,
+    Tools,
+    WithSubScores,
+    build_metric,
+    configure_metrics,
+    metric_names,
+)
+from localeval.results.contract import check_writable, write_results
+from localeval.results.diff import DEFAULT_MAX_DROP, Comparison, compare_runs
+from localeval.results.gates import (
+    GateResult,
+    check_max_drop,
+    default_thresholds,
+    evaluate_gates,
+    parse_threshold,
+)
+from localeval.results.model import SampleResult
+from localeval.results.refs import RunRef
+from localeval.results.scores import RunScores
+from localeval.results.summary import sub_score_summaries, with_sub_scores
+from localeval.runs.history import RunStore, StoredRun
+from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
+from localeval.runs.sources import header_of, load_scores, stored_run_scores
+from localeval.runs.tools import load_tools
+from localeval.stats import MetricSummary
+
+
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """What `localeval evaluate` was asked to do."""
+
+    data: Path
+    metrics: Sequence[str] = ()
+    output: Path | None = None
+    #: METRIC=VALUE overrides of the gates
+    thresholds: Sequence[str] = ()
+    judge: str | None = None
+    embedder: str | None = None
+    models: str | None = None
+    skip_invalid: bool = False
+    db: Path | None = None
+    #: a run id, RESUME_MATCHING, or None to continue an interrupted run of the same
+    #: evaluation if there is one
+    resume: str | None = None
+    new_run: bool = False
+    baseline: str | None = None
+    max_drop: float = DEFAULT_MAX_DROP
+    use_cache: bool = True
+    #: the metrics' own options by name (e.g. the rubric's criteria_file)
+    metric_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+class EvaluationEvents:
+    """What an evaluation tells its caller along the way; each method does nothing here."""
+
+    def skipped(self, error: DatasetError) -> None:
+        """An invalid row left out (--skip-invalid)."""
+
+    def warned(self, warning: DatasetWarning) -> None:
+        """Something in a usable row the user may not have meant."""
+
+    def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str]) -> None:
+        """The data checked in full; the models are about to load."""
+
+    def resuming(self, run: StoredRun) -> None:
+        """An interrupted run of the same evaluation is continued."""
+
+    def scoring(self, run: StoredRun) -> None:
+        """Scoring starts: `run.n_done` of `run.n_samples` samples are stored already."""
+
+    def scored(self, result: SampleResult) -> None:
+        """One more sample is scored and stored."""
+
+    def stopped(self, run: StoredRun, n_done: int) -> None:
+        """Scoring stopped part-way (an error or Ctrl-C); `n_done` samples are kept."""
+
+    def scoring_ended(self) -> None:
+        """Scoring ended, finished or not."""
+
+
+@dataclass
+class EvaluationOutcome:
+    """A finished run: its summaries, gates and cost."""
+
+    run: StoredRun
+    summaries: dict[str, MetricSummary]
+    by_category: dict[str, dict[str, MetricSummary]]
+    gates: list[GateResult]
+    #: metrics whose gate is the judge's own threshold (models.toml), and that judge
+    from_judge: list[str]
+    judge: str | None
+    usage: Usage
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+
+class Evaluation:
+    """One `localeval evaluate`: checked when made, scored by `run()`; close it after."""
+
+    def __init__(self, request: EvaluationRequest, events: EvaluationEvents | None = None):
+        self.request = request
+        self.events = events or EvaluationEvents()
+        if request.resume is not None and request.new_run:
+            raise UsageError("--resume and --no-resume contradict each other; give one")
+        check_max_drop(request.max_drop)
+        self.names = order_metrics(request.metrics)
+        self.options = configure_metrics(self.names, request.metric_options)
+        self.overrides = dict(parse_threshold(t, metric_names()) for t in request.thresholds)
+        self.skipped: list[DatasetError] = []
+        on_invalid = self._skip if request.skip_invalid else None
+        self.dataset = scan_dataset(request.data, on_invalid, self.events.warned)
+        if request.output is not None:
+            check_writable(request.output)
+        self.store = RunStore.open(request.db)
+        try:
+            self._check_before_models()
+        except BaseException:
+            self.store.close()
+            raise
+
+    def _skip(self, error: DatasetError) -> None:
+        self.skipped.append(error)
+        self.events.skipped(error)
+
+    def _check_before_models(self) -> None:
+        request = self.request
+        self.baseline: RunScores | None = None
+        if request.baseline is not None:
+            self.baseline = load_scores(RunRef(request.baseline), self.store)
+        self.target: StoredRun | None = None
+        if request.resume is not None and request.resume != RESUME_MATCHING:
+            self.target = check_resume_target(self.store, request.resume, self.dataset, self.names)
+        self.models = load_models_config(request.models)
+        self.events.loaded(self.dataset.n_samples, len(self.skipped), self.names)
+
+    def __enter__(self) -> Evaluation:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def run(self) -> EvaluationOutcome:
+        """Score the samples into the run history and complete the run with its gates."""
+        request = self.request
+        metrics = [build_metric(n, self.options) for n in self.names]
+        judged = {m.name for m in metrics if m.uses_judge}
+        judge_config = self.models.judge(request.judge) if judged else None
+        judge_thresholds = judge_config.thresholds if judge_config else {}
+        thresholds = default_thresholds(judged, judge_thresholds) | self.overrides
+        from_judge = sorted(m for m in judged & set(judge_thresholds) if m not in self.overrides)
+        # the judge/embedding cache lives in the same database as the run history
+        cache = self.store.connection if request.use_cache else None
+        tools = load_tools(self.models, metrics, request.judge, request.embedder, cache=cache)
+        info = describe_run(metrics, tools, str(request.data), self.dataset.sha256)
+        info.skipped_rows = [skipped_row(error) for error in self.skipped]
+        run, resumed = choose_run(
+            self.store,
+            info,
+            self.dataset.n_samples,
+            thresholds,
+            request.resume,
+            request.new_run,
+            self.target,
+        )
+        if resumed:
+            self.events.resuming(run)
+        self._score(run, metrics, tools)
+        if sha256_file(request.data) != self.dataset.sha256:
+            raise UsageError(
+                f"{request.data} changed while it was being evaluated; the run is not complete "
+                "(evaluate it again with --no-resume)"
+            )
+        self.extended = [m for m in metrics if isinstance(m, WithSubScores)]
+        outcome = self._complete(run, thresholds)
+        outcome.from_judge = from_judge
+        outcome.judge = judge_config.name if judge_config else None
+        return outcome
+
+    def _score(self, run: StoredRun, metrics: list[Metric], tools: Tools) -> None:
+        """Score what the run lacks; on any failure or Ctrl-C say what is kept."""
+        rows = read_samples(self.request.data, _ignore if self.request.skip_invalid else None)
+        self.events.scoring(run)
+        try:
+            score_samples(rows, metrics, tools, RunSink(self.store, run), self.events.scored)
+        except BaseException:
+            self.events.scoring_ended()
+            try:
+                done = self.store.get(run.id).n_done
+            except UsageError:
+                pass  # the database itself failed; its error says so
+            else:
+                self.events.stopped(run, done)
+            raise
+        self.events.scoring_ended()
+
+    def _complete(self, run: StoredRun, thresholds: Mapping[str, float]) -> EvaluationOutcome:
+        columns = self.store.score_columns(run)
+        summaries = columns.summaries()
+        for metric in self.extended:
+            # e.g. each rubric criterion, summarised like a metric of its own
+            details = (s["details"].get(metric.name, {}) for s in self.store.sample_dicts(run))
+            summaries.update(sub_score_summaries(details, metric.sub_scores))
+        gates = evaluate_gates(summaries, thresholds)
+        run = self.store.complete(run.id, gates)
+        by_category = columns.summaries_by_category()
+        return EvaluationOutcome(
+            run, summaries, by_category, gates, [], None, self.store.usage(run.id)
+        )
+
+    def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
+        """The run's results.json, streamed from the database (sub-scores added)."""
+        header = header_of(self.store, outcome.run)
+        samples: Iterator[dict[str, Any]] = self.store.sample_dicts(outcome.run)
+        if self.extended:
+            header["summary"] = {m: s.as_dict() for m, s in outcome.summaries.items()}
+            samples = with_sub_scores(samples, self.extended)
+        try:
+            write_results(path, header, samples)
+        except UsageError as exc:
+            raise UsageError(
+                f"{exc}. The run is saved: `localeval runs show {outcome.run.id} -o PATH` "
+                "writes its results again"
+            ) from None
+
+    def compare_with_baseline(self, outcome: EvaluationOutcome) -> Comparison | None:
+        """The run against the --baseline run (None without one)."""
+        if self.baseline is None:
+            return None
+        return compare_runs(
+            self.baseline, stored_run_scores(self.store, outcome.run, outcome.run.id)
+        )
+
+
+@dataclass
+class RunSink:
+    """The run history as the engine's sink: each sample committed as it is scored."""
+
+    store: RunStore
+    run: StoredRun
+
+    def has(self, position: int, sample: Sample) -> bool:
+        return bool(self.run.n_done) and self.store.has_sample(self.run.id, sample.sample_id)
+
+    def add(self, position: int, result: SampleResult) -> None:
+        self.store.record_sample(self.run.id, position, result)
+
+
+def skipped_row(error: DatasetError) -> dict[str, object]:
+    """A row --skip-invalid left out, as results.json lists it."""
+    return {"file": error.path, "line": error.line, "field": error.field, "reason": error.detail}
+
+
+def _ignore(_error: DatasetError) -> None:
+    """Invalid rows on the second pass: already reported by the scan."""
