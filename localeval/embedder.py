@@ -7,11 +7,18 @@ from typing import Protocol
 
 import numpy as np
 
+from localeval.judge import ModelIdentity
+
 
 class Embedder(Protocol):
     """Turns texts into unit-length vectors."""
 
     name: str
+
+    @property
+    def identity(self) -> ModelIdentity:
+        """Which model this is (recorded with every run, and the key of its cache)."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text, each L2-normalised."""

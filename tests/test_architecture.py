@@ -1,0 +1,155 @@
+"""The architecture holds: no import cycle, and no layer imports a layer above it.
+
+Read from the source (every import statement, at module level or inside a function), not
+from what happens to be imported at run time. Run this file alone to print the layers
+and each one's imports: `python tests/test_architecture.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "localeval"
+
+#: lowest first; a unit may import only units listed before it (and its own modules)
+LAYERS: list[tuple[str, ...]] = [
+    ("localeval", "localeval.errors"),
+    ("localeval.stats", "localeval.text", "localeval.schema"),
+    ("localeval.judge",),
+    ("localeval.embedder",),
+    ("localeval.data",),
+    ("localeval.prompts",),
+    ("localeval.metrics",),
+    ("localeval.backends",),
+    ("localeval.config",),
+    ("localeval.results",),
+    ("localeval.engine",),
+    ("localeval.runs",),
+    ("localeval.pairwise",),
+    ("localeval.calibration",),
+    ("localeval.report",),
+    ("localeval.testing",),
+    ("localeval.pytest_plugin",),
+    ("localeval.cli",),
+]
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its __init__)."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def imports(path: Path, name: str, known: dict[str, Path]) -> Iterator[str]:
+    """The localeval modules a module imports, anywhere in it."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1],
+                                 *([base] if base else [])])
+            # `from package import module` imports the module
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+                       for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield target
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: set(imports(path, name, known)) for name, path in known.items()}
+
+
+def unit_of(module: str) -> str:
+    units = [u for layer in LAYERS for u in layer]
+    matches = [u for u in units if module == u or module.startswith(u + ".")]
+    if not matches:
+        raise AssertionError(f"{module} belongs to no layer: add it to LAYERS")
+    return max(matches, key=len)
+
+
+def rank(unit: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if unit in layer)
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(edges.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    """Imports of a unit from a unit in the same or a higher layer."""
+    wrong = []
+    for module, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            a, b = unit_of(module), unit_of(target)
+            if a != b and rank(b) >= rank(a):
+                wrong.append(f"{module} -> {target}")
+    return wrong
+
+
+def test_no_import_cycle() -> None:
+    assert cycles(graph()) == []
+
+
+def test_no_layer_imports_one_above_it() -> None:
+    assert upward_imports(graph()) == []
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    for module in graph():
+        unit_of(module)
+
+
+if __name__ == "__main__":
+    edges = graph()
+    for layer in LAYERS:
+        for unit in layer:
+            used = sorted({unit_of(t) for m, ts in edges.items() if unit_of(m) == unit for t in ts}
+                          - {unit})
+            print(f"{unit:<24} -> {', '.join(used) or '-'}")
+    print("cycles:", cycles(edges) or "none")
+    print("upward imports:", upward_imports(edges) or "none")
