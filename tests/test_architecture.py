@@ -56,11 +56,16 @@ def imports(path: Path, name: str, known: dict[str, Path]) -> Iterator[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1],
-                                 *([base] if base else [])])
+                base = ".".join(
+                    [
+                        *package.split(".")[: len(package.split(".")) - node.level + 1],
+                        *([base] if base else []),
+                    ]
+                )
             # `from package import module` imports the module
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
-                       for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
+            ]
         else:
             continue
         for target in targets:
@@ -148,8 +153,9 @@ if __name__ == "__main__":
     edges = graph()
     for layer in LAYERS:
         for unit in layer:
-            used = sorted({unit_of(t) for m, ts in edges.items() if unit_of(m) == unit for t in ts}
-                          - {unit})
+            used = sorted(
+                {unit_of(t) for m, ts in edges.items() if unit_of(m) == unit for t in ts} - {unit}
+            )
             print(f"{unit:<24} -> {', '.join(used) or '-'}")
     print("cycles:", cycles(edges) or "none")
     print("upward imports:", upward_imports(edges) or "none")

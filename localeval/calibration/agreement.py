@@ -188,43 +188,10 @@ def _pairs(rows: Sequence[RowScore]) -> tuple[list[float], list[float]]:
 
 def agreements_for(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agreement]:
     """Every measure that the labels of these rows support."""
-    found: list[Agreement] = []
-    scored = _labelled(rows)
-
     if metric == PAIRWISE:
-        # score: P(B better) in [0, 1]; label +1 B better, -1 A better; a tie counts half
-        right = np.array(
-            [
-                0.5 if score == 0.5 else float((score > 0.5) == (label > 0))
-                for label, score, _ in scored
-            ]
-        )
-        if right.size:
-            found.append(
-                Agreement(
-                    dataset,
-                    metric,
-                    "ab_accuracy",
-                    float(right.mean()),
-                    _interval(lambda i: float(right[i].mean()), right.size),
-                    right.size,
-                )
-            )
-        return found
-
-    better, worse = _pairs(rows)
-    if better:
-        b, w = np.array(better), np.array(worse)
-        found.append(
-            Agreement(
-                dataset,
-                metric,
-                "pair_accuracy",
-                pair_accuracy(b, w),
-                _interval(lambda i: pair_accuracy(b[i], w[i]), b.size),
-                b.size,
-            )
-        )
+        return _ab_accuracy(dataset, metric, rows)
+    found = _pair_accuracy(dataset, metric, rows)
+    scored = _labelled(rows)
     labels = {label for label, _, _ in scored}
     s = np.array([score for _, score, _ in scored])
     y = np.array([label for label, _, _ in scored])
@@ -251,25 +218,61 @@ def agreements_for(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[
                 s.size,
             )
         )
+    return found + _chunk_auc(dataset, metric, rows)
+
+
+def _ab_accuracy(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agreement]:
+    """Pairwise rows: score P(B better) in [0, 1]; label +1 B better, -1 A better; a tie
+    counts half."""
+    right = np.array(
+        [
+            0.5 if score == 0.5 else float((score > 0.5) == (label > 0))
+            for label, score, _ in _labelled(rows)
+        ]
+    )
+    if not right.size:
+        return []
+    statistic = _interval(lambda i: float(right[i].mean()), right.size)
+    return [Agreement(dataset, metric, "ab_accuracy", float(right.mean()), statistic, right.size)]
+
+
+def _pair_accuracy(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agreement]:
+    better, worse = _pairs(rows)
+    if not better:
+        return []
+    b, w = np.array(better), np.array(worse)
+    return [
+        Agreement(
+            dataset,
+            metric,
+            "pair_accuracy",
+            pair_accuracy(b, w),
+            _interval(lambda i: pair_accuracy(b[i], w[i]), b.size),
+            b.size,
+        )
+    ]
+
+
+def _chunk_auc(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agreement]:
     chunk_scores: list[float] = []
     chunk_labels: list[int] = []
     for r in rows:
         if r.chunk_scores is not None and r.chunk_labels is not None:
             chunk_scores += r.chunk_scores
             chunk_labels += r.chunk_labels
-    if chunk_scores:
-        cs, cl = np.array(chunk_scores), np.array(chunk_labels)
-        found.append(
-            Agreement(
-                dataset,
-                metric,
-                "chunk_auc",
-                roc_auc(cs, cl),
-                _interval(lambda i: roc_auc(cs[i], cl[i]), cs.size),
-                cs.size,
-            )
+    if not chunk_scores:
+        return []
+    cs, cl = np.array(chunk_scores), np.array(chunk_labels)
+    return [
+        Agreement(
+            dataset,
+            metric,
+            "chunk_auc",
+            roc_auc(cs, cl),
+            _interval(lambda i: roc_auc(cs[i], cl[i]), cs.size),
+            cs.size,
         )
-    return found
+    ]
 
 
 def _gate_figures(dataset: str, metric: str, s: np.ndarray, y: np.ndarray) -> list[Agreement]:

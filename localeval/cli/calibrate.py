@@ -12,6 +12,7 @@ from localeval.cli.options import (
     embedder_option,
     judge_option,
     models_option,
+    output_option,
     progress_option,
     translate_errors,
 )
@@ -20,13 +21,7 @@ from localeval.cli.progress import Progress
 
 @click.command()
 @click.argument("labelled", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write every figure and every row's score as JSON here.",
-)
+@output_option("Write every figure and every row's score as JSON here.")
 @click.option(
     "--limit",
     type=click.IntRange(min=1),

@@ -14,6 +14,7 @@ from localeval.cli.options import (
     db_option,
     judge_option,
     models_option,
+    output_option,
     progress_option,
     translate_errors,
 )
@@ -22,13 +23,9 @@ from localeval.cli.progress import Progress
 
 @click.command("compare-answers")
 @click.argument("data", type=click.Path(path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write every row's verdict (winner, confidence, scores, reason, both orders' "
-    "readings) and the summary as JSON here.",
+@output_option(
+    "Write every row's verdict (winner, confidence, scores, reason, both orders' "
+    "readings) and the summary as JSON here."
 )
 @click.option(
     "--fail-if-b-worse",

@@ -12,6 +12,7 @@ from localeval.cli.options import (
     EXIT_OK,
     db_option,
     max_drop_option,
+    output_option,
     translate_errors,
 )
 
@@ -33,13 +34,7 @@ from localeval.cli.options import (
     show_default=True,
     help="How many of the samples that moved most to show per metric, with their evidence.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Also write the comparison as JSON here.",
-)
+@output_option("Also write the comparison as JSON here.")
 @translate_errors
 def diff(
     base: str,

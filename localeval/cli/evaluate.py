@@ -18,6 +18,7 @@ from localeval.cli.options import (
     judge_option,
     max_drop_option,
     models_option,
+    output_option,
     progress_option,
     translate_errors,
 )
@@ -32,7 +33,7 @@ from localeval.runs.evaluation import (
     EvaluationOutcome,
     EvaluationRequest,
 )
-from localeval.runs.history import StoredRun
+from localeval.runs.records import StoredRun
 
 
 def metric_help() -> str:
@@ -133,13 +134,7 @@ def show(outcome: EvaluationOutcome) -> None:
 @click.command()
 @click.argument("data", type=click.Path(path_type=Path))
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC", help=metric_help())
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write the full results (scores, evidence, summary, gates) as JSON here.",
-)
+@output_option("Write the full results (scores, evidence, summary, gates) as JSON here.")
 @click.option(
     "--threshold",
     "thresholds",

@@ -96,3 +96,10 @@ def cache_option(help_text: str) -> Callable[[F], F]:
     return click.option(
         "--cache/--no-cache", "use_cache", default=True, show_default=True, help=help_text
     )
+
+
+def output_option(help_text: str) -> Callable[[F], F]:
+    """-o/--output FILE, with what this command writes there."""
+    return click.option(
+        "-o", "--output", type=click.Path(path_type=Path), default=None, help=help_text
+    )

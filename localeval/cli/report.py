@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from localeval.cli.options import db_option, translate_errors
+from localeval.cli.options import db_option, output_option, translate_errors
 
 
 @click.command("report")
@@ -22,13 +22,7 @@ from localeval.cli.options import db_option, translate_errors
     "md: a summary for a pull-request comment; junit: JUnit XML, one test case per gate; "
     "json: the results themselves.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write the report here (default: standard output).",
-)
+@output_option("Write the report here (default: standard output).")
 @click.option(
     "--baseline",
     metavar="RUN",

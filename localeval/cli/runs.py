@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from localeval.cli.options import db_option, translate_errors
+from localeval.cli.options import db_option, output_option, translate_errors
 
 
 @click.group("runs")
@@ -45,13 +45,7 @@ def runs_list(db_path: Path | None, limit: int) -> None:
 @runs_group.command("show")
 @click.argument("run")
 @db_option
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Also write the run's results.json here.",
-)
+@output_option("Also write the run's results.json here.")
 @translate_errors
 def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""

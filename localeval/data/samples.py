@@ -17,7 +17,6 @@ MAX_FIELD_CHARS, more than MAX_CHUNKS contexts in a row, nesting too deep to dec
 
 from __future__ import annotations
 
-import csv
 import difflib
 import re
 from collections.abc import Callable, Iterator
@@ -26,19 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from localeval.data import strict_json
+from localeval.data.csv_rows import csv_rows
+from localeval.data.fields import ALIASES, CANONICAL
 from localeval.data.textstream import json_array_values, text_chunks, text_lines
 from localeval.errors import DatasetError, locate
-
-#: accepted alias -> canonical field name
-ALIASES: dict[str, str] = {
-    "user_input": "question",
-    "retrieved_contexts": "contexts",
-    "response": "answer",
-    "reference": "reference_answer",
-    "ground_truth": "reference_answer",
-    "id": "sample_id",
-}
-CANONICAL = ("question", "contexts", "answer", "reference_answer", "sample_id", "category")
 
 #: longest string accepted in one field or chunk: far beyond any judge's context window
 #: (about 250,000 tokens), so a longer one is a data error (a whole document pasted in)
@@ -239,76 +229,6 @@ def _json_array_rows(path: Path, chunks: Iterator[str]) -> Iterator[Row]:
     )
 
 
-def _csv_header(path: Path, reader: Any) -> list[str]:
-    try:
-        header = [name.strip() for name in next(reader)]
-    except StopIteration:
-        return []
-    except csv.Error as exc:
-        raise DatasetError(str(path), f"invalid CSV ({exc})", 1) from None
-    named = [name for name in header if name]
-    for name in named:
-        if named.count(name) > 1:
-            raise DatasetError(str(path), f"the header names the column '{name}' twice", 1)
-    return header
-
-
-def _csv_rows(path: Path, lines: Iterator[str]) -> Iterator[Row]:
-    """CSV rows as dicts; `contexts` holds a JSON array string; empty cells are missing fields.
-
-    Quoted cells may span lines; a row's line is the one it starts on.
-    """
-    # lines keep their ends, so cells may span lines; strict mode reports a quote that is
-    # never closed instead of swallowing the rest of the file
-    reader = csv.reader(lines, strict=True)
-    # the csv module's own cell limit (128 KiB) would hide MAX_FIELD_CHARS's clearer message
-    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
-    header = _csv_header(path, reader)
-    start = reader.line_num + 1
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            detail = str(exc)
-            if "unexpected end of data" in detail:
-                detail = "a quoted cell is never closed"
-            raise DatasetError(str(path), f"invalid CSV ({detail})", start) from None
-        line, start = start, reader.line_num + 1
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(cells) != len(header):
-            yield (
-                line,
-                DatasetError(
-                    str(path), f"has {len(cells)} cells, the header has {len(header)}", line
-                ),
-            )
-            continue
-        yield line, _csv_row(path, header, cells, line)
-
-
-def _csv_row(path: Path, header: list[str], cells: list[str], line: int) -> Any:
-    row: dict[str, Any] = {}
-    for column, (name, cell) in enumerate(zip(header, cells, strict=True), start=1):
-        if cell == "":
-            continue
-        if not name:
-            return DatasetError(
-                str(path), f"has a value in column {column}, which the header leaves unnamed", line
-            )
-        if ALIASES.get(name, name) == "contexts":
-            try:
-                cell = strict_json.DECODER.decode(cell)
-            except strict_json.DECODE_ERRORS:
-                return DatasetError(
-                    str(path), "must be a JSON array of strings in a CSV cell", line, "contexts"
-                )
-        row[name] = cell
-    return row
-
-
 def _unknown_field_warning(path: str, line: int, names: list[str]) -> DatasetWarning:
     known = [*CANONICAL, *ALIASES]
     described = []
@@ -343,7 +263,7 @@ def read_samples(
     elif suffix == ".json":
         rows = _json_array_rows(file, text_chunks(file))
     elif suffix == ".csv":
-        rows = _csv_rows(file, text_lines(text_chunks(file)))
+        rows = csv_rows(file, text_lines(text_chunks(file)))
     elif file.is_dir():
         raise DatasetError(str(file), "is a directory, not a data file")
     else:

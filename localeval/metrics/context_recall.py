@@ -14,15 +14,13 @@ from __future__ import annotations
 
 from localeval.data.samples import Sample
 from localeval.metrics.base import (
-    Details,
-    Evidence,
     EvidenceTable,
     MetricResult,
     MetricSpec,
     Tools,
     missing_field,
 )
-from localeval.metrics.explain import StatementWords, first_with, statement_changes, weakest
+from localeval.metrics.explain import StatementWords, statement_changes, statement_hint
 from localeval.metrics.statements import StatementEvidence, judge_statements
 
 ATTRIBUTION = StatementEvidence(
@@ -49,13 +47,6 @@ class ContextRecall:
         return judge_statements(sample.reference_answer, sample.contexts, tools, ATTRIBUTION)
 
 
-def hint(details: Details) -> Evidence | None:
-    statement = first_with(details, "not attributed")
-    if statement is not None:
-        return Evidence("not in the contexts", statement)
-    return weakest(details, "attribution", "least attributed")
-
-
 SPEC = MetricSpec(
     ContextRecall,
     order=30,
@@ -75,6 +66,6 @@ SPEC = MetricSpec(
             gone="no longer in the reference",
         ),
     ),
-    hint=hint,
+    hint=statement_hint("not attributed", "not in the contexts", "attribution", "least attributed"),
     table=EvidenceTable("reference statement", "statements", "attribution", "not attributed"),
 )

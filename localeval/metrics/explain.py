@@ -9,6 +9,7 @@ details up, or pick the telling item out of one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +119,21 @@ def first_with(details: Details, verdict: str, key: str = "statements") -> str |
         if label == verdict:
             return text(item)
     return None
+
+
+def statement_hint(
+    bad: str, says: str, values: str, least: str
+) -> Callable[[Details], Evidence | None]:
+    """The hint of a statement-checking metric: the first statement with the `bad` verdict
+    (labelled `says`), else the one with the lowest probability (labelled `least`)."""
+
+    def hint(details: Details) -> Evidence | None:
+        statement = first_with(details, bad)
+        if statement is not None:
+            return Evidence(says, statement)
+        return weakest(details, values, least)
+
+    return hint
 
 
 def weakest(details: Details, key: str, label: str) -> Evidence | None:

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 from localeval.data.samples import Sample
 from localeval.metrics.base import (
-    Details,
-    Evidence,
     EvidenceTable,
     MetricResult,
     MetricSpec,
     Tools,
     missing_field,
 )
-from localeval.metrics.explain import StatementWords, first_with, statement_changes, weakest
+from localeval.metrics.explain import StatementWords, statement_changes, statement_hint
 from localeval.metrics.statements import StatementEvidence, judge_statements
 
 SUPPORT = StatementEvidence(
@@ -50,13 +48,6 @@ class Faithfulness:
         return judge_statements(sample.answer, sample.contexts, tools, SUPPORT)
 
 
-def hint(details: Details) -> Evidence | None:
-    statement = first_with(details, "unsupported")
-    if statement is not None:
-        return Evidence("unsupported", statement)
-    return weakest(details, "support", "least supported")
-
-
 SPEC = MetricSpec(
     Faithfulness,
     order=10,
@@ -80,6 +71,6 @@ SPEC = MetricSpec(
             gone="no longer in the answer",
         ),
     ),
-    hint=hint,
+    hint=statement_hint("unsupported", "unsupported", "support", "least supported"),
     table=EvidenceTable("answer statement", "statements", "support", "unsupported", "answer"),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from localeval.results.diff import Comparison, MetricChange
-from localeval.runs.history import StoredRun
+from localeval.runs.records import StoredRun
 
 
 def _number(value: float | None) -> str:

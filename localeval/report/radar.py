@@ -113,7 +113,18 @@ def radar_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
             for index, value in enumerate(values):
                 x, y = point(index, value)
                 parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="#1d4ed8"/>')
-    # labels: the metric, then the run's value against the threshold
+    parts += _radar_labels(metrics, series, (cx, cy), radius)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _radar_labels(
+    metrics: Sequence[str], series: Sequence[Series], centre: tuple[float, float], radius: float
+) -> list[str]:
+    """Beside each axis the metric, then the run's value against the threshold."""
+    cx, cy = centre
+    count = len(metrics)
+    parts = []
     run = next((s for s in series if s.kind == "run"), None)
     threshold = next((s for s in series if s.kind == "threshold"), None)
     for index, metric in enumerate(metrics):
@@ -137,8 +148,7 @@ def radar_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
             f'<tspan x="{x:.1f}" dy="16" font-size="12" font-weight="400" '
             f'fill="#374151">{escape(detail)}</tspan></text>'
         )
-    parts.append("</svg>")
-    return "".join(parts)
+    return parts
 
 
 def _axis_ticks(

@@ -45,7 +45,8 @@ from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores
 from localeval.results.summary import sub_score_summaries, with_sub_scores
-from localeval.runs.history import RunStore, StoredRun
+from localeval.runs.history import RunStore
+from localeval.runs.records import StoredRun
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
 from localeval.runs.sources import header_of, load_scores, stored_run_scores
 from localeval.runs.tools import load_tools

@@ -11,7 +11,6 @@ the most recently finished first.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import itertools
 import json
 import math
@@ -19,7 +18,6 @@ import sqlite3
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,101 +32,7 @@ from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
 from localeval.runs.database import default_db_path, open_store
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def fingerprint(info: RunInfo) -> str:
-    """What makes two runs the same evaluation, hashed: resuming one continues the other."""
-    judge = info.judge or {}
-    # what names a judge that has no file (a server's URL, model, revision); none for a file
-    model = {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings")}
-    identity = {
-        "dataset_sha256": info.dataset_sha256,
-        "judge_sha256": judge.get("sha256"),
-        **({"judge_model": model} if model else {}),
-        # absent for runs recorded before settings were: their fingerprints stay as they were
-        **({"judge_settings": judge["settings"]} if "settings" in judge else {}),
-        "embedder_sha256": (info.embedder or {}).get("sha256"),
-        "prompt_version": info.prompt_version,
-        "metrics": info.metrics,
-        "metric_settings": info.metric_settings,
-    }
-    return hashlib.sha256(_json(identity).encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """A run as the history holds it; `n_done` samples of `n_samples` are stored."""
-
-    info: RunInfo
-    fingerprint: str
-    finished: str | None
-    n_samples: int
-    n_done: int
-    thresholds: dict[str, float]
-    gates: list[dict[str, Any]] | None
-
-    @property
-    def id(self) -> str:
-        return self.info.run_id
-
-    @property
-    def complete(self) -> bool:
-        return self.finished is not None
-
-    @property
-    def status(self) -> str:
-        if self.complete:
-            return "complete"
-        return f"incomplete ({self.n_done}/{self.n_samples})"
-
-
-_RUN_COLUMNS = (
-    "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
-    "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
-    "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings"
-)
-
-
-def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
-    if name is None:
-        return None
-    return {"name": name, "sha256": sha256} if sha256 else {"name": name}
-
-
-def _judge(name: str | None, sha256: str | None, settings: str | None) -> dict[str, Any] | None:
-    judge = _model(name, sha256)
-    if judge is not None and settings is not None:
-        judge["settings"] = json.loads(settings)
-    return judge
-
-
-def _stored_run(row: Sequence[Any]) -> StoredRun:
-    info = RunInfo(
-        run_id=row[0],
-        created=row[1],
-        metrics=json.loads(row[12]),
-        judge=_judge(row[7], row[8], row[18]),
-        embedder=_model(row[9], row[10]),
-        prompt_version=row[11],
-        dataset=row[4],
-        dataset_sha256=row[5],
-        metric_settings=json.loads(row[13]),
-        skipped_rows=json.loads(row[17]),
-    )
-    return StoredRun(
-        info=info,
-        fingerprint=row[3],
-        finished=row[2],
-        n_samples=row[6],
-        n_done=row[16],
-        thresholds=json.loads(row[14]),
-        gates=json.loads(row[15]) if row[15] is not None else None,
-    )
+from localeval.runs.records import RUN_COLUMNS, StoredRun, fingerprint, json_text, stored_run
 
 
 class RunStore:
@@ -196,12 +100,12 @@ class RunStore:
                     embedder.get("name"),
                     embedder.get("sha256"),
                     info.prompt_version,
-                    _json(info.metrics),
-                    _json(info.metric_settings),
-                    _json(dict(thresholds)),
+                    json_text(info.metrics),
+                    json_text(info.metric_settings),
+                    json_text(dict(thresholds)),
                     __version__,
-                    _json(info.skipped_rows),
-                    _json(judge["settings"]) if "settings" in judge else None,
+                    json_text(info.skipped_rows),
+                    json_text(judge["settings"]) if "settings" in judge else None,
                 ),
             )
         return self.get(info.run_id)
@@ -210,7 +114,7 @@ class RunStore:
         """A resumed run takes the thresholds of the command that finishes it."""
         with self._transaction("updating a run"):
             self.connection.execute(
-                "UPDATE runs SET thresholds = ? WHERE id = ?", (_json(dict(thresholds)), run_id)
+                "UPDATE runs SET thresholds = ? WHERE id = ?", (json_text(dict(thresholds)), run_id)
             )
 
     def has_sample(self, run_id: str, sample_id: str) -> bool:
@@ -239,7 +143,7 @@ class RunStore:
                     usage.prompt_tokens,
                     usage.generated_tokens,
                     usage.seconds,
-                    _json(sample_inputs(sample)),
+                    json_text(sample_inputs(sample)),
                 ),
             ).rowcount
             if not inserted:
@@ -248,7 +152,7 @@ class RunStore:
                 "INSERT INTO run_scores (run_id, sample_id, metric, score, undefined_reason, "
                 "details) VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (run_id, sample.sample_id, name, r.score, r.reason, _json(r.details))
+                    (run_id, sample.sample_id, name, r.score, r.reason, json_text(r.details))
                     for name, r in result.results.items()
                 ],
             )
@@ -262,7 +166,7 @@ class RunStore:
         with self._transaction("completing a run"):
             self.connection.execute(
                 "UPDATE runs SET finished = ?, gates = ? WHERE id = ?",
-                (finished, _json([g.as_dict() for g in gates]), run_id),
+                (finished, json_text([g.as_dict() for g in gates]), run_id),
             )
         return self.get(run_id)
 
@@ -271,9 +175,9 @@ class RunStore:
     def _runs(self, where: str = "", args: Sequence[Any] = (), tail: str = "") -> list[StoredRun]:
         with self._errors("reading runs"):
             rows = self.connection.execute(
-                f"SELECT {_RUN_COLUMNS} FROM runs {where} {tail}", tuple(args)
+                f"SELECT {RUN_COLUMNS} FROM runs {where} {tail}", tuple(args)
             ).fetchall()
-        return [_stored_run(row) for row in rows]
+        return [stored_run(row) for row in rows]
 
     def get(self, run_id: str) -> StoredRun:
         runs = self._runs("WHERE id = ?", (run_id,))

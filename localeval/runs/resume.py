@@ -12,7 +12,8 @@ from localeval.backends.files import sha256_file
 from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
 from localeval.errors import UsageError
 from localeval.results.model import RunInfo
-from localeval.runs.history import RunStore, StoredRun, fingerprint
+from localeval.runs.history import RunStore
+from localeval.runs.records import StoredRun, fingerprint
 
 #: `--resume` without a run id: continue this evaluation's interrupted run, which must exist
 RESUME_MATCHING = "matching"

@@ -13,7 +13,8 @@ from localeval.results.contract import read_results_file, run_header
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores, results_file_scores
 from localeval.runs.database import default_db_path
-from localeval.runs.history import RunStore, StoredRun
+from localeval.runs.history import RunStore
+from localeval.runs.records import StoredRun
 
 
 def header_of(store: RunStore, run: StoredRun) -> dict[str, Any]:

@@ -1,0 +1,12 @@
+"""The fields of an evaluation sample (SPEC.md), and the Ragas names accepted for them."""
+
+#: accepted alias -> canonical field name
+ALIASES: dict[str, str] = {
+    "user_input": "question",
+    "retrieved_contexts": "contexts",
+    "response": "answer",
+    "reference": "reference_answer",
+    "ground_truth": "reference_answer",
+    "id": "sample_id",
+}
+CANONICAL = ("question", "contexts", "answer", "reference_answer", "sample_id", "category")

@@ -1,0 +1,106 @@
+"""A run as the history stores it: its row of the `runs` table, and its fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from localeval.results.model import RunInfo
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def fingerprint(info: RunInfo) -> str:
+    """What makes two runs the same evaluation, hashed: resuming one continues the other."""
+    judge = info.judge or {}
+    # what names a judge that has no file (a server's URL, model, revision); none for a file
+    model = {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings")}
+    identity = {
+        "dataset_sha256": info.dataset_sha256,
+        "judge_sha256": judge.get("sha256"),
+        **({"judge_model": model} if model else {}),
+        # absent for runs recorded before settings were: their fingerprints stay as they were
+        **({"judge_settings": judge["settings"]} if "settings" in judge else {}),
+        "embedder_sha256": (info.embedder or {}).get("sha256"),
+        "prompt_version": info.prompt_version,
+        "metrics": info.metrics,
+        "metric_settings": info.metric_settings,
+    }
+    return hashlib.sha256(json_text(identity).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as the history holds it; `n_done` samples of `n_samples` are stored."""
+
+    info: RunInfo
+    fingerprint: str
+    finished: str | None
+    n_samples: int
+    n_done: int
+    thresholds: dict[str, float]
+    gates: list[dict[str, Any]] | None
+
+    @property
+    def id(self) -> str:
+        return self.info.run_id
+
+    @property
+    def complete(self) -> bool:
+        return self.finished is not None
+
+    @property
+    def status(self) -> str:
+        if self.complete:
+            return "complete"
+        return f"incomplete ({self.n_done}/{self.n_samples})"
+
+
+RUN_COLUMNS = (
+    "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
+    "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
+    "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
+    "skipped_rows, judge_settings"
+)
+
+
+def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
+    if name is None:
+        return None
+    return {"name": name, "sha256": sha256} if sha256 else {"name": name}
+
+
+def _judge(name: str | None, sha256: str | None, settings: str | None) -> dict[str, Any] | None:
+    judge = _model(name, sha256)
+    if judge is not None and settings is not None:
+        judge["settings"] = json.loads(settings)
+    return judge
+
+
+def stored_run(row: Sequence[Any]) -> StoredRun:
+    info = RunInfo(
+        run_id=row[0],
+        created=row[1],
+        metrics=json.loads(row[12]),
+        judge=_judge(row[7], row[8], row[18]),
+        embedder=_model(row[9], row[10]),
+        prompt_version=row[11],
+        dataset=row[4],
+        dataset_sha256=row[5],
+        metric_settings=json.loads(row[13]),
+        skipped_rows=json.loads(row[17]),
+    )
+    return StoredRun(
+        info=info,
+        fingerprint=row[3],
+        finished=row[2],
+        n_samples=row[6],
+        n_done=row[16],
+        thresholds=json.loads(row[14]),
+        gates=json.loads(row[15]) if row[15] is not None else None,
+    )
