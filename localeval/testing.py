@@ -62,7 +62,7 @@ class QualityRun:
 class ModelCache:
     """Judges and embedders by their settings, so that many checks load each model once.
 
-    Models come from runner.load_tools, with their files checked; with `use_cache` (the
+    Models come from runs.tools.load_tools, with their files checked; with `use_cache` (the
     default) they sit behind the persistent judge/embedding cache of the local database
     ($LOCALEVAL_DB or .localeval/localeval.db), so a test re-run with unchanged samples
     makes no judge call and loads no model.

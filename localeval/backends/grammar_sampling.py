@@ -1,9 +1,8 @@
 """Greedy decoding under a grammar, at close to the model's own speed.
 
 llama.cpp's grammar sampler checks every token of the vocabulary (150,000 for Qwen) against
-the grammar before each step, which halves generation speed on a CPU (measured: 19-20
-tokens/s under the grammar against 44-47 for the same tokens evaluated bare). A greedy
-decoder only needs the likeliest token the grammar allows, and most of the time that is the
+the grammar before each step, which halves generation speed on a CPU (docs/speed.md). A
+greedy decoder only needs the likeliest token the grammar allows, and most of the time that is the
 likeliest token of all: so the grammar is asked about that one token first, and about the
 whole vocabulary only when it refuses it. The chosen token is the same either way, since
 the likeliest allowed token is the likeliest token whenever the latter is allowed.

@@ -1,32 +1,16 @@
 """Prompts for the RAG metrics that ask the judge (context precision asks the embedder).
 
-Wording was chosen by measurement (`localeval calibrate` on ../shared/bench): with a
-0.5B judge, the plain "Does the context above say that ...?" asked of one sentence at a
-time ranks faithful answers above hallucinated ones far more often than prompts that add
-the question, the whole answer, or a strict fact-checker persona.
-
-"Answer Yes or No." after each question stays, for robustness, not for accuracy. Without
-it (or with it before the question) the judge separated better on the first rows of the
-bench sets (ROC AUC: HaluEval-QA 0.86 -> 0.96, WikiEval 0.84 -> 0.91; answer relevancy
-0.69 -> 0.73; UHGEval Spearman 0.73 -> 0.68), but text injected into a chunk moved it
-five times as far (scripts/injection_bench.py, faithfulness +0.02 -> +0.12 towards what
-the attack wanted, context recall -0.03 -> +0.08): the instruction as the last words
-before the reply anchors the verdict against "answer Yes" text above it. A wording
-between the two, "Reply with one word: Yes or No.", was no way out: ROC AUC HaluEval-QA
-0.87, WikiEval 0.88, but UHGEval Spearman 0.63 and injected text moved faithfulness
-+0.07. Nor was the instruction in the system message with the question ending at "?"
-(HaluEval-QA 0.92; injected text: faithfulness +0.07, context recall +0.02 instead of
--0.03).
-
-Each statement is quoted in its own question, though the answer is then read twice (its
-sentences here, the whole of it for answer relevancy): with the answer read once, as a
-numbered list after the contexts, and questions that name a sentence by its number ("Is
-sentence [2] of the answer stated in the context above?"), the 0.5B judge ranked
-WikiEval's faithful answers first in 0.54-0.58 of the pairs instead of 1.00.
+Every wording here was chosen by measuring it with `localeval calibrate` on
+../shared/bench and `scripts/injection_bench.py`; the variants tried and their figures are
+in docs/judge-quality.md and docs/decisions.md. In short: one plain yes/no question per
+sentence of the answer ("Does the context above say that ...?"), each statement quoted in
+its own question, and "Answer Yes or No." as the last words, which anchors the verdict
+against "answer Yes" text injected above it. Changing any of it changes scores: bump
+PROMPT_VERSION.
 
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
-differs (see localeval.backends.llama_cpp).
+differs (localeval.prompts.chat).
 
 Retrieved chunks, answers and questions are data, not instructions: everything from the
 sample passes through `as_data` (chat-template control strings rewritten so they no longer
@@ -65,7 +49,7 @@ SYSTEM_JUDGE = "You are a helpful assistant."
 
 def context_segments(contexts: Sequence[str]) -> tuple[str, ...]:
     """The shared start of the judge prompts about a sample's contexts: one chunk a line,
-    one segment per chunk (the judge reuses whole segments; see localeval.backends.llama_cpp)."""
+    one segment per chunk (the judge reuses whole segments; see localeval.prompts.chat)."""
     # a newline leads each chunk rather than ending it, so that every boundary falls where
     # the tokenizer would split anyway ("\n\n" before the question stays one token)
     return ("Context:", *("\n" + as_data(chunk.strip()) for chunk in contexts))
@@ -74,8 +58,8 @@ def context_segments(contexts: Sequence[str]) -> tuple[str, ...]:
 # The question about a statement in two segments: the words before the statement are the
 # same in every faithfulness and context recall prompt about a sample, so the judge keeps
 # them with the contexts and evaluates only the statement and the words after it. (The
-# split falls where the tokenizer splits anyway: measured on the 2,149 sentences of
-# ../shared/bench, the tokens are the same as those of the unsplit text.)
+# split falls where the tokenizer splits anyway, so the tokens are those of the unsplit
+# text: docs/speed.md.)
 ASKS_CONTEXT_SAYS = "\n\nDoes the context above say that"
 
 
@@ -123,9 +107,8 @@ def answer_answers(question: str, answer: str, language: str) -> Prompt:
 def answer_noncommittal(answer: str, language: str) -> Prompt:
     """Answer relevancy: does the answer dodge ("I don't know", "I cannot answer that")?
 
-    The question is not repeated here: measured on WikiEval with the 0.5B judge, asking
-    with it ("The answer above was given to the question ...; does the answer avoid it?")
-    flagged no more and ranked no better, and cost the question's tokens a second time."""
+    The question is not repeated here: asking with it flagged no more and ranked no
+    better, and cost the question's tokens a second time (docs/decisions.md)."""
     return Prompt.of(
         SYSTEM_JUDGE,
         answer_segment(answer, language),

@@ -134,7 +134,9 @@ class Evaluation:
             raise UsageError("--resume and --no-resume contradict each other; give one")
         check_max_drop(request.max_drop)
         self.names = order_metrics(request.metrics)
-        self.options = configure_metrics(self.names, request.metric_options)
+        options = configure_metrics(self.names, request.metric_options)
+        self.metrics = [build_metric(n, options) for n in self.names]
+        self.extended = [m for m in self.metrics if isinstance(m, WithSubScores)]
         self.overrides = dict(parse_threshold(t, metric_names()) for t in request.thresholds)
         self.skipped: list[DatasetError] = []
         on_invalid = self._skip if request.skip_invalid else None
@@ -179,8 +181,7 @@ class Evaluation:
 
     def run(self) -> EvaluationOutcome:
         """Score the samples into the run history and complete the run with its gates."""
-        request = self.request
-        metrics = [build_metric(n, self.options) for n in self.names]
+        request, metrics = self.request, self.metrics
         judged = {m.name for m in metrics if m.uses_judge}
         judge_config = self.models.judge(request.judge) if judged else None
         judge_thresholds = judge_config.thresholds if judge_config else {}
@@ -208,11 +209,8 @@ class Evaluation:
                 f"{request.data} changed while it was being evaluated; the run is not complete "
                 "(evaluate it again with --no-resume)"
             )
-        self.extended = [m for m in metrics if isinstance(m, WithSubScores)]
-        outcome = self._complete(run, thresholds)
-        outcome.from_judge = from_judge
-        outcome.judge = judge_config.name if judge_config else None
-        return outcome
+        judge = judge_config.name if judge_config else None
+        return self._complete(run, thresholds, from_judge, judge)
 
     def _score(self, run: StoredRun, metrics: list[Metric], tools: Tools) -> None:
         """Score what the run lacks; on any failure or Ctrl-C say what is kept."""
@@ -231,7 +229,13 @@ class Evaluation:
             raise
         self.events.scoring_ended()
 
-    def _complete(self, run: StoredRun, thresholds: Mapping[str, float]) -> EvaluationOutcome:
+    def _complete(
+        self,
+        run: StoredRun,
+        thresholds: Mapping[str, float],
+        from_judge: list[str],
+        judge: str | None,
+    ) -> EvaluationOutcome:
         columns = self.store.score_columns(run)
         summaries = columns.summaries()
         for metric in self.extended:
@@ -241,9 +245,8 @@ class Evaluation:
         gates = evaluate_gates(summaries, thresholds)
         run = self.store.complete(run.id, gates)
         by_category = columns.summaries_by_category()
-        return EvaluationOutcome(
-            run, summaries, by_category, gates, [], None, self.store.usage(run.id)
-        )
+        usage = self.store.usage(run.id)
+        return EvaluationOutcome(run, summaries, by_category, gates, from_judge, judge, usage)
 
     def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
         """The run's results.json, streamed from the database (sub-scores added)."""
