@@ -21,6 +21,7 @@ from localeval.backends import (
 )
 from localeval.errors import ConfigError
 from localeval.metrics import metric_names
+from localeval.verdict_maps import KINDS, VerdictMap
 
 MODELS_ENV = "LOCALEVAL_MODELS"
 _PROJECT_MODELS = Path(__file__).resolve().parent.parent / "models.toml"
@@ -39,6 +40,10 @@ class JudgeConfig:
     #: metrics it judges (a small judge's probabilities are compressed: see `calibrate`);
     #: not part of the model's identity (the same loaded model serves any thresholds)
     thresholds: Mapping[str, float] = field(default_factory=dict, hash=False, compare=False)
+    #: per kind of verdict, the map from the judge's raw P(Yes) to the probability that a
+    #: person agrees (`localeval calibrate --fit`); empty for an uncalibrated judge. Like
+    #: the thresholds, not part of the model's identity, but of the run's
+    calibration: Mapping[str, VerdictMap] = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ def find_models_file(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 #: keys every judge entry may have, whatever its backend
-_JUDGE_KEYS = {"backend", "thresholds", "provision"}
+_JUDGE_KEYS = {"backend", "thresholds", "calibration", "provision"}
 _EMBEDDER_KEYS = {"backend", "provision"}
 
 
@@ -110,6 +115,56 @@ def _thresholds(table: Any, where: str) -> dict[str, float]:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise ConfigError(f"{where}: '{metric}' must be a number between 0 and 1")
     return {metric: float(value) for metric, value in table.items()}
+
+
+def _number(value: Any, where: str, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{where}: '{key}' must be a number, got {value!r}")
+    return float(value)
+
+
+def _calibration(table: Any, where: str) -> dict[str, VerdictMap]:
+    """A judge's calibration maps: kind of verdict -> {a, b, fitted_on, ece, reliability}."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table of verdict kind = {{ a = ..., b = ... }}")
+    maps: dict[str, VerdictMap] = {}
+    for kind, entry in table.items():
+        here = f"{where[:-1]}.{kind}]"
+        if kind not in KINDS:
+            known = ", ".join(sorted(KINDS))
+            raise ConfigError(f"{where}: unknown kind of verdict '{kind}' (known: {known})")
+        if not isinstance(entry, dict) or not {"a", "b"} <= set(entry):
+            raise ConfigError(f"{here}: needs a and b (p' = sigmoid(a * logit(p) + b))")
+        unknown = set(entry) - {"a", "b", "fitted_on", "ece", "reliability"}
+        if unknown:
+            raise ConfigError(f"{here}: unknown setting(s) {', '.join(sorted(unknown))}")
+        a = _number(entry["a"], here, "a")
+        if a <= 0:
+            # a map must keep the judge's order: a larger P(Yes) never means less support
+            raise ConfigError(f"{here}: 'a' must be above 0, got {a}")
+        fitted_on = entry.get("fitted_on", "")
+        if not isinstance(fitted_on, str):
+            raise ConfigError(f"{here}: 'fitted_on' must be str, got {fitted_on!r}")
+        ece = entry.get("ece")
+        maps[kind] = VerdictMap(
+            kind,
+            a,
+            _number(entry["b"], here, "b"),
+            fitted_on,
+            None if ece is None else _number(ece, here, "ece"),
+            _reliability(entry.get("reliability", []), here),
+        )
+    return maps
+
+
+def _reliability(rows: Any, where: str) -> tuple[tuple[float, float, int, float, float], ...]:
+    """Stored reliability bins: [low, high, n, mean score, mean label] each."""
+    if not isinstance(rows, list) or not all(
+        isinstance(r, list) and len(r) == 5 and all(isinstance(v, int | float) for v in r)
+        for r in rows
+    ):
+        raise ConfigError(f"{where}: 'reliability' must be a list of [low, high, n, score, label]")
+    return tuple((float(a), float(b), int(n), float(s), float(y)) for a, b, n, s, y in rows)
 
 
 def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConfig:
@@ -132,7 +187,8 @@ def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConf
         where = f"{source} [judges.{name}]"
         kind, settings = _backend_settings(table, where, base, "judge", _JUDGE_KEYS)
         thresholds = _thresholds(table.get("thresholds", {}), f"{where[:-1]}.thresholds]")
-        judges[name] = JudgeConfig(name, kind, settings, thresholds)
+        maps = _calibration(table.get("calibration", {}), f"{where[:-1]}.calibration]")
+        judges[name] = JudgeConfig(name, kind, settings, thresholds, maps)
         if "provision" in table:
             provision[f"judges.{name}"] = table["provision"]
     embedders: dict[str, EmbedderConfig] = {}

@@ -65,6 +65,8 @@ def describe_run(
     # the records hold what besides the model changes its numbers (a run resumed or
     # compared with other settings is another evaluation)
     judge = tools.judge.identity.record() if tools.judge is not None else None
+    if judge is not None and tools.calibration:
+        judge["calibration"] = {k: m.record() for k, m in sorted(tools.calibration.items())}
     embedder = tools.embedder.identity.record() if tools.embedder is not None else None
     return RunInfo(
         new_run_id(),

@@ -107,6 +107,7 @@ class ModelCache:
             judge=self.judges[judge_config] if judge_config is not None else None,
             embedder=self.embedders[embedder_config] if embedder_config is not None else None,
             verdict_thresholds=dict(judge_config.thresholds) if judge_config is not None else {},
+            calibration=dict(judge_config.calibration) if judge_config is not None else {},
         )
 
     def close(self) -> None:

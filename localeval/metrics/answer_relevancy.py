@@ -95,6 +95,8 @@ class AnswerRelevancy:
         vectors = require_embedder(tools).embed([sample.question, *questions])
         similarities = [max(0.0, cosine(vectors[0], v)) for v in vectors[1:]]
         mean = sum(similarities) / len(similarities)
+        # the verdict as the probability that a person agrees (the judge's calibration map)
+        raw, answers = answers, tools.calibrated("answers", answers)
         score = 0.0 if noncommittal >= 0.5 else answers
         details: dict[str, Any] = {
             "answers_probability": round(answers, 4),
@@ -104,6 +106,8 @@ class AnswerRelevancy:
             "noncommittal_probability": round(noncommittal, 4),
             "language": language,
         }
+        if "answers" in tools.calibration:
+            details["answers_probability_raw"] = round(raw, 4)
         if answer != sample.answer:
             details["long_context"] = {
                 "rule": "answer too long for the judge's window: its beginning judged",
@@ -186,4 +190,6 @@ SPEC = MetricSpec(
     hint=hint,
     table=EvidenceTable("generated question", "generated_questions", "similarities", ""),
     notes=notes,
+    verdicts="answers_probability",
+    verdict_kind="answers",
 )

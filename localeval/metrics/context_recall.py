@@ -68,4 +68,6 @@ SPEC = MetricSpec(
     ),
     hint=statement_hint("not attributed", "not in the contexts", "attribution", "least attributed"),
     table=EvidenceTable("reference statement", "statements", "attribution", "not attributed"),
+    verdicts="attribution",
+    verdict_kind="supported",
 )

@@ -73,4 +73,6 @@ SPEC = MetricSpec(
     ),
     hint=statement_hint("unsupported", "unsupported", "support", "least supported"),
     table=EvidenceTable("answer statement", "statements", "support", "unsupported", "answer"),
+    verdicts="support",
+    verdict_kind="supported",
 )

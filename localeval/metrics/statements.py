@@ -94,17 +94,23 @@ def judge_statements(
         probabilities, long_context = statement_support(require_judge(tools), contexts, statements)
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
-    # 3. the share of the text the passages state, weighted by the judge's confidence
-    threshold = tools.verdict_thresholds.get(evidence.metric, LIKELIER)
+    # 3. each verdict as the probability that a person agrees (the judge's calibration map),
+    #    and the share of the text the passages state, weighted by that confidence
+    calibrated = "supported" in tools.calibration
+    support = [tools.calibrated("supported", p) for p in probabilities]
+    # a calibrated verdict flips at 0.5; an uncalibrated one at the judge's own threshold
+    threshold = LIKELIER if calibrated else tools.verdict_thresholds.get(evidence.metric, LIKELIER)
     details: dict[str, Any] = {
         "statements": statements,
         "verdicts": [
-            verdict_label(p, evidence.positive, evidence.negative, threshold) for p in probabilities
+            verdict_label(p, evidence.positive, evidence.negative, threshold) for p in support
         ],
-        evidence.probabilities: [round(p, 4) for p in probabilities],
+        evidence.probabilities: [round(p, 4) for p in support],
     }
+    if calibrated:
+        details[f"{evidence.probabilities}_raw"] = [round(p, 4) for p in probabilities]
     if threshold != LIKELIER:
         details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
     if long_context is not None:
         details["long_context"] = long_context
-    return MetricResult(sum(probabilities) / len(probabilities), details)
+    return MetricResult(sum(support) / len(support), details)

@@ -32,7 +32,14 @@ from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
 from localeval.runs.database import default_db_path, open_store
-from localeval.runs.records import RUN_COLUMNS, StoredRun, fingerprint, json_text, stored_run
+from localeval.runs.records import (
+    RUN_COLUMNS,
+    StoredRun,
+    fingerprint,
+    json_text,
+    judge_extra,
+    stored_run,
+)
 
 
 class RunStore:
@@ -86,8 +93,8 @@ class RunStore:
                 "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
                 "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
                 "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows, judge_settings) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "skipped_rows, judge_settings, judge_extra) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.run_id,
                     info.created,
@@ -106,6 +113,7 @@ class RunStore:
                     __version__,
                     json_text(info.skipped_rows),
                     json_text(judge["settings"]) if "settings" in judge else None,
+                    json_text(extra) if (extra := judge_extra(judge)) else None,
                 ),
             )
         return self.get(info.run_id)

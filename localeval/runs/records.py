@@ -19,7 +19,7 @@ def fingerprint(info: RunInfo) -> str:
     """What makes two runs the same evaluation, hashed: resuming one continues the other."""
     judge = info.judge or {}
     # what names a judge that has no file (a server's URL, model, revision); none for a file
-    model = {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings")}
+    model = {k: v for k, v in judge_extra(judge).items() if k != "calibration"}
     identity = {
         "dataset_sha256": info.dataset_sha256,
         "judge_sha256": judge.get("sha256"),
@@ -30,6 +30,8 @@ def fingerprint(info: RunInfo) -> str:
         "prompt_version": info.prompt_version,
         "metrics": info.metrics,
         "metric_settings": info.metric_settings,
+        # the map from the judge's verdicts to scores; absent (as for older runs) without one
+        **({"calibration": judge["calibration"]} if "calibration" in judge else {}),
     }
     return hashlib.sha256(json_text(identity).encode()).hexdigest()
 
@@ -65,8 +67,16 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings"
+    "skipped_rows, judge_settings, judge_extra"
 )
+
+#: the keys of a judge record that have columns of their own
+_JUDGE_COLUMNS = ("name", "sha256", "settings")
+
+
+def judge_extra(judge: dict[str, Any]) -> dict[str, Any]:
+    """What a judge record holds besides its name, sha256 and settings."""
+    return {k: v for k, v in judge.items() if k not in _JUDGE_COLUMNS}
 
 
 def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
@@ -75,10 +85,12 @@ def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
     return {"name": name, "sha256": sha256} if sha256 else {"name": name}
 
 
-def _judge(name: str | None, sha256: str | None, settings: str | None) -> dict[str, Any] | None:
-    judge = _model(name, sha256)
-    if judge is not None and settings is not None:
-        judge["settings"] = json.loads(settings)
+def _judge(row: Sequence[Any]) -> dict[str, Any] | None:
+    judge = _model(row[7], row[8])
+    if judge is not None and row[18] is not None:
+        judge["settings"] = json.loads(row[18])
+    if judge is not None and row[19] is not None:
+        judge.update(json.loads(row[19]))
     return judge
 
 
@@ -87,7 +99,7 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         run_id=row[0],
         created=row[1],
         metrics=json.loads(row[12]),
-        judge=_judge(row[7], row[8], row[18]),
+        judge=_judge(row),
         embedder=_model(row[9], row[10]),
         prompt_version=row[11],
         dataset=row[4],

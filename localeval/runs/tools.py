@@ -45,6 +45,7 @@ def load_tools(
     if any(m.uses_judge for m in metrics):
         judge_config = models.judge(judge_name)
         tools.verdict_thresholds = dict(judge_config.thresholds)
+        tools.calibration = dict(judge_config.calibration)
         tools.judge = open_judge(judge_config, cache)
     if any(m.uses_embedder for m in metrics):
         tools.embedder = open_embedder(models.embedder(embedder_name), cache)
