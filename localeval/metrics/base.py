@@ -192,7 +192,9 @@ class MetricSpec:
 
     @property
     def uses_embedder(self) -> bool:
-        return self.build.uses_embedder
+        # whether it may: a metric whose instances decide (a property) may
+        value = self.build.uses_embedder
+        return value if isinstance(value, bool) else True
 
 
 #: where a verdict flips when the judge has no threshold of its own: the likelier answer
