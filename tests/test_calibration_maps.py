@@ -284,3 +284,41 @@ def test_save_without_fit_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["calibrate", str(tmp_path / "x.jsonl"), "--save"])
     assert result.exit_code == 2
     assert result.stderr == "Error: --save writes the maps --fit fits; give --fit too\n"
+
+
+# -- reports -----------------------------------------------------------------------------------
+
+
+def results(judge: dict) -> dict:
+    return {
+        "run": {"id": "r1", "judge": judge, "metrics": ["faithfulness"]},
+        "summary": {"faithfulness": {"mean": 0.7, "n": 1, "n_undefined": 0, "ci95": None}},
+        "gates": [],
+        "samples": [],
+    }
+
+
+def test_the_html_report_shows_the_calibration_and_its_reliability_diagram() -> None:
+    from localeval.report.html import render_html
+
+    mapped = {"name": "j", "calibration": {"supported": MAP.record()}}
+    page = render_html(results(mapped))
+    assert "<h2>Calibration</h2><p class='muted'>Judge j is calibrated" in page
+    assert '<svg class="chart reliability"' in page
+    assert "supported (ECE 0.040)" in page and "fitted on halueval (10 rows)" in page
+    plain = render_html(results({"name": "j"}))
+    assert "<p class='low'>Judge j is not calibrated for faithfulness" in plain
+    assert "chart reliability" not in plain
+    # a hand-edited file's odd bins are left out, never drawn
+    odd = {"name": "j", "calibration": {"supported": {"reliability": [[0, 1, 3, "x", 2]]}}}
+    assert "chart reliability" not in render_html(results(odd))
+
+
+def test_the_markdown_report_warns_of_an_uncalibrated_judge() -> None:
+    from localeval.report.markdown import render_markdown
+
+    text = render_markdown(results({"name": "j`x"}))
+    assert "⚠️ Judge ``j`x`` is not calibrated for faithfulness" in text
+    assert "not calibrated" not in render_markdown(
+        results({"name": "j", "calibration": {"supported": MAP.record()}})
+    )
