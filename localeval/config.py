@@ -53,6 +53,9 @@ class EmbedderConfig:
     name: str
     backend: str = DEFAULT_EMBEDDER_BACKEND
     settings: Hashable = None
+    #: the languages it embeds well ("en", "zh"); empty: not said. A run warns when its
+    #: samples are in a language the embedder does not list
+    languages: tuple[str, ...] = field(default=(), hash=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,9 @@ def find_models_file(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 #: keys every judge entry may have, whatever its backend
 _JUDGE_KEYS = {"backend", "thresholds", "calibration", "provision"}
-_EMBEDDER_KEYS = {"backend", "provision"}
+_EMBEDDER_KEYS = {"backend", "languages", "provision"}
+#: the languages localeval tells apart (localeval.text.detect_language)
+LANGUAGES = ("en", "zh")
 
 
 def _thresholds(table: Any, where: str) -> dict[str, float]:
@@ -195,7 +200,13 @@ def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConf
     for name, table in (raw.get("embedders") or {}).items():
         where = f"{source} [embedders.{name}]"
         kind, settings = _backend_settings(table, where, base, "embedder", _EMBEDDER_KEYS)
-        embedders[name] = EmbedderConfig(name, kind, settings)
+        languages = table.get("languages", [])
+        if not isinstance(languages, list) or not set(languages) <= set(LANGUAGES):
+            raise ConfigError(
+                f"{where}: 'languages' must be a list of {', '.join(map(repr, LANGUAGES))}, "
+                f"got {languages!r}"
+            )
+        embedders[name] = EmbedderConfig(name, kind, settings, tuple(languages))
         if "provision" in table:
             provision[f"embedders.{name}"] = table["provision"]
 

@@ -96,10 +96,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN judge_settings TEXT;  -- JSON object
     """,
-    # 5: what else a run's judge record holds (its calibration maps; what names a judge that
-    # has no file); NULL when there is nothing more
+    # 5: what else a run's judge and embedder records hold (the judge's calibration maps;
+    # what names a judge that has no file; an embedder's prefix); NULL when nothing more
     """
-    ALTER TABLE runs ADD COLUMN judge_extra TEXT;  -- JSON object
+    ALTER TABLE runs ADD COLUMN judge_extra TEXT;     -- JSON object
+    ALTER TABLE runs ADD COLUMN embedder_extra TEXT;  -- JSON object
     """,
 ]
 

@@ -35,6 +35,7 @@ from localeval.runs.database import default_db_path, open_store
 from localeval.runs.records import (
     RUN_COLUMNS,
     StoredRun,
+    embedder_extra,
     fingerprint,
     json_text,
     judge_extra,
@@ -93,8 +94,8 @@ class RunStore:
                 "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
                 "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
                 "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows, judge_settings, judge_extra) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "skipped_rows, judge_settings, judge_extra, embedder_extra) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.run_id,
                     info.created,
@@ -114,6 +115,7 @@ class RunStore:
                     json_text(info.skipped_rows),
                     json_text(judge["settings"]) if "settings" in judge else None,
                     json_text(extra) if (extra := judge_extra(judge)) else None,
+                    json_text(more) if (more := embedder_extra(embedder)) else None,
                 ),
             )
         return self.get(info.run_id)

@@ -27,6 +27,12 @@ def fingerprint(info: RunInfo) -> str:
         # absent for runs recorded before settings were: their fingerprints stay as they were
         **({"judge_settings": judge["settings"]} if "settings" in judge else {}),
         "embedder_sha256": (info.embedder or {}).get("sha256"),
+        # what besides its weights changes its vectors; absent (as for older runs) without
+        **(
+            {"embedder_settings": info.embedder["settings"]}
+            if info.embedder and info.embedder.get("settings")
+            else {}
+        ),
         "prompt_version": info.prompt_version,
         "metrics": info.metrics,
         "metric_settings": info.metric_settings,
@@ -67,7 +73,7 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings, judge_extra"
+    "skipped_rows, judge_settings, judge_extra, embedder_extra"
 )
 
 #: the keys of a judge record that have columns of their own
@@ -77,6 +83,11 @@ _JUDGE_COLUMNS = ("name", "sha256", "settings")
 def judge_extra(judge: dict[str, Any]) -> dict[str, Any]:
     """What a judge record holds besides its name, sha256 and settings."""
     return {k: v for k, v in judge.items() if k not in _JUDGE_COLUMNS}
+
+
+def embedder_extra(embedder: dict[str, Any]) -> dict[str, Any]:
+    """What an embedder record holds besides its name and sha256."""
+    return {k: v for k, v in embedder.items() if k not in ("name", "sha256")}
 
 
 def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
@@ -94,13 +105,20 @@ def _judge(row: Sequence[Any]) -> dict[str, Any] | None:
     return judge
 
 
+def _embedder(row: Sequence[Any]) -> dict[str, Any] | None:
+    embedder = _model(row[9], row[10])
+    if embedder is not None and row[20] is not None:
+        embedder.update(json.loads(row[20]))
+    return embedder
+
+
 def stored_run(row: Sequence[Any]) -> StoredRun:
     info = RunInfo(
         run_id=row[0],
         created=row[1],
         metrics=json.loads(row[12]),
         judge=_judge(row),
-        embedder=_model(row[9], row[10]),
+        embedder=_embedder(row),
         prompt_version=row[11],
         dataset=row[4],
         dataset_sha256=row[5],
