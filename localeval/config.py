@@ -21,6 +21,7 @@ from localeval.backends import (
 )
 from localeval.errors import ConfigError
 from localeval.metrics import metric_names
+from localeval.prompts.sets import DEFAULT_PROMPTS, prompt_set
 from localeval.verdict_maps import KINDS, VerdictMap
 
 MODELS_ENV = "LOCALEVAL_MODELS"
@@ -44,6 +45,9 @@ class JudgeConfig:
     #: person agrees (`localeval calibrate --fit`); empty for an uncalibrated judge. Like
     #: the thresholds, not part of the model's identity, but of the run's
     calibration: Mapping[str, VerdictMap] = field(default_factory=dict, hash=False, compare=False)
+    #: the prompt set the RAG metrics ask this judge with (localeval.prompts.sets); recorded
+    #: with each run as its prompt version
+    prompts: str = field(default=DEFAULT_PROMPTS, hash=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ def find_models_file(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 #: keys every judge entry may have, whatever its backend
-_JUDGE_KEYS = {"backend", "thresholds", "calibration", "provision"}
+_JUDGE_KEYS = {"backend", "thresholds", "calibration", "prompts", "provision"}
 _EMBEDDER_KEYS = {"backend", "languages", "provision"}
 #: the languages localeval tells apart (localeval.text.detect_language)
 LANGUAGES = ("en", "zh")
@@ -193,7 +197,11 @@ def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConf
         kind, settings = _backend_settings(table, where, base, "judge", _JUDGE_KEYS)
         thresholds = _thresholds(table.get("thresholds", {}), f"{where[:-1]}.thresholds]")
         maps = _calibration(table.get("calibration", {}), f"{where[:-1]}.calibration]")
-        judges[name] = JudgeConfig(name, kind, settings, thresholds, maps)
+        prompts = table.get("prompts", DEFAULT_PROMPTS)
+        if not isinstance(prompts, str):
+            raise ConfigError(f"{where}: 'prompts' must be str, got {prompts!r}")
+        prompt_set(prompts, where)
+        judges[name] = JudgeConfig(name, kind, settings, thresholds, maps, prompts)
         if "provision" in table:
             provision[f"judges.{name}"] = table["provision"]
     embedders: dict[str, EmbedderConfig] = {}

@@ -322,3 +322,27 @@ def test_the_markdown_report_warns_of_an_uncalibrated_judge() -> None:
     assert "not calibrated" not in render_markdown(
         results({"name": "j", "calibration": {"supported": MAP.record()}})
     )
+
+
+# -- prompt sets ---------------------------------------------------------------------------------
+
+
+def test_a_judge_entry_names_its_prompt_set(tmp_path: Path) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(f'[judges."j"]\nbackend = "{JUDGE}"\nprompts = "rag-3"\n')
+    assert load_models_config(models).judge("j").prompts == "rag-3"
+    models.write_text(f'[judges."j"]\nbackend = "{JUDGE}"\nprompts = "rag-99"\n')
+    with pytest.raises(ConfigError) as refused:
+        load_models_config(models)
+    assert str(refused.value).startswith(
+        f"{models} [judges.j]: unknown prompt set 'rag-99' (known: rag-3"
+    )
+
+
+def test_the_run_records_the_prompt_set_as_its_prompt_version() -> None:
+    from localeval.engine import describe_run
+    from localeval.prompts.sets import RAG_3
+
+    tools = Tools(judge=ScriptedJudge([]), prompts=RAG_3)
+    run = describe_run([build_metric("faithfulness")], tools)
+    assert run.prompt_version == "rag-3"

@@ -41,7 +41,6 @@ from localeval.metrics.base import (
 )
 from localeval.metrics.explain import number, pairs, quote, text
 from localeval.metrics.long_context import NoRoomForContext, fit_text
-from localeval.prompts import rag
 from localeval.schema import Array, Object, Str, max_bytes
 from localeval.text import detect_language
 
@@ -69,7 +68,7 @@ class AnswerRelevancy:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None
-        judge = require_judge(tools)
+        judge, prompts = require_judge(tools), tools.prompts
         language = detect_language(sample.question)
         # 0. as much of the answer as the prompts hold: all of it, but for a huge answer (the
         # prompt that quotes the question is the longest yes/no one: what fits there fits
@@ -78,7 +77,7 @@ class AnswerRelevancy:
             answer = fit_text(
                 judge,
                 sample.answer,
-                lambda text: rag.answer_answers(sample.question, text, language),
+                lambda text: prompts.answer_answers(sample.question, text, language),
                 reserve=1,
             )
         except NoRoomForContext:
@@ -88,7 +87,7 @@ class AnswerRelevancy:
                 answer = fit_text(
                     judge,
                     answer,
-                    lambda text: rag.questions_for_answer(text, self.n_questions, language),
+                    lambda text: prompts.questions_for_answer(text, self.n_questions, language),
                     reserve=max_bytes(self.schema) + 1,
                 )
         except NoRoomForContext:
@@ -97,9 +96,9 @@ class AnswerRelevancy:
                 f"(they need up to {max_bytes(self.schema) + 1} tokens; raise n_ctx)"
             )
         # 1. is the answer an answer at all?
-        noncommittal = judge.yes_probability(rag.answer_noncommittal(answer, language))
+        noncommittal = judge.yes_probability(prompts.answer_noncommittal(answer, language))
         # 2. does it answer the question asked?
-        answers = judge.yes_probability(rag.answer_answers(sample.question, answer, language))
+        answers = judge.yes_probability(prompts.answer_answers(sample.question, answer, language))
         # 3. the verdict as the probability that a person agrees (the judge's calibration map)
         raw, answers = answers, tools.calibrated("answers", answers)
         score = 0.0 if noncommittal >= 0.5 else answers
@@ -126,7 +125,7 @@ class AnswerRelevancy:
         """Evidence: the questions this answer would answer, in the question's language, and
         how close they are to the question asked."""
         reply = require_judge(tools).generate(
-            rag.questions_for_answer(answer, self.n_questions, language), self.schema
+            tools.prompts.questions_for_answer(answer, self.n_questions, language), self.schema
         )
         questions = [q.strip() for q in reply["questions"]]
         vectors = require_embedder(tools).embed([question, *questions])

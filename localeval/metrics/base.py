@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 from localeval.data.samples import Sample
 from localeval.embedder import Embedder
 from localeval.judge import Judge
+from localeval.prompts.sets import RAG_3, RagPrompts
 from localeval.verdict_maps import VerdictMap
 
 
@@ -42,6 +43,8 @@ class Tools:
     #: per kind of verdict ("supported", "answers"), the judge's calibration map; a verdict
     #: of a kind without one is the judge's raw P(Yes)
     calibration: Mapping[str, VerdictMap] = field(default_factory=dict)
+    #: the words the RAG metrics say to this judge (its models.toml entry's prompt set)
+    prompts: RagPrompts = RAG_3
 
     def calibrated(self, kind: str, probability: float) -> float:
         """A verdict on the calibrated scale: the probability that a person would say yes."""

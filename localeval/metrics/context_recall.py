@@ -44,7 +44,9 @@ class ContextRecall:
             return MetricResult.undefined(reason)
         assert sample.reference_answer is not None and sample.contexts is not None
         # the reference's sentences, each asked as faithfulness asks the answer's
-        return judge_statements(sample.reference_answer, sample.contexts, tools, ATTRIBUTION)
+        return judge_statements(
+            sample.reference_answer, sample.contexts, tools, ATTRIBUTION, sample.question
+        )
 
 
 SPEC = MetricSpec(

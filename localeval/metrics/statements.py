@@ -22,8 +22,8 @@ from localeval.metrics.long_context import (
     fits_all,
     split_into_windows,
 )
-from localeval.prompts import rag
-from localeval.text import split_sentences
+from localeval.prompts.sets import RAG_3, RagPrompts
+from localeval.text import detect_language, split_sentences
 
 WINDOWED_SUPPORT = (
     "contexts too long for the judge's window: each statement judged against every window "
@@ -33,7 +33,10 @@ TOO_LONG_STATEMENT = "a statement is too long for the judge's context window eve
 
 
 def statement_support(
-    judge: Judge, contexts: Sequence[str], statements: Sequence[str]
+    judge: Judge,
+    contexts: Sequence[str],
+    statements: Sequence[str],
+    prompts: RagPrompts = RAG_3,
 ) -> tuple[list[float], dict[str, Any] | None]:
     """P(the contexts state s) for each statement, and what was done if they did not fit.
 
@@ -42,7 +45,7 @@ def statement_support(
     """
 
     def prompts_for(texts: Sequence[str]) -> list[Prompt]:
-        return [rag.context_says(texts, s) for s in statements]
+        return [prompts.context_says(texts, s) for s in statements]
 
     if fits_all(judge, prompts_for(contexts), reserve=1):
         return [judge.yes_probability(p) for p in prompts_for(contexts)], None
@@ -72,7 +75,11 @@ class StatementEvidence:
 
 
 def judge_statements(
-    text: str, contexts: Sequence[str], tools: Tools, evidence: StatementEvidence
+    text: str,
+    contexts: Sequence[str],
+    tools: Tools,
+    evidence: StatementEvidence,
+    question: str = "",
 ) -> MetricResult:
     """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
     # 1. the statements: the text's sentences, as written
@@ -89,9 +96,15 @@ def judge_statements(
                 "note": evidence.no_contexts_note,
             },
         )
-    # 2. one yes/no question per statement, sharing the passages as prompt prefix
+    # 2. one yes/no question per statement, sharing the passages as prompt prefix; the
+    #    prompt set may judge a statement as a claim that stands alone (a bare "1889."
+    #    says nothing the passages could support without the question it answers)
+    language = detect_language(question or text)
+    claims = [tools.prompts.claim(question, s, language) for s in statements]
     try:
-        probabilities, long_context = statement_support(require_judge(tools), contexts, statements)
+        probabilities, long_context = statement_support(
+            require_judge(tools), contexts, claims, tools.prompts
+        )
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
     # 3. each verdict as the probability that a person agrees (the judge's calibration map),
@@ -107,6 +120,8 @@ def judge_statements(
         ],
         evidence.probabilities: [round(p, 4) for p in support],
     }
+    if claims != statements:
+        details["claims"] = claims  # what the judge was asked about each statement
     if calibrated:
         details[f"{evidence.probabilities}_raw"] = [round(p, 4) for p in probabilities]
     if threshold != LIKELIER:
