@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval.runs",),
     ("localeval.pairwise",),
     ("localeval.calibration",),
+    ("localeval.testset",),
     ("localeval.report",),
     ("localeval.testing",),
     ("localeval.pytest_plugin",),
