@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from localeval.data.samples import load_samples
-from localeval.errors import DatasetError
+from localeval.data.samples import DatasetWarning, check_answered, load_samples
+from localeval.errors import DatasetError, UsageError
 
 ROW = {"question": "Q?", "contexts": ["c1", "c2"], "answer": "A.", "reference_answer": "R."}
 
@@ -165,3 +165,31 @@ def test_unknown_extension(tmp_path: Path) -> None:
     path = tmp_path / "d.txt"
     path.write_text("x")
     assert "unknown file type '.txt'" in str(error_of(path))
+
+
+GENERATED = {"kind": "single_fact", "reference_contexts": ["c"], "source": [{"file": "a.md"}]}
+
+
+def test_a_generated_test_sets_own_fields_raise_no_warning_but_a_users_source_does(
+    tmp_path: Path,
+) -> None:
+    warnings: list[DatasetWarning] = []
+    path = write_jsonl(tmp_path / "t.jsonl", [{**ROW, **GENERATED}, {**ROW, "source": "wiki"}])
+    samples = load_samples(path, on_warning=warnings.append)
+    assert samples[0].extra == GENERATED  # kept, like any other field
+    assert [w.line for w in warnings] == [2]  # the row without all three fields
+    assert "'source'" in warnings[0].message
+
+
+def test_an_unfilled_generated_test_set_is_refused_and_other_files_are_not(
+    tmp_path: Path,
+) -> None:
+    empty = {"question": "Q?", "answer": "", "contexts": []}
+    unfilled = write_jsonl(tmp_path / "t.jsonl", [{**empty, **GENERATED}])
+    with pytest.raises(UsageError, match="fill it first, with localeval answer"):
+        check_answered(unfilled)
+    # an all-empty file of other rows is left to the metrics (scored undefined), as before
+    check_answered(write_jsonl(tmp_path / "o.jsonl", [empty]))
+    # one filled row is enough: the rest is the user's to finish
+    row = {**empty, **GENERATED, "sample_id": "b", "answer": "A."}
+    check_answered(write_jsonl(tmp_path / "f.jsonl", [{**empty, **GENERATED}, row]))

@@ -10,3 +10,6 @@ ALIASES: dict[str, str] = {
     "id": "sample_id",
 }
 CANONICAL = ("question", "contexts", "answer", "reference_answer", "sample_id", "category")
+#: fields `localeval generate` writes besides those: kept in Sample.extra like any other
+#: field, but not reported as unknown in a row that has all three (a generated test set)
+GENERATED_FIELDS = frozenset({"kind", "reference_contexts", "source"})

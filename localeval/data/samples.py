@@ -26,9 +26,9 @@ from typing import Any
 
 from localeval.data import strict_json
 from localeval.data.csv_rows import csv_rows
-from localeval.data.fields import ALIASES, CANONICAL
+from localeval.data.fields import ALIASES, CANONICAL, GENERATED_FIELDS
 from localeval.data.textstream import json_array_values, text_chunks, text_lines
-from localeval.errors import DatasetError, locate
+from localeval.errors import DatasetError, UsageError, locate
 
 #: longest string accepted in one field or chunk: far beyond any judge's context window
 #: (about 250,000 tokens), so a longer one is a data error (a whole document pasted in)
@@ -289,7 +289,10 @@ def read_samples(
             on_invalid(exc)
             continue
         seen[sample.sample_id] = line
-        if new := [name for name in sample.extra if name not in unknown]:
+        # a generated test set's own fields are expected, but only in a row with all three:
+        # a user's own 'source' field still warns
+        expected = GENERATED_FIELDS if sample.extra.keys() >= GENERATED_FIELDS else frozenset()
+        if new := [n for n in sample.extra if n not in unknown and n not in expected]:
             unknown.update(new)
             if on_warning is not None:
                 on_warning(_unknown_field_warning(str(file), line, new))
@@ -332,3 +335,21 @@ def load_samples(
     if not samples:
         raise counter.no_samples(path)
     return samples
+
+
+def check_answered(path: str | Path) -> None:
+    """UsageError for a test set from `localeval generate` that `localeval answer` has not
+    filled yet: rows with the generator's fields and not one answer or context (every
+    metric would be undefined or 0). Other files, and invalid rows, are left to the reader
+    and the metrics, as before (an all-empty file of other rows is still scored undefined)."""
+    generated = False
+    for sample in read_samples(path, on_invalid=lambda _error: None):
+        if (sample.answer and sample.answer.strip()) or sample.contexts:
+            return
+        generated = generated or sample.extra.keys() >= GENERATED_FIELDS
+    if generated:
+        raise UsageError(
+            f"{path}: no row has an answer or contexts, so there is nothing to score. It is a "
+            f"test set from `localeval generate`: fill it first, with localeval answer {path} "
+            "--app module:function --output filled.jsonl"
+        )

@@ -20,7 +20,7 @@ from typing import Any
 
 from localeval.backends.files import sha256_file
 from localeval.config import load_models_config
-from localeval.data.samples import DatasetWarning, Sample, read_samples
+from localeval.data.samples import DatasetWarning, Sample, check_answered, read_samples
 from localeval.engine import describe_run, order_metrics, score_samples
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Usage
@@ -141,6 +141,7 @@ class Evaluation:
         self.skipped: list[DatasetError] = []
         on_invalid = self._skip if request.skip_invalid else None
         self.dataset = scan_dataset(request.data, on_invalid, self.events.warned)
+        check_answered(request.data)  # a generated test set not yet filled by `answer`
         if request.output is not None:
             check_writable(request.output)
         self.store = RunStore.open(request.db)
