@@ -1,0 +1,125 @@
+"""`localeval generate` as a library call: documents read, a test set written and checked.
+
+Everything that can be checked without the models (the question mix, the output folder,
+the documents themselves, models.toml) is checked when a `Generation` is made, before any
+model loads; `run()` then loads the judge and embedder (behind the cache) and writes the
+questions, and `write()` writes them to the output file. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from localeval.config import ModelsConfig, load_models_config
+from localeval.data.samples import Sample
+from localeval.errors import UsageError
+from localeval.metrics import MetricResult, Tools
+from localeval.runs.database import open_store
+from localeval.runs.tools import load_tools
+from localeval.testset.candidates import Events, GenerateResult
+from localeval.testset.documents import Skipped
+from localeval.testset.generate import (
+    DEFAULT_MIX,
+    GenerateOptions,
+    generate_testset,
+    read_corpus,
+    split_size,
+)
+from localeval.testset.output import check_not_input, check_output_folder, write_jsonl
+
+DEFAULT_MIX_TEXT = ",".join(f"{k}={v:g}" for k, v in DEFAULT_MIX.items())
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """--mix's KIND=WEIGHT,... pairs; UsageError for anything else."""
+    mix: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        kind, sep, value = part.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            mix[kind.strip()] = float(value)
+        except ValueError:
+            raise UsageError(
+                f"--mix '{text}': give KIND=WEIGHT pairs, e.g. {DEFAULT_MIX_TEXT}"
+            ) from None
+    return mix
+
+
+class _Writes:
+    """What load_tools asks of a metric, for a test set: the judge writes and checks the
+    questions, the embedder spreads the chunks and finds near-duplicates."""
+
+    name = "generate"
+    needs = ("question",)
+    uses_judge = True
+    uses_embedder = True
+
+    def score(self, sample: Sample, tools: Tools) -> MetricResult:
+        raise NotImplementedError("writing a test set scores no sample")
+
+
+def load_generate_tools(
+    models: ModelsConfig,
+    judge: str | None = None,
+    embedder: str | None = None,
+    cache: sqlite3.Connection | None = None,
+) -> Tools:
+    """The judge (with its prompt set, thresholds and calibration) and the embedder."""
+    return load_tools(models, [_Writes()], judge, embedder, cache=cache)
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """What `localeval generate` was asked to do."""
+
+    docs: Sequence[Path]
+    output: Path
+    options: GenerateOptions = field(default_factory=GenerateOptions)
+    judge: str | None = None
+    embedder: str | None = None
+    models: str | None = None
+    use_cache: bool = True
+    db: Path | None = None
+
+
+class Generation:
+    """Checked when made, before any model loads; `run()` writes the questions."""
+
+    def __init__(
+        self, request: GenerateRequest, on_skip: Callable[[Skipped], None] | None = None
+    ) -> None:
+        self.request = request
+        split_size(request.options.size, request.options.mix)  # a bad mix before reading
+        check_output_folder(request.output)
+        # each skipped document is passed on as it is found, before an error for none left
+        self.corpus = read_corpus(list(request.docs), request.options.chunk_tokens, on_skip)
+        documents = [Path(d.path) for d in self.corpus.documents]
+        check_not_input(request.output, documents, "one of the documents")
+        self.models = load_models_config(request.models)
+
+    def run(self, events: Events | None = None) -> GenerateResult:
+        """Write and check the questions; UsageError when not one passed the checks."""
+        request = self.request
+        # the judge/embedding cache makes a re-run with the same documents free
+        store = open_store(request.db) if request.use_cache else None
+        try:
+            tools = load_generate_tools(self.models, request.judge, request.embedder, store)
+            result = generate_testset(self.corpus, tools, request.options, events)
+        finally:
+            if store is not None:
+                store.close()
+        if not result.questions:
+            raise UsageError(
+                f"no question passed the checks ({len(result.rejections)} candidates rejected: "
+                + ", ".join(f"{n} {r}" for r, n in result.reasons().items())
+                + "); run with --verbose to see them"
+            )
+        return result
+
+    def write(self, result: GenerateResult) -> None:
+        """The test set, atomically: the old file or the new one, never half of one."""
+        write_jsonl(self.request.output, (q.row() for q in result.questions))
