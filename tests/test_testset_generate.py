@@ -267,6 +267,42 @@ def test_questions_are_written_in_each_chunks_language(docs: Path) -> None:
     assert len({q.sample_id for q in result.questions}) == 9
 
 
+class Recorded:
+    """The events a caller is told, as (what, detail) in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []
+
+    def phase(self, label: str, total: int) -> None:
+        self.events.append(("phase", (label, total)))
+
+    def advance(self) -> None:
+        self.events.append(("advance", None))
+
+    def rejected(self, rejection: Any) -> None:
+        self.events.append(("rejected", rejection.reason))
+
+
+def test_progress_says_which_phase_it_is_in_and_counts_accepted_questions(docs: Path) -> None:
+    corpus = read_corpus([docs / "ops"])
+    # every single_fact reply asks the same question; the unanswerable one differs
+    same = WriterJudge(rewrite=lambda r: {**r, "question": "Which port?"} if "fact" in r else r)
+    recorded = Recorded()
+    mix = {"single_fact": 2, "unanswerable": 1}
+    tools = Tools(judge=same, embedder=FakeEmbedder(), verdict_thresholds=TH)
+    result = generate_testset(corpus, tools, options(size=3, mix=mix), recorded)
+    assert [q.kind for q in result.questions] == ["single_fact", "unanswerable"]
+    assert recorded.events == [
+        ("phase", (f"Embedding {len(corpus.chunks)} chunks", 1)),
+        ("advance", None),
+        ("phase", ("Writing single_fact questions", 2)),
+        ("advance", None),
+        *[("rejected", "duplicate")] * 5,  # 3 tries per question wanted, less the one kept
+        ("phase", ("Writing unanswerable questions", 1)),
+        ("advance", None),
+    ]
+
+
 def test_chunks_are_spread_not_the_first_n(tmp_path: Path) -> None:
     # twelve sections on one topic first, then three on others: the first three chunks
     # of the corpus would all be about power
