@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from fakes import FakeEmbedder, HashJudge
@@ -29,6 +30,7 @@ from localeval.backends import (
 )
 from localeval.cli import main
 from localeval.testset.generate import read_corpus
+from localeval.text import detect_language
 
 FIELDS = [
     "sample_id", "kind", "category", "question", "reference_answer", "answer", "contexts",
@@ -137,6 +139,56 @@ def test_verbose_lists_each_rejected_candidate(
         "--verbose to see them\n"
     )
     assert not out.exists()
+
+
+class ChineseAlike(FakeEmbedder):
+    """Puts every Chinese text near one point, as the English-only default embedder does."""
+
+    def embed(self, texts: Any) -> Any:
+        vectors = super().embed(texts)
+        for i, text in enumerate(texts):
+            if detect_language(text) == "zh":
+                vectors[i] = vectors[i] * 0.1 + 1.0 / np.sqrt(vectors.shape[1])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_the_summary_counts_rejections_and_says_which_kind_fell_short(
+    docs: Path, tmp_path: Path, stand_ins: StandIns
+) -> None:
+    # every single_fact question is the same English one: 1 kept, the rest rejected
+    same = WriterJudge(rewrite=lambda r: {**r, "question": "Which port?"} if "fact" in r else r)
+    stand_ins.use(same, ChineseAlike())
+    out = tmp_path / "t.jsonl"
+    args = [str(docs), "-n", "3", "--mix", "single_fact=2,unanswerable=1", "-o", str(out)]
+    for verbose in (False, True):
+        result = generate(*args, *(["-v"] if verbose else []))
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        hint = "" if verbose else " (--verbose lists them)"
+        assert lines[:3] == [
+            f"Wrote 2 questions to {out}: 1 single_fact, 1 unanswerable",
+            "Warning: only 1 of 2 single_fact questions passed the checks (more or longer "
+            "documents give more candidates)",
+            f"Rejected 5 candidates: 3 duplicate, 2 wrong_language{hint}",
+        ]
+        assert re.fullmatch(
+            r"judge: 9 calls \(0 from cache\), 409 prompt tokens evaluated, 0 generated; "
+            r"\d+\.\d s",
+            lines[3],
+        )
+        assert len(lines) == 4
+        listed = [line for line in result.stderr.splitlines() if line.startswith("  rejected")]
+        assert len(listed) == (5 if verbose else 0)
+        assert result.stderr.endswith(
+            "Warning: the embedder fake-embedder finds the 'zh' chunks alike (mean similarity "
+            "0.99): spreading the chunks, pairing related ones and finding the chunks nearest "
+            "an unanswerable question work less well; a multilingual embedder (--embedder) does "
+            "better\n"
+        )
+    assert listed[0] == (
+        f"  rejected single_fact (wrong_language) from {docs.as_posix()}/设备/手册.md:1: "
+        "'Which port?' - the chunk is in 'zh'"
+    )
 
 
 def test_usage_errors_exit_2_before_any_model_loads(
