@@ -346,3 +346,23 @@ def test_the_run_records_the_prompt_set_as_its_prompt_version() -> None:
     tools = Tools(judge=ScriptedJudge([]), prompts=RAG_3)
     run = describe_run([build_metric("faithfulness")], tools)
     assert run.prompt_version == "rag-3"
+
+
+def test_rag_4_asks_each_statement_as_an_answer_to_the_question() -> None:
+    from localeval.prompts.sets import RAG_4
+
+    judge = ScriptedJudge([0.9, 0.8])
+    tools = Tools(judge=judge, prompts=RAG_4)
+    build_metric("faithfulness").score(sample(), tools)
+    first, second = judge.prompts
+    # everything up to the statement is shared by a sample's statements (kept by the judge)
+    assert first.segments[:-1] == second.segments[:-1]
+    assert first.segments[-2] == '\n\nQuestion: "Q?"\nAnswer:'
+    assert first.segments[-1] == (
+        ' "One."\n\nIs the answer supported by the context above? Answer Yes or No.'
+    )
+    judge = ScriptedJudge([0.1, 0.7])
+    build_metric("answer_relevancy").score(sample(), Tools(judge=judge, prompts=RAG_4))
+    asked = judge.prompts[1]
+    assert asked.segments[0] == "Question: Q?\n\n"
+    assert asked.segments[-1] == "\n\nDoes the answer above answer the question? Answer Yes or No."

@@ -23,7 +23,7 @@ from localeval.metrics.long_context import (
     split_into_windows,
 )
 from localeval.prompts.sets import RAG_3, RagPrompts
-from localeval.text import detect_language, split_sentences
+from localeval.text import split_sentences
 
 WINDOWED_SUPPORT = (
     "contexts too long for the judge's window: each statement judged against every window "
@@ -37,6 +37,7 @@ def statement_support(
     contexts: Sequence[str],
     statements: Sequence[str],
     prompts: RagPrompts = RAG_3,
+    question: str = "",
 ) -> tuple[list[float], dict[str, Any] | None]:
     """P(the contexts state s) for each statement, and what was done if they did not fit.
 
@@ -45,7 +46,7 @@ def statement_support(
     """
 
     def prompts_for(texts: Sequence[str]) -> list[Prompt]:
-        return [prompts.context_says(texts, s) for s in statements]
+        return [prompts.context_says(texts, question, s) for s in statements]
 
     if fits_all(judge, prompts_for(contexts), reserve=1):
         return [judge.yes_probability(p) for p in prompts_for(contexts)], None
@@ -96,14 +97,12 @@ def judge_statements(
                 "note": evidence.no_contexts_note,
             },
         )
-    # 2. one yes/no question per statement, sharing the passages as prompt prefix; the
-    #    prompt set may judge a statement as a claim that stands alone (a bare "1889."
-    #    says nothing the passages could support without the question it answers)
-    language = detect_language(question or text)
-    claims = [tools.prompts.claim(question, s, language) for s in statements]
+    # 2. one yes/no question per statement, sharing the passages as prompt prefix (the
+    #    judge's prompt set may ask it as an answer to the question: a bare "1889." says
+    #    nothing the passages could support without the question it answers)
     try:
         probabilities, long_context = statement_support(
-            require_judge(tools), contexts, claims, tools.prompts
+            require_judge(tools), contexts, statements, tools.prompts, question
         )
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
@@ -120,8 +119,6 @@ def judge_statements(
         ],
         evidence.probabilities: [round(p, 4) for p in support],
     }
-    if claims != statements:
-        details["claims"] = claims  # what the judge was asked about each statement
     if calibrated:
         details[f"{evidence.probabilities}_raw"] = [round(p, 4) for p in probabilities]
     if threshold != LIKELIER:
