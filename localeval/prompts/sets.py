@@ -16,7 +16,8 @@ from localeval.errors import ConfigError
 from localeval.judge import Prompt
 from localeval.prompts import rag
 
-#: what rag-4's yes/no questions end with (see docs/judge-quality.md)
+#: what rag-4's relevancy question ends with; its support question ends bare, which the
+#: 1.5B judge separated better (docs/judge-quality.md)
 TAIL_4 = " Answer Yes or No."
 
 
@@ -46,9 +47,7 @@ RAG_3 = RagPrompts(
 
 RAG_4 = RagPrompts(
     "rag-4",
-    lambda contexts, question, statement: rag.answer_supported(
-        contexts, question, statement, TAIL_4
-    ),
+    lambda contexts, question, statement: rag.answer_supported(contexts, question, statement, ""),
     lambda question, answer, language: rag.question_then_answer(question, answer, language, TAIL_4),
     rag.answer_noncommittal,
     rag.questions_for_answer,
