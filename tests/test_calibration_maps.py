@@ -365,3 +365,40 @@ def test_rag_4_asks_each_statement_as_an_answer_to_the_question() -> None:
     asked = judge.prompts[1]
     assert asked.segments[0] == "Question: Q?\n\n"
     assert asked.segments[-1] == "\n\nDoes the answer above answer the question? Answer Yes or No."
+
+
+def test_a_judge_alias_names_an_entry_and_is_listed(tmp_path: Path) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(
+        'default_judge = "big"\n[judge_aliases]\nfast = "small"\n'
+        '[judges.big]\npath = "b.gguf"\nprompts = "rag-4"\n[judges.small]\npath = "s.gguf"\n'
+        '[embedders.e]\npath = "e"\n'
+    )
+    config = load_models_config(models)
+    # the alias resolves to the entry itself, so a run records the entry's own name
+    assert config.judge("fast").name == "small"
+    assert config.judge().name == "big"
+    result = CliRunner().invoke(main, ["models", "--models", str(models)])
+    assert result.exit_code == 0
+    assert "prompts rag-4; uncalibrated (scores are raw P(Yes))\n" in result.stdout
+    assert "prompts rag-3; uncalibrated (scores are raw P(Yes)); also called fast\n" in (
+        result.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("aliases", "message"),
+    [
+        ('fast = "nope"', "[judge_aliases]: 'fast' must name a [judges] entry, got 'nope'"),
+        ('small = "big"', "[judge_aliases]: 'small' is already the name of a [judges] entry"),
+    ],
+)
+def test_bad_judge_aliases_are_refused(tmp_path: Path, aliases: str, message: str) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(
+        f'[judge_aliases]\n{aliases}\n[judges.big]\npath = "b.gguf"\n'
+        '[judges.small]\npath = "s.gguf"\n[embedders.e]\npath = "e"\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_models_config(models)
+    assert str(caught.value) == f"{models} {message}"
