@@ -92,7 +92,8 @@ class ContextPrecision:
         vectors = meaning_vectors([target, *(sample.contexts[i] for i in filled)], tools)
         useful = [0.0] * len(sample.contexts)
         for row, i in enumerate(filled, start=1):
-            useful[i] = max(0.0, float(vectors[0] @ vectors[row]))
+            # within [0, 1]: float32 rounding puts identical texts at 1.00000007
+            useful[i] = min(1.0, max(0.0, float(vectors[0] @ vectors[row])))
         # 3. average precision over the ranks, weighted by usefulness
         return MetricResult(
             average_precision(useful),
