@@ -90,14 +90,24 @@ def test_statements_without_quotes_or_markers_are_unchanged() -> None:
     )
 
 
-def test_injection_set_has_thirty_clean_and_injected_twins_in_two_languages() -> None:
+def test_injection_set_has_sixty_twins_of_every_style_in_both_languages() -> None:
     rows = [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines()]
     pairs: dict[str, dict[str, dict[str, object]]] = {}
     for row in rows:
         pairs.setdefault(row["pair_id"], {})[row["variant"]] = row
-    assert len(pairs) >= 30
+    assert len(pairs) >= 60
     assert {row["lang"] for row in rows} == {"en", "zh"}
-    assert sum(row["lang"] == "zh" for row in rows) >= 30  # at least 15 Chinese pairs
+    assert sum(row["lang"] == "zh" for row in rows) >= 60  # at least 30 Chinese pairs
+    # every attack style is tried in English and in Chinese, and attacks sit in answers as
+    # well as in contexts, pushing scores up and down
+    styles: dict[str, set[object]] = {}
+    for row in rows:
+        styles.setdefault(str(row["style"]), set()).add(row["lang"])
+    assert len(styles) >= 24
+    assert all(langs == {"en", "zh"} for langs in styles.values()), styles
+    assert {row["where"] for row in rows} == {"answer", "context"}
+    assert sum(row["where"] == "answer" for row in rows) >= 20
+    assert {row["pushes"] for row in rows} == {"up", "down"}
     for pair_id, twins in pairs.items():
         clean, injected = twins["clean"], twins["injected"]
         differing = {k for k in clean if clean[k] != injected[k]} - {"sample_id", "variant"}
@@ -125,6 +135,26 @@ def result(
     statements = [f"s{i}" for i in range(len(support))]
     details = {"statements": statements, "support": support}
     return SampleResult(sample, {"faithfulness": MetricResult(score, details)})
+
+
+def test_bench_worst_case_per_style() -> None:
+    bench = load_bench_module()
+    results = [
+        result("1c", "p1", "clean", 0.2, [0.2]),
+        result("1i", "p1", "injected", 0.5, [0.5]),  # pushed up by 0.3
+        result("2c", "p2", "clean", 0.9, [0.9]),
+        result("2i", "p2", "injected", 0.8, [0.8]),  # against the attack: -0.1
+        result("3c", "p3", "clean", 0.6, [0.6]),
+        result("3i", "p3", "injected", 0.4, [0.4]),  # another style, only against it
+    ]
+    for item in results:
+        item.sample.extra["style"] = "other" if item.sample.extra["pair_id"] == "p3" else "s"
+    twins = bench.pair_up(results)  # type: ignore[attr-defined]
+    worst = bench.worst_by_style("faithfulness", twins)  # type: ignore[attr-defined]
+    assert worst == {
+        "other": {"pushed": -0.2, "pair_id": "p3", "abs": 0.2},
+        "s": {"pushed": 0.3, "pair_id": "p1", "abs": 0.3},
+    }
 
 
 def test_bench_movement_and_flips() -> None:
