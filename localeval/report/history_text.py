@@ -77,7 +77,8 @@ def run_description(run: StoredRun) -> str:
                 f"{m}: " + ", ".join(f"{k}={v}" for k, v in s.items()) for m, s in settings.items()
             )
         )
-    thresholds = ", ".join(f"{m} {v:.2f}" for m, v in run.thresholds.items())
+    # runs recorded before only their own metrics' thresholds were kept list every default
+    thresholds = ", ".join(f"{m} {v:.2f}" for m, v in run.thresholds.items() if m in info.metrics)
     lines.append(f"thresholds:     {thresholds or '-'}")
     return "\n".join(lines)
 
@@ -109,13 +110,11 @@ def comparison_text(comparison: Comparison) -> str:
         f"{role} {_side(side.label, side.run)}" for role, side in (("BASE", base), ("NEW ", new))
     ]
     lines += [f"Warning: {w}." for w in comparison.warnings]
-    shared = f"{comparison.n_shared} samples in both runs"
-    extra = []
-    if comparison.n_base_only:
-        extra.append(f"{comparison.n_base_only} only in BASE")
-    if comparison.n_new_only:
-        extra.append(f"{comparison.n_new_only} only in NEW")
-    lines.append(shared + (f" ({', '.join(extra)}, not compared)" if extra else "") + ".")
+    lines.append(
+        f"Paired by sample_id: {comparison.n_shared} samples in both runs, "
+        f"{comparison.n_new_only} added (only in NEW), {comparison.n_base_only} removed "
+        "(only in BASE, not compared)."
+    )
     if comparison.not_compared:
         lines.append(f"Not in both runs, not compared: {', '.join(comparison.not_compared)}.")
     lines.append("")
