@@ -9,12 +9,14 @@ import click
 from localeval.cli.options import (
     cache_option,
     db_option,
+    echo,
     embedder_option,
     judge_option,
     models_option,
     output_option,
     progress_option,
     translate_errors,
+    warn_if_replaced,
 )
 from localeval.cli.progress import Progress
 
@@ -65,23 +67,24 @@ def calibrate(
         list(labelled), output, limit, judge_name, embedder_name, models_path, use_cache, db_path
     )
     calibration = CalibrationRun(request)
+    warn_if_replaced(calibration.output)
     names = ", ".join(sorted(calibration.names))
-    click.echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
+    echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
     bar = Progress(len(calibration.rows), "Calibrating", enabled=progress)
     try:
         result = calibration.run(on_row=lambda _: bar.advance())
     finally:
         bar.close()
-    click.echo(format_table(result))
+    echo(format_table(result))
     judge = calibration.tools.judge
     suggested = calibration.suggested(result)
     if judge is not None and suggested:
-        click.echo("\n" + thresholds_snippet(judge.name, suggested))
+        echo("\n" + thresholds_snippet(judge.name, suggested))
     if judge is not None:
-        click.echo("\n" + console.usage_text(judge.usage))
+        echo("\n" + console.usage_text(judge.usage))
     if output is not None:
-        write_json(output, calibration.as_dict(result))
-        click.echo(f"Calibration written to {output}")
+        write_json(calibration.output or output, calibration.as_dict(result))
+        echo(f"Calibration written to {output}")
 
 
 COMMAND = calibrate

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from localeval.backends import ModelStatus
-from localeval.cli.options import models_option, translate_errors
+from localeval.cli.options import echo, models_option, translate_errors
 
 
 @click.command("models")
@@ -29,7 +29,7 @@ def models_command(models_path: str | None) -> None:
         found = embedder_backend(embedder.backend).status(embedder.settings)
         lines.append(_line(name, name == models.default_embedder, found))
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def _line(name: str, default: bool, found: ModelStatus) -> str:
