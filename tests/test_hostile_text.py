@@ -76,6 +76,19 @@ def test_escape_sequences_in_data_are_printed_as_text(tmp_path: Path) -> None:
     assert outputs["list"].stdout.splitlines()[1].endswith(f"  {shown_data}")
 
 
+def test_a_line_break_in_a_name_does_not_break_the_table(tmp_path: Path) -> None:
+    rows = [
+        {"sample_id": f"s{i}", "category": "two\nlines" if i else "one", "question": "Q?"}
+        | {"answer": "A b c.", "reference_answer": "A b c."}
+        for i in range(2)
+    ]
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = run("evaluate", data, "-m", "bleu", "--no-progress")
+    assert "category: two\\nlines" in result.stdout.splitlines()
+    assert "lines" not in [line.strip() for line in result.stdout.splitlines()]
+
+
 def test_an_error_naming_hostile_text_is_escaped(tmp_path: Path) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"question": 3, f"x{ERASE}": 1}) + "\n", encoding="utf-8")

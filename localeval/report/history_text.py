@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from localeval.results.diff import Comparison, MetricChange
 from localeval.runs.records import StoredRun
+from localeval.text import printable
 
 
 def _number(value: float | None) -> str:
@@ -21,7 +22,7 @@ def interval(ci95: tuple[float, float] | None) -> str:
 
 
 def _model(model: dict[str, str] | None) -> str:
-    return "-" if model is None else model["name"]
+    return "-" if model is None else printable(model["name"])
 
 
 def runs_table(runs: Sequence[StoredRun]) -> str:
@@ -37,7 +38,7 @@ def runs_table(runs: Sequence[StoredRun]) -> str:
                 "complete" if run.complete else "INCOMPLETE",
                 f"{run.n_done}/{run.n_samples}",
                 _model(run.info.judge),
-                run.info.dataset or "-",
+                printable(run.info.dataset or "-"),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
@@ -61,12 +62,13 @@ def run_description(run: StoredRun) -> str:
         f"run:            {info.run_id}",
         f"status:         {state}",
         f"created:        {info.created}",
-        f"dataset:        {info.dataset} (sha256 {info.dataset_sha256}, {run.n_samples} samples)",
+        f"dataset:        {printable(info.dataset or '-')} (sha256 {info.dataset_sha256}, "
+        f"{run.n_samples} samples)",
     ]
     for role, model in (("judge", info.judge), ("embedder", info.embedder)):
         if model is not None:
             sha = f" (sha256 {model['sha256']})" if model.get("sha256") else ""
-            lines.append(f"{role + ':':<16}{model['name']}{sha}")
+            lines.append(f"{role + ':':<16}{printable(model['name'])}{sha}")
     lines.append(f"prompt version: {info.prompt_version}")
     lines.append(f"metrics:        {', '.join(info.metrics)}")
     settings = {m: s for m, s in info.metric_settings.items() if s}
@@ -121,7 +123,7 @@ def comparison_text(comparison: Comparison) -> str:
     lines += _change_rows(comparison.metrics)
     for category, changes in comparison.by_category.items():
         lines.append("")
-        lines += _change_rows(changes, title=f"category: {category}")
+        lines += _change_rows(changes, title=f"category: {printable(category)}")
     if not comparison.top:
         return "\n".join(lines)
     lines.append("")
@@ -131,10 +133,11 @@ def comparison_text(comparison: Comparison) -> str:
         lines.append("Samples that changed most:")
         for mover in comparison.movers:
             lines.append(
-                f"  {mover.metric}  {mover.sample_id}: {_number(mover.base)} -> "
+                f"  {printable(mover.metric)}  {printable(mover.sample_id)}: "
+                f"{_number(mover.base)} -> "
                 f"{_number(mover.new)}" + (f" ({_signed(mover.change)})" if mover.change else "")
             )
-            lines += [f"      {line}" for line in mover.evidence]
+            lines += [f"      {printable(line)}" for line in mover.evidence]
     return "\n".join(lines)
 
 
