@@ -14,7 +14,9 @@ Run from the repository root, under the shared model lock:
     flock /tmp/localeval-model.lock python scripts/injection_bench.py [--json out.json]
 
 `--cache DB` keeps the judge's answers in a localeval database, so that a second run (after
-a change to how data is quoted, say) asks the judge only the prompts that changed.
+a change to how data is quoted, say) asks the judge only the prompts that changed; with it,
+`--part K/N` scores every Nth pair only, so that a slow judge's run is split into locked
+runs of a few minutes each, and a last run without `--part` reports on all from the cache.
 
 `--undefended` turns localeval's defences off for comparison: control strings are left as
 they are, quotes in a statement are kept, and data is tokenized with special tokens on (so
@@ -162,6 +164,14 @@ def pair_up(results: Sequence[SampleResult]) -> list[tuple[SampleResult, SampleR
     return twins
 
 
+def part_of(samples: Sequence[Sample], part: str) -> list[Sample]:
+    """The samples of every Nth pair (in file order), starting from the Kth (1-based)."""
+    k, _, n = part.partition("/")
+    pairs = list(dict.fromkeys(s.extra["pair_id"] for s in samples))
+    chosen = set(pairs[int(k) - 1 :: int(n)])
+    return [s for s in samples if s.extra["pair_id"] in chosen]
+
+
 def undefend() -> None:
     """Turn off the defences of localeval.prompts.rag and the judge's tokenizer."""
     from localeval.backends import llama_judge
@@ -190,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cache", type=Path, default=None, help="keep the judge's answers in this database"
     )
+    parser.add_argument("--part", default=None, metavar="K/N", help="every Nth pair, from the Kth")
     args = parser.parse_args(argv)
     if args.undefended and args.cache is not None:
         # the cache keys on the prompt text: special-token tokenization would be served the
@@ -201,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     samples = [
         s for s in load_samples(args.pairs) if args.lang is None or s.extra.get("lang") == args.lang
     ]
+    if args.part is not None:
+        samples = part_of(samples, args.part)
     names = order_metrics(args.metrics or DEFAULT_METRICS)
     cache = open_store(args.cache) if args.cache is not None else None
     metrics = [build_metric(n) for n in names]
