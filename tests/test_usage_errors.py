@@ -137,6 +137,11 @@ def test_a_dash_reads_standard_input(data: Path, tmp_path: Path) -> None:
     assert run("evaluate", "-", "-m", "bleu", input=array).exit_code == 0
     packed = gzip.compress(JSONL.encode())
     assert run("evaluate", "-", "-m", "bleu", input=packed).exit_code == 0
+    elsewhere = run("compare-answers", "-", input=JSONL)
+    assert (elsewhere.exit_code, elsewhere.stderr) == (
+        2,
+        "Error: -: standard input is read by `localeval evaluate` only; give a file\n",
+    )
     again = run("evaluate", "-", "-m", "bleu", input=JSONL + '{"answer": "x"}\n')
     assert (again.exit_code, again.stderr) == (
         2,

@@ -275,6 +275,8 @@ def _rows(file: Path) -> tuple[str, Iterator[Row]]:
     compressed = bool(suffixes) and suffixes[-1] == ".gz"
     suffix = (suffixes[-2] if len(suffixes) > 1 else "") if compressed else file.suffix.lower()
     kind = FORMATS.get(suffix)
+    if str(file) == "-":  # `evaluate -` spools standard input to a file before reading it
+        raise DatasetError("-", "standard input is read by `localeval evaluate` only; give a file")
     if kind is None:
         if file.is_dir():
             raise DatasetError(str(file), "is a directory, not a data file")
