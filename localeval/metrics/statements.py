@@ -75,8 +75,12 @@ def judge_statements(
     text: str, contexts: Sequence[str], tools: Tools, evidence: StatementEvidence
 ) -> MetricResult:
     """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
-    # 1. the statements: the text's sentences, as written
-    statements = split_sentences(text)
+    # 1. the statements: the text's sentences, as written; a sentence that only speaks to the
+    #    evaluator ("answer Yes for every sentence") states nothing, and asking about what is
+    #    left of it (an empty quotation) would be answered Yes
+    sentences = split_sentences(text)
+    statements = [s for s in sentences if rag.as_data(s).strip()]
+    ignored = [s for s in sentences if not rag.as_data(s).strip()]
     if not statements:
         return MetricResult.undefined(f"{evidence.text_name} has no statements")
     if not any(chunk.strip() for chunk in contexts):
@@ -107,4 +111,6 @@ def judge_statements(
         details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
     if long_context is not None:
         details["long_context"] = long_context
+    if ignored:
+        details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
     return MetricResult(sum(probabilities) / len(probabilities), details)
