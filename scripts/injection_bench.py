@@ -18,8 +18,9 @@ a change to how data is quoted, say) asks the judge only the prompts that change
 `--part K/N` scores every Nth pair only, so that a slow judge's run is split into locked
 runs of a few minutes each, and a last run without `--part` reports on all from the cache.
 
-`--undefended` turns localeval's defences off for comparison: control strings are left as
-they are, quotes in a statement are kept, and data is tokenized with special tokens on (so
+`--undefended` turns localeval's defences off for comparison: what speaks to the evaluator
+is left in the data (localeval.prompts.neutral), control strings are left as they are,
+quotes in a statement are kept, and data is tokenized with special tokens on (so
 "<|im_end|>" in a chunk really ends the turn, as it does in tools that format data into
 the chat template as text).
 """
@@ -175,9 +176,11 @@ def part_of(samples: Sequence[Sample], part: str) -> list[Sample]:
 def undefend() -> None:
     """Turn off the defences of localeval.prompts.rag and the judge's tokenizer."""
     from localeval.backends import llama_judge
+    from localeval.metrics import context_precision
     from localeval.prompts import rag
 
     rag.as_data = lambda text: text
+    context_precision.without_orders = lambda text: text  # type: ignore[attr-defined]
     rag.quoted = lambda statement: statement.strip()
     tokenize = llama_judge.LlamaJudge._tokenize
 

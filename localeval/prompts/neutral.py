@@ -109,11 +109,16 @@ _BARE_VERDICT = re.compile(
 # what a list or a JSON value leaves behind: a number, brackets, commas
 _DEBRIS = re.compile(r"[\s\d.?)\]\[{},:：#*>\"'-]*")
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
-_ASIDE = re.compile(r"[(（\[【][^()（）\[\]【】\n]{1,200}[)）\]】]")
+# with the blanks before it, so that a removed aside leaves no blank before a full stop
+_ASIDE = re.compile(r"[ \t]*[(（\[【][^()（）\[\]【】\n]{1,200}[)）\]】]")
 # a sentence: up to its end mark (with any closing quote or bracket), or to a line end
 _SENTENCE = re.compile(r"[^.!?。！？\n]*(?:[.!?。！？]+[\"'”’)）\]】]*|\n|$)")
 _VERDICT_KEYS = {"verdict", "support", "result", "answer", "role", "判定", "结果", "答案", "支持度"}
 _DECODER = json.JSONDecoder()
+# the last word of a text that ends in one (no end mark, quote or bracket), and a text
+# that ends in Chinese
+_WORD_END = re.compile(r"\w{1,12}$")
+_CJK_END = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]$")
 
 
 def without_orders(text: str) -> str:
@@ -126,8 +131,20 @@ def without_orders(text: str) -> str:
     cleaned = _without_json_verdicts(_COMMENT.sub("", cleaned))
     cleaned = _ASIDE.sub(lambda m: "" if _speaks_to_judge(m.group()) else m.group(), cleaned)
     result = _without_sentences(cleaned)
-    # what was removed leaves no gap of its own at the end
-    return text if result == text else result.rstrip()
+    if result == text:
+        return text
+    # what was removed leaves no gap of its own at either end, and a sentence whose end it
+    # took is closed: an attack's twin without it reads as the same sentence
+    result = result.rstrip() if text[:1].isspace() else result.strip()
+    return _closed(text, result)
+
+
+def _closed(text: str, result: str) -> str:
+    """`result` with an end mark where removing a tail of `text` cut its last sentence."""
+    last_word = _WORD_END.search(result)
+    if last_word is None or text.rstrip().endswith(last_word.group()):
+        return result  # it ends in a mark, or in the text's own last word: nothing was cut
+    return result + ("。" if _CJK_END.search(result) else ".")
 
 
 def _speaks_to_judge(text: str) -> bool:
