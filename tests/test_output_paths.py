@@ -140,7 +140,8 @@ def test_a_link_to_standard_output_writes_there(data: Path, tmp_path: Path) -> N
 def test_what_is_not_a_file_device_or_fifo_is_refused(data: Path, tmp_path: Path) -> None:
     folder = tmp_path / "folder"
     folder.mkdir()
-    assert evaluate(data, folder).stderr == f"Error: --output {folder}: is a directory\n"
+    refused = evaluate(data, folder)
+    assert (refused.exit_code, refused.stderr) == (2, f"Error: --output {folder}: is a directory\n")
 
     listening = socket.socket(socket.AF_UNIX)
     path = tmp_path / "sock"
