@@ -28,8 +28,8 @@ ROW = {
 
 def good_answers() -> list[Any]:
     # faithfulness (1 statement), recall (1 sentence), relevancy: noncommittal
-    # probability, does it answer, then the generated questions (precision: embedder only)
-    return [0.95, 0.9, 0.05, 0.97, {"questions": [QUESTION] * 3}]
+    # probability, does it answer (precision: embedder only)
+    return [0.95, 0.9, 0.05, 0.97]
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_evaluate_passes_gates_and_writes_contract(
         "generated_tokens",
         "seconds",
     }
-    assert report["run"]["usage"]["judge_calls"] == 5
+    assert report["run"]["usage"]["judge_calls"] == 4
     assert report["summary"]["faithfulness"]["mean"] == pytest.approx(0.95)
     assert set(report["summary"]["faithfulness"]) == {"mean", "n", "n_undefined", "ci95"}
     (sample,) = report["samples"]

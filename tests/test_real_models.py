@@ -33,7 +33,12 @@ DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 @pytest.fixture(scope="module")
 def tools() -> Tools:
     models = load_models_config()
-    return load_tools(models, [build_metric(m) for m in RAG_METRICS])
+    # the embedder too: answer relevancy's generated questions are asked for below
+    return load_tools(models, [build_metric(m, ASK_QUESTIONS) for m in RAG_METRICS])
+
+
+#: answer relevancy with its evidence, the questions the answer would answer
+ASK_QUESTIONS = {"answer_relevancy": {"n_questions": 3}}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +48,7 @@ def demo() -> dict[str, Sample]:
 
 def test_four_metrics_on_english_and_chinese_samples(tools: Tools, demo: dict[str, Sample]) -> None:
     samples = [demo["billing-1"], demo["zh-product-2"]]
-    run = evaluate(samples, RAG_METRICS, tools)
+    run = evaluate(samples, RAG_METRICS, tools, options=ASK_QUESTIONS)
     for result in run.samples:
         for name in RAG_METRICS:
             score = result.results[name].score

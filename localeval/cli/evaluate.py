@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -135,11 +136,15 @@ class Printed(EvaluationEvents):
 def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""
     from localeval.report import console
+    from localeval.results.calibration import calibration_sentence, calibration_status
 
     echo(console.summary_table(outcome.summaries))
     categories = console.category_tables(outcome.by_category)
     if categories:
         echo("\n" + categories)
+    status = calibration_status(outcome.run.info.judge, outcome.run.info.metrics)
+    if status is not None:
+        echo("\n" + textwrap.fill(calibration_sentence(status), 88))
     if outcome.gates:
         echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
     echo("\n" + console.usage_text(outcome.usage))

@@ -123,3 +123,44 @@ def answer_noncommittal(answer: str, language: str) -> Prompt:
         answer_segment(answer, language),
         "\n\nDoes the answer above say that it does not know or cannot answer? Answer Yes or No.",
     )
+
+
+# -- rag-4: the question asked, then what is judged as its answer ----------------------------
+# Chosen by measurement for the Qwen2.5-Coder-1.5B judge (docs/judge-quality.md): a
+# statement judged as an answer to the question it was given for ("Question: ... Answer:
+# ... Is the answer supported by the context above?"), and the question put before the
+# answer for relevancy, separate good from bad rows better for that judge than rag-3's
+# statement-alone wording, most of all on short answers ("Newcastle United."), whose
+# meaning is the question's.
+
+
+def asks_answer_supported(question: str) -> str:
+    """The words before each statement, the same for every statement of a sample (the judge
+    keeps them with the contexts): the question the text answers."""
+    return f'\n\nQuestion: "{quoted(question)}"\nAnswer:'
+
+
+def answer_supported(contexts: Sequence[str], question: str, statement: str, tail: str) -> Prompt:
+    """Faithfulness and context recall: is this statement, as an answer to the question,
+    supported by the context? `tail` ends the prompt ("" or " Answer Yes or No.")."""
+    return Prompt.of(
+        SYSTEM_JUDGE,
+        *context_segments(contexts),
+        asks_answer_supported(question),
+        f' "{quoted(statement)}"\n\nIs the answer supported by the context above?{tail}',
+    )
+
+
+def question_segment(question: str, language: str) -> str:
+    label = "问题：" if language == "zh" else "Question:"
+    return f"{label} {as_data(question.strip())}\n\n"
+
+
+def question_then_answer(question: str, answer: str, language: str, tail: str) -> Prompt:
+    """Answer relevancy: the question, then the answer, then whether it answers it."""
+    return Prompt.of(
+        SYSTEM_JUDGE,
+        question_segment(question, language),
+        answer_segment(answer, language),
+        f"\n\nDoes the answer above answer the question?{tail}",
+    )

@@ -207,11 +207,17 @@ def comparability_warnings(
             f"the runs used different judges ({_model_label(base.get('judge'))} vs "
             f"{_model_label(new.get('judge'))}): their scores are not comparable"
         )
-    elif changed := _changed_settings(base.get("judge"), new.get("judge")):
-        warnings.append(
-            f"the judge ran with different settings ({changed}): llama.cpp's numbers depend "
-            "on them, so small differences may come from that"
-        )
+    else:
+        if changed := _changed_settings(base.get("judge"), new.get("judge")):
+            warnings.append(
+                f"the judge ran with different settings ({changed}): llama.cpp's numbers "
+                "depend on them, so small differences may come from that"
+            )
+        if calibration := _changed_calibration(base.get("judge"), new.get("judge")):
+            warnings.append(
+                f"the judge's verdicts were calibrated differently ({calibration}): its scores "
+                "are not comparable"
+            )
     if (
         base.get("embedder")
         and new.get("embedder")
@@ -242,6 +248,25 @@ def comparability_warnings(
                 "not comparable"
             )
     return warnings
+
+
+def _changed_calibration(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """Which kinds of verdict were mapped differently, as "supported, answers" (a run
+    without maps is uncalibrated)."""
+    before = (base or {}).get("calibration") or {}
+    after = (new or {}).get("calibration") or {}
+
+    def line(entry: Any) -> Any:
+        return (entry.get("a"), entry.get("b")) if isinstance(entry, dict) else entry
+
+    return ", ".join(
+        f"{kind} {'uncalibrated' if kind not in before else 'calibrated'} vs "
+        f"{'uncalibrated' if kind not in after else 'calibrated'}"
+        if (kind in before) != (kind in after)
+        else kind
+        for kind in sorted(before.keys() | after.keys())
+        if line(before.get(kind)) != line(after.get(kind))
+    )
 
 
 def _changed_settings(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:

@@ -102,7 +102,13 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN judge_settings TEXT;  -- JSON object
     """,
-    # 5: the lease of the process writing a run (see localeval.runs.lease): two processes
+    # 5: what else a run's judge and embedder records hold (the judge's calibration maps;
+    # what names a judge that has no file; an embedder's prefix); NULL when nothing more
+    """
+    ALTER TABLE runs ADD COLUMN judge_extra TEXT;     -- JSON object
+    ALTER TABLE runs ADD COLUMN embedder_extra TEXT;  -- JSON object
+    """,
+    # 6: the lease of the process writing a run (see localeval.runs.lease): two processes
     #    never record into the same run
     """
     ALTER TABLE runs ADD COLUMN owner TEXT;      -- JSON: host, boot, pid, started, token

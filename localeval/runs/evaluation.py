@@ -220,7 +220,30 @@ class Evaluation:
         self.target: StoredRun | None = None
         if request.resume is not None and request.resume != RESUME_MATCHING:
             self.target = check_resume_target(self.store, request.resume, self.dataset, self.names)
+        if warning := self._embedder_language_warning():
+            self.events.warned(warning)
         self.events.loaded(self.dataset.n_samples, len(self.skipped), self.names)
+
+    def _embedder_language_warning(self) -> DatasetWarning | None:
+        """Samples in a language the embedder does not read, when a metric embeds text."""
+        users = [m.name for m in self.metrics if m.uses_embedder]
+        if not users:
+            return None
+        embedder = self.models.embedder(self.request.embedder)
+        if not embedder.languages:
+            return None
+        other = {k: n for k, n in self.dataset.languages.items() if k not in embedder.languages}
+        if not other:
+            return None
+        names = {"zh": "Chinese", "en": "English"}
+        which = ", ".join(f"{n} in {names.get(k, k)}" for k, n in sorted(other.items()))
+        return DatasetWarning(
+            str(self.request.data),
+            f"{which} of {self.dataset.n_samples} samples, but embedder '{embedder.name}' is "
+            f"for {', '.join(names.get(k, k) for k in embedder.languages)} only (models.toml "
+            f"'languages'): {', '.join(users)} will separate chunks poorly there; use a "
+            "multilingual embedder (README, Models)",
+        )
 
     def __enter__(self) -> Evaluation:
         return self

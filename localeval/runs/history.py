@@ -36,7 +36,15 @@ from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
 from localeval.runs.database import default_db_path, open_store
 from localeval.runs.lease import Owner, alive, close_owner, open_owner
-from localeval.runs.records import RUN_COLUMNS, StoredRun, fingerprint, json_text, stored_run
+from localeval.runs.records import (
+    RUN_COLUMNS,
+    StoredRun,
+    embedder_extra,
+    fingerprint,
+    json_text,
+    judge_extra,
+    stored_run,
+)
 
 
 class RunStore:
@@ -96,8 +104,8 @@ class RunStore:
                 "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
                 "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
                 "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows, judge_settings, owner, heartbeat) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.run_id,
                     info.created,
@@ -116,6 +124,8 @@ class RunStore:
                     __version__,
                     json_text(info.skipped_rows),
                     json_text(judge["settings"]) if "settings" in judge else None,
+                    json_text(extra) if (extra := judge_extra(judge)) else None,
+                    json_text(more) if (more := embedder_extra(embedder)) else None,
                     self._owner_text,
                     time.time(),
                 ),

@@ -20,7 +20,7 @@ def fingerprint(info: RunInfo) -> str:
     """What makes two runs the same evaluation, hashed: resuming one continues the other."""
     judge = info.judge or {}
     # what names a judge that has no file (a server's URL, model, revision); none for a file
-    model = {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings")}
+    model = {k: v for k, v in judge_extra(judge).items() if k != "calibration"}
     identity = {
         "dataset_sha256": info.dataset_sha256,
         "judge_sha256": judge.get("sha256"),
@@ -28,9 +28,17 @@ def fingerprint(info: RunInfo) -> str:
         # absent for runs recorded before settings were: their fingerprints stay as they were
         **({"judge_settings": judge["settings"]} if "settings" in judge else {}),
         "embedder_sha256": (info.embedder or {}).get("sha256"),
+        # what besides its weights changes its vectors; absent (as for older runs) without
+        **(
+            {"embedder_settings": info.embedder["settings"]}
+            if info.embedder and info.embedder.get("settings")
+            else {}
+        ),
         "prompt_version": info.prompt_version,
         "metrics": info.metrics,
         "metric_settings": info.metric_settings,
+        # the map from the judge's verdicts to scores; absent (as for older runs) without one
+        **({"calibration": judge["calibration"]} if "calibration" in judge else {}),
     }
     return hashlib.sha256(json_text(identity).encode()).hexdigest()
 
@@ -70,8 +78,21 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings, owner, heartbeat"
+    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat"
 )
+
+#: the keys of a judge record that have columns of their own
+_JUDGE_COLUMNS = ("name", "sha256", "settings")
+
+
+def judge_extra(judge: dict[str, Any]) -> dict[str, Any]:
+    """What a judge record holds besides its name, sha256 and settings."""
+    return {k: v for k, v in judge.items() if k not in _JUDGE_COLUMNS}
+
+
+def embedder_extra(embedder: dict[str, Any]) -> dict[str, Any]:
+    """What an embedder record holds besides its name and sha256."""
+    return {k: v for k, v in embedder.items() if k not in ("name", "sha256")}
 
 
 def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
@@ -80,11 +101,20 @@ def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
     return {"name": name, "sha256": sha256} if sha256 else {"name": name}
 
 
-def _judge(name: str | None, sha256: str | None, settings: str | None) -> dict[str, Any] | None:
-    judge = _model(name, sha256)
-    if judge is not None and settings is not None:
-        judge["settings"] = json.loads(settings)
+def _judge(row: Sequence[Any]) -> dict[str, Any] | None:
+    judge = _model(row[7], row[8])
+    if judge is not None and row[18] is not None:
+        judge["settings"] = json.loads(row[18])
+    if judge is not None and row[19] is not None:
+        judge.update(json.loads(row[19]))
     return judge
+
+
+def _embedder(row: Sequence[Any]) -> dict[str, Any] | None:
+    embedder = _model(row[9], row[10])
+    if embedder is not None and row[20] is not None:
+        embedder.update(json.loads(row[20]))
+    return embedder
 
 
 def stored_run(row: Sequence[Any]) -> StoredRun:
@@ -92,8 +122,8 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         run_id=row[0],
         created=row[1],
         metrics=json.loads(row[12]),
-        judge=_judge(row[7], row[8], row[18]),
-        embedder=_model(row[9], row[10]),
+        judge=_judge(row),
+        embedder=_embedder(row),
         prompt_version=row[11],
         dataset=row[4],
         dataset_sha256=row[5],
@@ -108,6 +138,6 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         n_done=row[16],
         thresholds=json.loads(row[14]),
         gates=json.loads(row[15]) if row[15] is not None else None,
-        owner=Owner.parse(row[19]),
-        heartbeat=row[20],
+        owner=Owner.parse(row[21]),
+        heartbeat=row[22],
     )

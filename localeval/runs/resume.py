@@ -4,8 +4,9 @@ of the same evaluation, or a new one)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from localeval.backends.files import sha256_file
@@ -14,6 +15,7 @@ from localeval.errors import RunInUseError, UsageError
 from localeval.results.model import RunInfo
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun, fingerprint
+from localeval.text import detect_language
 
 #: `--resume` without a run id: continue this evaluation's interrupted run, which must exist
 RESUME_MATCHING = "matching"
@@ -27,6 +29,8 @@ class DatasetScan:
     path: Path
     n_samples: int
     sha256: str
+    #: samples by the language of their question ("en", "zh")
+    languages: Mapping[str, int] = field(default_factory=dict)
 
 
 def scan_dataset(
@@ -39,10 +43,13 @@ def scan_dataset(
     `on_invalid` the first invalid row raises; with it, invalid rows go there. Messages name
     the file `name` (see read_samples)."""
     counter = InvalidRowCounter(on_invalid)
-    count = sum(1 for _ in read_samples(path, counter.handler(), on_warning, name))
+    languages = Counter(
+        detect_language(s.question) for s in read_samples(path, counter.handler(), on_warning, name)
+    )
+    count = sum(languages.values())
     if not count:
         raise counter.no_samples(name or path)
-    return DatasetScan(path, count, sha256_file(path))
+    return DatasetScan(path, count, sha256_file(path), dict(languages))
 
 
 def check_resume_target(
