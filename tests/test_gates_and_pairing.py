@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from standins import StandIns
 
 from localeval.cli import main
+from localeval.config import load_models_config
 from localeval.data.samples import load_samples
 
 
@@ -144,16 +145,17 @@ def test_a_threshold_on_a_metric_not_run_is_an_error(tmp_path: Path) -> None:
 
 def test_a_judge_or_embedder_no_metric_uses(tmp_path: Path, stand_ins: StandIns) -> None:
     data = write_rows(tmp_path / "d.jsonl", rows(QUESTIONS[:2]))
+    default = load_models_config(stand_ins.models).judge().name  # the project's default judge
     unknown = run("evaluate", data, "-m", "bleu", "--judge", "nope")
     assert unknown.exit_code == 2
     assert unknown.stderr.endswith(
-        f"Error: no judge model named 'nope' in {stand_ins.models} (known: qwen2.5-coder-0.5b)\n"
+        f"Error: no judge model named 'nope' in {stand_ins.models} (known: {default})\n"
     )
-    known = run("evaluate", data, "-m", "bleu", "--judge", "qwen2.5-coder-0.5b", "--no-progress")
+    known = run("evaluate", data, "-m", "bleu", "--judge", default, "--no-progress")
     assert known.exit_code == 0
     assert (
-        "Warning: --judge qwen2.5-coder-0.5b has no effect: no metric of this run (bleu) uses a "
-        "judge\n" in known.stderr
+        f"Warning: --judge {default} has no effect: no metric of this run (bleu) uses a judge\n"
+        in known.stderr
     )
     embedder = run("evaluate", data, "-m", "bleu", "--embedder", "all-minilm-l6-v2")
     assert (
