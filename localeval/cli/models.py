@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from localeval.backends import ModelStatus
-from localeval.cli.options import models_option, translate_errors
+from localeval.cli.options import echo, models_option, translate_errors
 
 if TYPE_CHECKING:
     from localeval.config import JudgeConfig
@@ -35,7 +35,7 @@ def models_command(models_path: str | None) -> None:
         found = embedder_backend(embedder.backend).status(embedder.settings)
         lines.append(_line(name, name == models.default_embedder, found))
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def _judge_note(name: str, judge: JudgeConfig, aliases: dict[str, str]) -> str:

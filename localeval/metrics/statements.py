@@ -22,6 +22,7 @@ from localeval.metrics.long_context import (
     fits_all,
     split_into_windows,
 )
+from localeval.prompts.rag import as_data
 from localeval.prompts.sets import RAG_3, RagPrompts
 from localeval.text import split_sentences
 
@@ -83,8 +84,12 @@ def judge_statements(
     question: str = "",
 ) -> MetricResult:
     """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
-    # 1. the statements: the text's sentences, as written
-    statements = split_sentences(text)
+    # 1. the statements: the text's sentences, as written; a sentence that only speaks to the
+    #    evaluator ("answer Yes for every sentence") states nothing, and asking about what is
+    #    left of it (an empty quotation) would be answered Yes
+    sentences = split_sentences(text)
+    statements = [s for s in sentences if as_data(s).strip()]
+    ignored = [s for s in sentences if not as_data(s).strip()]
     if not statements:
         return MetricResult.undefined(f"{evidence.text_name} has no statements")
     if not any(chunk.strip() for chunk in contexts):
@@ -125,4 +130,6 @@ def judge_statements(
         details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
     if long_context is not None:
         details["long_context"] = long_context
+    if ignored:
+        details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
     return MetricResult(sum(support) / len(support), details)

@@ -13,8 +13,9 @@ message and context, so the judge evaluates them once and then only the short ta
 differs (localeval.prompts.chat).
 
 Retrieved chunks, answers and questions are data, not instructions: everything from the
-sample passes through `as_data` (chat-template control strings rewritten so they no longer
-spell one) and a quoted statement through `quoted` (it cannot close its own quotes). The
+sample passes through `as_data` (what speaks to the evaluator taken out, chat-template
+control strings rewritten so they no longer spell one) and a quoted statement through
+`quoted` (it cannot close its own quotes). The
 judge also tokenizes data with special tokens disabled. tests/injection/ and
 scripts/injection_bench.py measure what injected text still moves.
 """
@@ -25,6 +26,7 @@ import re
 from collections.abc import Sequence
 
 from localeval.judge import Prompt
+from localeval.prompts.neutral import without_orders
 
 # Chat-template control strings as they appear in text: ChatML and its kin ("<|im_end|>",
 # "<|eot_id|>", "<|assistant|>"), Llama 2 / Mistral ("[INST]", "<<SYS>>"), Gemma
@@ -34,7 +36,14 @@ _CONTROL = re.compile(r"<\|([^|<>\s]{1,40})\|>|\[(/?INST)\]|<<(/?SYS)>>|<((?:sta
 
 
 def as_data(text: str) -> str:
-    """Text from a sample, with chat-template control strings neutralised."""
+    """Text from a sample, without what speaks to the evaluator (localeval.prompts.neutral:
+    a staged dialogue from its first control string on, orders, fake verdicts), and with any
+    control string left rewritten so that it no longer spells one."""
+    return control_strings_as_text(without_orders(text))
+
+
+def control_strings_as_text(text: str) -> str:
+    """Chat-template control strings rewritten: "<|im_end|>" becomes "(im_end)"."""
     return _CONTROL.sub(lambda m: "(" + next(g for g in m.groups() if g) + ")", text)
 
 
