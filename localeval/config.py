@@ -72,10 +72,13 @@ class ModelsConfig:
     default_judge: str
     default_embedder: str
     provision: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: other names for judge entries ([judge_aliases] fast = "qwen2.5-coder-0.5b")
+    judge_aliases: dict[str, str] = field(default_factory=dict)
 
     def judge(self, name: str | None = None) -> JudgeConfig:
-        """The judge called `name`, or the default one."""
+        """The judge called `name` (an entry or an alias of one), or the default one."""
         chosen = name or self.default_judge
+        chosen = self.judge_aliases.get(chosen, chosen)
         if chosen not in self.judges:
             known = ", ".join(sorted(self.judges)) or "none"
             raise ConfigError(f"no judge model named '{chosen}' in {self.source} (known: {known})")
@@ -226,7 +229,23 @@ def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConf
         raise ConfigError(
             f"{source}: default_embedder '{default_embedder}' is not an [embedders] entry"
         )
-    return ModelsConfig(source, judges, embedders, default_judge, default_embedder, provision)
+    aliases = _judge_aliases(raw.get("judge_aliases", {}), judges, source)
+    return ModelsConfig(
+        source, judges, embedders, default_judge, default_embedder, provision, aliases
+    )
+
+
+def _judge_aliases(table: Any, judges: dict[str, JudgeConfig], source: Path) -> dict[str, str]:
+    """[judge_aliases]: alias = "entry name", each naming a [judges] entry, none an entry."""
+    where = f"{source} [judge_aliases]"
+    if not isinstance(table, dict):
+        raise ConfigError(f'{where}: must be a table of alias = "judge entry"')
+    for alias, target in table.items():
+        if not isinstance(target, str) or target not in judges:
+            raise ConfigError(f"{where}: '{alias}' must name a [judges] entry, got {target!r}")
+        if alias in judges:
+            raise ConfigError(f"{where}: '{alias}' is already the name of a [judges] entry")
+    return dict(table)
 
 
 def _backend_settings(

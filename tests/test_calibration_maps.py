@@ -346,3 +346,59 @@ def test_the_run_records_the_prompt_set_as_its_prompt_version() -> None:
     tools = Tools(judge=ScriptedJudge([]), prompts=RAG_3)
     run = describe_run([build_metric("faithfulness")], tools)
     assert run.prompt_version == "rag-3"
+
+
+def test_rag_4_asks_each_statement_as_an_answer_to_the_question() -> None:
+    from localeval.prompts.sets import RAG_4
+
+    judge = ScriptedJudge([0.9, 0.8])
+    tools = Tools(judge=judge, prompts=RAG_4)
+    build_metric("faithfulness").score(sample(), tools)
+    first, second = judge.prompts
+    # everything up to the statement is shared by a sample's statements (kept by the judge)
+    assert first.segments[:-1] == second.segments[:-1]
+    assert first.segments[-2] == '\n\nQuestion: "Q?"\nAnswer:'
+    # the support question ends bare: no "Answer Yes or No." (docs/judge-quality.md)
+    assert first.segments[-1] == ' "One."\n\nIs the answer supported by the context above?'
+    judge = ScriptedJudge([0.1, 0.7])
+    build_metric("answer_relevancy").score(sample(), Tools(judge=judge, prompts=RAG_4))
+    asked = judge.prompts[1]
+    assert asked.segments[0] == "Question: Q?\n\n"
+    assert asked.segments[-1] == "\n\nDoes the answer above answer the question? Answer Yes or No."
+
+
+def test_a_judge_alias_names_an_entry_and_is_listed(tmp_path: Path) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(
+        'default_judge = "big"\n[judge_aliases]\nfast = "small"\n'
+        '[judges.big]\npath = "b.gguf"\nprompts = "rag-4"\n[judges.small]\npath = "s.gguf"\n'
+        '[embedders.e]\npath = "e"\n'
+    )
+    config = load_models_config(models)
+    # the alias resolves to the entry itself, so a run records the entry's own name
+    assert config.judge("fast").name == "small"
+    assert config.judge().name == "big"
+    result = CliRunner().invoke(main, ["models", "--models", str(models)])
+    assert result.exit_code == 0
+    assert "prompts rag-4; uncalibrated (scores are raw P(Yes))\n" in result.stdout
+    assert "prompts rag-3; uncalibrated (scores are raw P(Yes)); also called fast\n" in (
+        result.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("aliases", "message"),
+    [
+        ('fast = "nope"', "[judge_aliases]: 'fast' must name a [judges] entry, got 'nope'"),
+        ('small = "big"', "[judge_aliases]: 'small' is already the name of a [judges] entry"),
+    ],
+)
+def test_bad_judge_aliases_are_refused(tmp_path: Path, aliases: str, message: str) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(
+        f'[judge_aliases]\n{aliases}\n[judges.big]\npath = "b.gguf"\n'
+        '[judges.small]\npath = "s.gguf"\n[embedders.e]\npath = "e"\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_models_config(models)
+    assert str(caught.value) == f"{models} {message}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from localeval.data.ids import content_id
 from localeval.data.samples import DatasetWarning, check_answered, load_samples
 from localeval.errors import DatasetError, UsageError
 
@@ -28,7 +29,7 @@ def error_of(path: Path) -> DatasetError:
 
 def test_jsonl_loads_with_defaults(tmp_path: Path) -> None:
     samples = load_samples(write_jsonl(tmp_path / "d.jsonl", [ROW, {**ROW, "sample_id": "x"}]))
-    assert [s.sample_id for s in samples] == ["1", "x"]
+    assert [s.sample_id for s in samples] == [content_id(ROW["question"]), "x"]
     assert samples[0].contexts == ["c1", "c2"]
     assert samples[0].line == 1 and samples[1].line == 2
 
@@ -62,7 +63,7 @@ def test_json_array_rows_know_their_lines(tmp_path: Path) -> None:
     path = tmp_path / "d.json"
     path.write_text('[\n  {"question": "a"},\n  {"question": "b"},\n  {"question": 3}\n]\n')
     err = error_of(path)
-    assert str(err) == f"{path}, line 4, field 'question': must be a string, got a number"
+    assert str(err) == f"{path}, row 3 (line 4), field 'question': must be a string, got a number"
 
 
 def test_json_that_is_not_an_array(tmp_path: Path) -> None:
@@ -193,3 +194,14 @@ def test_an_unfilled_generated_test_set_is_refused_and_other_files_are_not(
     # one filled row is enough: the rest is the user's to finish
     row = {**empty, **GENERATED, "sample_id": "b", "answer": "A."}
     check_answered(write_jsonl(tmp_path / "f.jsonl", [{**empty, **GENERATED}, row]))
+
+
+def test_an_unfilled_test_set_from_standard_input_is_named_as_read(tmp_path: Path) -> None:
+    unfilled = write_jsonl(tmp_path / "t.jsonl", [{"question": "Q?", **GENERATED}])
+    with pytest.raises(UsageError) as info:
+        check_answered(unfilled, "<stdin>")
+    assert str(info.value) == (
+        "<stdin>: no row has an answer or contexts, so there is nothing to score. It is a test "
+        "set from `localeval generate`: fill it first, with localeval answer TESTSET --app "
+        "module:function --output filled.jsonl"
+    )

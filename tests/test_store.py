@@ -63,3 +63,41 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         f"database schema version {len(MIGRATIONS) + 1} is newer than this "
         f"localeval understands ({len(MIGRATIONS)}); upgrade localeval"
     )
+
+
+def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path) -> None:
+    """Migration 6 (runs.owner, runs.heartbeat) on a database of main's schema 5, whose runs
+    carry judge_extra: the run reads back as it was, with no owner (free to continue), and
+    a second open changes nothing."""
+    from localeval.runs.history import RunStore
+
+    assert len(MIGRATIONS) == 6
+    path = tmp_path / "v5.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n" + "\n".join(MIGRATIONS[:5]) + "\nPRAGMA user_version = 5;\nCOMMIT;"
+    )
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "judge_name, judge_sha256, prompt_version, metrics, metric_settings, thresholds, "
+        "localeval_version, judge_settings, judge_extra, embedder_name, embedder_extra) "
+        "VALUES ('r', 't', 'f', 'd', 's', 1, 'j', 'sha', 'rag-3', '[\"bleu\"]', '{}', '{}', 'v', "
+        '\'{"n_ctx":4096}\', \'{"calibration":{"supported":[]}}\', \'e\', \'{"prefix":"q: "}\')'
+    )
+    old.close()
+
+    store = RunStore.open(path)
+    run = store.get("r")
+    assert schema_version(store.connection) == 6
+    assert run.info.judge == {
+        "name": "j",
+        "sha256": "sha",
+        "settings": {"n_ctx": 4096},
+        "calibration": {"supported": []},
+    }
+    assert run.info.embedder == {"name": "e", "prefix": "q: "}
+    assert (run.owner, run.heartbeat) == (None, None)
+    store.close()
+    again = RunStore.open(path)  # already at 6: nothing is applied twice
+    assert schema_version(again.connection) == 6 and again.get("r").owner is None
+    again.close()

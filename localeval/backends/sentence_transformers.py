@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.backends import ModelStatus, required_path, typed_setting
+from localeval.backends import ModelStatus, counted_setting, required_path, typed_setting
 from localeval.backends.files import check_embedder_dir, require
 from localeval.errors import ConfigError, ModelFileError
 from localeval.judge import ModelIdentity
@@ -122,7 +122,7 @@ class SentenceTransformersBackend:
             weights=typed_setting(table, "weights", str, where, "model.safetensors"),
             sha256=typed_setting(table, "sha256", str, where),
             device=device,
-            batch_size=typed_setting(table, "batch_size", int, where, 64),
+            batch_size=counted_setting(table, "batch_size", where, 64, 1, "a number of texts"),
             prefix=typed_setting(table, "prefix", str, where, ""),
             max_length=_positive(typed_setting(table, "max_length", int, where), where),
         )

@@ -24,8 +24,9 @@ from localeval.data.samples import Sample, load_samples
 from localeval.errors import DatasetError
 from localeval.metrics import build_metric
 from localeval.pairwise.judge import compare_sample
-from localeval.results.contract import check_writable
-from localeval.runs.database import open_store
+from localeval.results.contract import check_output
+from localeval.results.files import OutputTarget, database_files
+from localeval.runs.database import default_db_path, open_store
 from localeval.runs.tools import load_tools
 
 
@@ -58,12 +59,16 @@ class CalibrationRun:
                 label_of(sample, str(path))
                 dataset = sample.extra.get("dataset")
                 self.rows.append((dataset if isinstance(dataset, str) else path.stem, sample))
+        models = load_models_config(request.models)
+        self.output: OutputTarget | None = None
         if request.output is not None:
-            check_writable(request.output)
+            inputs = [(p, "a labelled file") for p in request.paths]
+            inputs += [(models.source, "the models file")]
+            db = database_files(request.db or default_db_path())
+            self.output = check_output(request.output, inputs + db)
         used = [build_metric(SCORED_AS.get(n, n)) for n in self.names if n != PAIRWISE]
         if PAIRWISE in self.names:  # the A/B judge asks faithfulness questions of each answer
             used.append(build_metric("faithfulness"))
-        models = load_models_config(request.models)
         self.models_file = models.source
         #: the models.toml entry of the judge (the maps are saved there)
         self.judge_entry = models.judge(request.judge).name if models.judges else None

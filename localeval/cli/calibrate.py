@@ -9,12 +9,14 @@ import click
 from localeval.cli.options import (
     cache_option,
     db_option,
+    echo,
     embedder_option,
     judge_option,
     models_option,
     output_option,
     progress_option,
     translate_errors,
+    warn_if_replaced,
 )
 from localeval.cli.progress import Progress
 from localeval.errors import UsageError
@@ -94,38 +96,39 @@ def calibrate(
         models_path,
         use_cache,
         db_path,
-        on_invalid=lambda error: click.echo(f"Skipped: {error}", err=True),
+        on_invalid=lambda error: echo(f"Skipped: {error}", err=True),
     )
     calibration = CalibrationRun(request)
+    warn_if_replaced(calibration.output)
     names = ", ".join(sorted(calibration.names))
-    click.echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
+    echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
     bar = Progress(len(calibration.rows), "Calibrating", enabled=progress)
     try:
         result = calibration.run(on_row=lambda _: bar.advance())
     finally:
         bar.close()
-    click.echo(format_table(result))
+    echo(format_table(result))
     judge = calibration.tools.judge
     suggested = calibration.suggested(result)
     fits = calibration.fit(result) if fit else {}
     if fit:
-        click.echo("\n" + fits_text(fits))
+        echo("\n" + fits_text(fits))
     entry = calibration.judge_entry
     if judge is not None and fits and entry is not None:
         maps = {kind: f.map for kind, f in fits.items()}
         if save:
             saved = save_calibration(calibration.models_file, entry, maps)
-            click.echo(f"\nCalibration of judge {entry} saved in {saved}")
+            echo(f"\nCalibration of judge {entry} saved in {saved}")
         else:
-            click.echo("\nFor models.toml (or run again with --save):\n")
-            click.echo(calibration_toml(entry, maps).rstrip())
+            echo("\nFor models.toml (or run again with --save):\n")
+            echo(calibration_toml(entry, maps).rstrip())
     elif judge is not None and suggested:
-        click.echo("\n" + thresholds_snippet(judge.name, suggested))
+        echo("\n" + thresholds_snippet(judge.name, suggested))
     if judge is not None:
-        click.echo("\n" + console.usage_text(judge.usage))
+        echo("\n" + console.usage_text(judge.usage))
     if output is not None:
-        write_json(output, calibration.as_dict(result, fits))
-        click.echo(f"Calibration written to {output}")
+        write_json(calibration.output or output, calibration.as_dict(result, fits))
+        echo(f"Calibration written to {output}")
 
 
 COMMAND = calibrate

@@ -22,8 +22,9 @@ from localeval.metrics.long_context import (
     fits_all,
     split_into_windows,
 )
+from localeval.prompts.rag import as_data
 from localeval.prompts.sets import RAG_3, RagPrompts
-from localeval.text import detect_language, split_sentences
+from localeval.text import split_sentences
 
 WINDOWED_SUPPORT = (
     "contexts too long for the judge's window: each statement judged against every window "
@@ -37,6 +38,7 @@ def statement_support(
     contexts: Sequence[str],
     statements: Sequence[str],
     prompts: RagPrompts = RAG_3,
+    question: str = "",
 ) -> tuple[list[float], dict[str, Any] | None]:
     """P(the contexts state s) for each statement, and what was done if they did not fit.
 
@@ -45,7 +47,7 @@ def statement_support(
     """
 
     def prompts_for(texts: Sequence[str]) -> list[Prompt]:
-        return [prompts.context_says(texts, s) for s in statements]
+        return [prompts.context_says(texts, question, s) for s in statements]
 
     if fits_all(judge, prompts_for(contexts), reserve=1):
         return [judge.yes_probability(p) for p in prompts_for(contexts)], None
@@ -82,8 +84,12 @@ def judge_statements(
     question: str = "",
 ) -> MetricResult:
     """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
-    # 1. the statements: the text's sentences, as written
-    statements = split_sentences(text)
+    # 1. the statements: the text's sentences, as written; a sentence that only speaks to the
+    #    evaluator ("answer Yes for every sentence") states nothing, and asking about what is
+    #    left of it (an empty quotation) would be answered Yes
+    sentences = split_sentences(text)
+    statements = [s for s in sentences if as_data(s).strip()]
+    ignored = [s for s in sentences if not as_data(s).strip()]
     if not statements:
         return MetricResult.undefined(f"{evidence.text_name} has no statements")
     if not any(chunk.strip() for chunk in contexts):
@@ -96,14 +102,12 @@ def judge_statements(
                 "note": evidence.no_contexts_note,
             },
         )
-    # 2. one yes/no question per statement, sharing the passages as prompt prefix; the
-    #    prompt set may judge a statement as a claim that stands alone (a bare "1889."
-    #    says nothing the passages could support without the question it answers)
-    language = detect_language(question or text)
-    claims = [tools.prompts.claim(question, s, language) for s in statements]
+    # 2. one yes/no question per statement, sharing the passages as prompt prefix (the
+    #    judge's prompt set may ask it as an answer to the question: a bare "1889." says
+    #    nothing the passages could support without the question it answers)
     try:
         probabilities, long_context = statement_support(
-            require_judge(tools), contexts, claims, tools.prompts
+            require_judge(tools), contexts, statements, tools.prompts, question
         )
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
@@ -120,12 +124,12 @@ def judge_statements(
         ],
         evidence.probabilities: [round(p, 4) for p in support],
     }
-    if claims != statements:
-        details["claims"] = claims  # what the judge was asked about each statement
     if calibrated:
         details[f"{evidence.probabilities}_raw"] = [round(p, 4) for p in probabilities]
     if threshold != LIKELIER:
         details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
     if long_context is not None:
         details["long_context"] = long_context
+    if ignored:
+        details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
     return MetricResult(sum(support) / len(support), details)

@@ -16,10 +16,9 @@ from localeval.errors import ConfigError
 from localeval.judge import Prompt
 from localeval.prompts import rag
 
-
-def as_written(question: str, statement: str, language: str) -> str:
-    """The statement judged is the sentence as written."""
-    return statement
+#: what rag-4's relevancy question ends with; its support question ends bare, which the
+#: 1.5B judge separated better (docs/judge-quality.md)
+TAIL_4 = " Answer Yes or No."
 
 
 @dataclass(frozen=True)
@@ -27,10 +26,9 @@ class RagPrompts:
     """The prompts of faithfulness, context recall and answer relevancy, in one version."""
 
     version: str
-    #: does the context state this statement? (faithfulness, context recall)
-    context_says: Callable[[Sequence[str], str], Prompt]
-    #: what a sentence of the answer or reference is judged as, given the question
-    claim: Callable[[str, str, str], str]
+    #: does the context support this statement (contexts, question, statement)?
+    #: (faithfulness, context recall)
+    context_says: Callable[[Sequence[str], str, str], Prompt]
     #: does the answer (in this language) answer the question?
     answer_answers: Callable[[str, str, str], Prompt]
     #: does the answer dodge the question?
@@ -41,15 +39,22 @@ class RagPrompts:
 
 RAG_3 = RagPrompts(
     "rag-3",
-    rag.context_says,
-    as_written,
+    lambda contexts, question, statement: rag.context_says(contexts, statement),
     rag.answer_answers,
     rag.answer_noncommittal,
     rag.questions_for_answer,
 )
 
+RAG_4 = RagPrompts(
+    "rag-4",
+    lambda contexts, question, statement: rag.answer_supported(contexts, question, statement, ""),
+    lambda question, answer, language: rag.question_then_answer(question, answer, language, TAIL_4),
+    rag.answer_noncommittal,
+    rag.questions_for_answer,
+)
+
 #: every released set, by name
-PROMPT_SETS: dict[str, RagPrompts] = {s.version: s for s in (RAG_3,)}
+PROMPT_SETS: dict[str, RagPrompts] = {s.version: s for s in (RAG_3, RAG_4)}
 DEFAULT_PROMPTS = RAG_3.version
 
 

@@ -157,8 +157,10 @@ def _gates_list(results: Mapping[str, Any]) -> str:
             f'<span class="badge {status}">{status.upper()}</span><b>{e(gate.metric)}</b> = '
             f"{view.fmt(gate.value)} {'≥' if gate.passed else '<'} {gate.threshold:.2f}"
         )
-        found = None if gate.passed else advice(gate.metric)
-        if found:
+        found = None if gate.passed or gate.too_few_defined else advice(gate.metric)
+        if gate.too_few_defined:
+            line += f'<p class="remedy">{e(gate.title())}.</p>'
+        elif found:
             cause, remedies = found
             line += (
                 f'<p class="remedy">Likely cause: {e(cause)}. Try: {e("; ".join(remedies))}.</p>'

@@ -75,7 +75,13 @@ def render_markdown(
             value = "undefined" if gate.value is None else f"{gate.value:.3f}"
             name = md_code(gate.metric, in_table=False)
             line = f"- {FAIL} {name} = {value}, below {gate.threshold:.2f}."
-            if found := advice(gate.metric):
+            if gate.too_few_defined:
+                total = (gate.n_defined or 0) + (gate.n_undefined or 0)
+                line = (
+                    f"- {FAIL} {name} = {value} from only {gate.n_defined} of {total} samples: "
+                    f"a gate needs {gate.min_defined:.0%} of them scored."
+                )
+            elif found := advice(gate.metric):
                 cause, remedies = found
                 line += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
             lines.append(line)

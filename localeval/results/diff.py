@@ -292,7 +292,10 @@ def compare_runs(base: RunScores, new: RunScores, top: int = DEFAULT_TOP) -> Com
             new_rows.append(j)
             base_rows.append(base_index[sample_id])
     if not new_rows:
-        raise UsageError(f"{base.label} and {new.label} share no sample_id: nothing to compare")
+        raise UsageError(
+            f"{base.label} and {new.label} share no sample_id: nothing to compare"
+            + _line_number_hint(base.columns.sample_ids, new.columns.sample_ids)
+        )
     n_shared = len(new_rows)
     metrics = [m for m in new.metrics if m in base.columns.scores]
     not_compared = [m for m in base.metrics + new.metrics if m not in metrics]
@@ -335,6 +338,18 @@ def compare_runs(base: RunScores, new: RunScores, top: int = DEFAULT_TOP) -> Com
         not_compared=list(dict.fromkeys(not_compared)),
         top=top,
     )
+
+
+def _line_number_hint(base_ids: list[str], new_ids: list[str]) -> str:
+    """Rows without a sample_id were named by their line before they were named by their
+    question: two such runs of one dataset share no id."""
+    numbered = [ids for ids in (base_ids, new_ids) if ids and all(i.isdigit() for i in ids)]
+    if len(numbered) == 1:
+        return (
+            " (one run names its samples by line number, as localeval did for rows without a "
+            "sample_id before naming them by their question: evaluate its data again)"
+        )
+    return ""
 
 
 def _largest_changes(

@@ -65,9 +65,16 @@ def gate_results(results: Mapping[str, Any]) -> list[GateResult]:
                 threshold,
                 number(gate.get("value")),
                 gate.get("passed") is True,
+                _count(gate.get("n_defined")),
+                _count(gate.get("n_undefined")),
+                number(gate.get("min_defined")),
             )
         )
     return gates
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def thresholds(results: Mapping[str, Any]) -> dict[str, float]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.results.model import RunInfo
+from localeval.runs.lease import Owner
 
 
 def json_text(value: Any) -> str:
@@ -53,6 +54,10 @@ class StoredRun:
     n_done: int
     thresholds: dict[str, float]
     gates: list[dict[str, Any]] | None
+    #: the process that holds the run's lease (localeval.runs.lease), and when it last stored
+    #: a sample (unix time)
+    owner: Owner | None = None
+    heartbeat: float | None = None
 
     @property
     def id(self) -> str:
@@ -73,7 +78,7 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings, judge_extra, embedder_extra"
+    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat"
 )
 
 #: the keys of a judge record that have columns of their own
@@ -133,4 +138,6 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         n_done=row[16],
         thresholds=json.loads(row[14]),
         gates=json.loads(row[15]) if row[15] is not None else None,
+        owner=Owner.parse(row[21]),
+        heartbeat=row[22],
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from localeval.backends.files import sha256_file
 from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
-from localeval.errors import UsageError
+from localeval.errors import RunInUseError, UsageError
 from localeval.results.model import RunInfo
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun, fingerprint
@@ -34,17 +34,21 @@ class DatasetScan:
 
 
 def scan_dataset(
-    path: Path, on_invalid: OnInvalid | None = None, on_warning: OnWarning | None = None
+    path: Path,
+    on_invalid: OnInvalid | None = None,
+    on_warning: OnWarning | None = None,
+    name: str | None = None,
 ) -> DatasetScan:
     """Validate every row in one streaming pass, before any model loads. Without
-    `on_invalid` the first invalid row raises; with it, invalid rows go there."""
+    `on_invalid` the first invalid row raises; with it, invalid rows go there. Messages name
+    the file `name` (see read_samples)."""
     counter = InvalidRowCounter(on_invalid)
     languages = Counter(
-        detect_language(s.question) for s in read_samples(path, counter.handler(), on_warning)
+        detect_language(s.question) for s in read_samples(path, counter.handler(), on_warning, name)
     )
     count = sum(languages.values())
     if not count:
-        raise counter.no_samples(path)
+        raise counter.no_samples(name or path)
     return DatasetScan(path, count, sha256_file(path), dict(languages))
 
 
@@ -69,6 +73,16 @@ def check_resume_target(
     return run
 
 
+@dataclass
+class ChosenRun:
+    """The run to record into, whether it is an interrupted one continued, and the runs of
+    the same evaluation passed over because a live process is writing them."""
+
+    run: StoredRun
+    resumed: bool
+    in_use: list[RunInUseError]
+
+
 def choose_run(
     store: RunStore,
     info: RunInfo,
@@ -77,10 +91,10 @@ def choose_run(
     resume: str | None,
     new_run: bool,
     target: StoredRun | None,
-) -> tuple[StoredRun, bool]:
-    """The run to record into: the one asked for, an interrupted run of the same evaluation,
-    or a new one; and whether it is an interrupted one, continued."""
-    same = None if new_run else store.find_resumable(fingerprint(info))
+) -> ChosenRun:
+    """The run to record into: the one asked for, an interrupted run of the same evaluation
+    that no live process is writing, or a new one. A run another process is writing is never
+    joined: asked for by `--resume`, that is an error; found by itself, a new run starts."""
     if target is not None:
         if target.fingerprint != fingerprint(info):
             raise UsageError(
@@ -88,13 +102,34 @@ def choose_run(
                 "embedder, prompt version or metric settings differ); use --no-resume to start "
                 "a new run"
             )
-        same = target
-    elif resume == RESUME_MATCHING and same is None:
+        try:
+            claimed = store.claim(target.id)
+        except RunInUseError as busy:
+            raise UsageError(
+                f"{busy}; wait for it to finish, or start a new run with --no-resume"
+            ) from None
+        if claimed is None:
+            raise UsageError(f"run {target.id} is already complete; there is nothing to resume")
+        return ChosenRun(_resumed(store, claimed, thresholds), True, [])
+    in_use: list[RunInUseError] = []
+    for candidate in [] if new_run else store.find_resumable(fingerprint(info)):
+        try:
+            claimed = store.claim(candidate.id)
+        except RunInUseError as busy:
+            in_use.append(busy)
+            continue
+        if claimed is not None:
+            return ChosenRun(_resumed(store, claimed, thresholds), True, in_use)
+    if resume == RESUME_MATCHING:
+        busy = f" ({'; '.join(str(e) for e in in_use)})" if in_use else ""
         raise UsageError(
-            "no interrupted run of this evaluation (same data, models, prompts and metrics) "
-            "to resume; run without --resume to start one"
+            f"no interrupted run of this evaluation (same data, models, prompts and metrics) "
+            f"to resume{busy}; run without --resume to start one"
         )
-    if same is None:
-        return store.start(info, n_samples, thresholds), False
-    store.set_thresholds(same.id, thresholds)
-    return same, True
+    return ChosenRun(store.start(info, n_samples, thresholds), False, in_use)
+
+
+def _resumed(store: RunStore, run: StoredRun, thresholds: Mapping[str, float]) -> StoredRun:
+    """A resumed run takes the thresholds of the command that finishes it."""
+    store.set_thresholds(run.id, thresholds)
+    return store.get(run.id)

@@ -16,6 +16,7 @@ import numpy as np
 from localeval.judge import Judge
 from localeval.metrics.base import Tools, require_judge
 from localeval.metrics.statements import statement_support
+from localeval.prompts.rag import as_data
 from localeval.testset.prompts import context_answers
 from localeval.text import detect_language, split_sentences
 
@@ -132,14 +133,20 @@ def duplicate_of(
 def reference_support(
     tools: Tools, chunks: Sequence[str], reference: str, question: str = ""
 ) -> list[float]:
-    """For each sentence of the reference answer, the judge's verdict that the chunks state
-    it: the faithfulness metric's own, asked in the judge's prompt set (`tools.prompts`),
-    and on the calibrated scale when the judge has a map for "supported" (else its raw
-    P(Yes)). Raises NoRoomForContext when a sentence alone does not fit the judge."""
-    statements = split_sentences(reference) or [reference]
-    language = detect_language(question or reference)
-    claims = [tools.prompts.claim(question, s, language) for s in statements]
-    raw, _windows = statement_support(require_judge(tools), chunks, claims, tools.prompts)
+    """For each sentence of the reference answer, the judge's verdict that the chunks
+    support it: the faithfulness metric's own, asked in the judge's prompt set
+    (`tools.prompts`, which may ask it as an answer to `question`), and on the calibrated
+    scale when the judge has a map for "supported" (else its raw P(Yes)). A sentence that
+    only speaks to the evaluator states nothing and is not asked about, as in faithfulness;
+    a reference of nothing else gets [0.0]. Raises NoRoomForContext when a sentence alone
+    does not fit the judge."""
+    sentences = split_sentences(reference) or [reference]
+    statements = [s for s in sentences if as_data(s).strip()]
+    if not statements:
+        return [0.0]
+    raw, _windows = statement_support(
+        require_judge(tools), chunks, statements, tools.prompts, question
+    )
     return [tools.calibrated("supported", p) for p in raw]
 
 
