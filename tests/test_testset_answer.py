@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -170,8 +171,42 @@ def test_the_output_may_not_be_the_test_set(testset: Path, app_file: Path) -> No
     result = run(str(testset), "--app", "my_rag:answer", "-o", str(testset))
     assert result.exit_code == 2
     assert result.stderr == (
-        f"Error: --output {testset} is the test set itself; write the output to another file\n"
+        f"Error: --output {testset}: is the same file as the test set, {testset}; refusing to "
+        "overwrite it\n"
     )
+    result = run(str(testset), "--app", f"{app_file}:answer", "-o", str(app_file))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: --output {app_file}: is the same file as the app's file, {app_file}; refusing "
+        "to overwrite it\n"
+    )
+    assert app_file.read_text(encoding="utf-8") == APP
+
+
+def test_an_existing_output_is_said_and_a_stream_keeps_its_answers_beside_the_test_set(
+    testset: Path, app_file: Path
+) -> None:
+    out = testset.parent / "filled.jsonl"
+    out.write_text("old\n", encoding="utf-8")
+    result = run(str(testset), "--app", "my_rag:answer", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"Warning: --output {out} exists; it will be overwritten\n"
+    # /dev/null is a stream: written to, never replaced; answers kept beside the test set
+    app_file.write_text(APP.replace("FAIL_ON = None", "FAIL_ON = 'Question 2?'"), encoding="utf-8")
+    sys.modules.pop("my_rag", None)
+    result = run(str(testset), "--app", "my_rag:answer", "-o", os.devnull)
+    assert result.exit_code == 2
+    kept = testset.with_name("testset.jsonl.answers.partial")
+    assert result.stderr.endswith(
+        f"the 1 answers before it are kept in {kept}. Fix it and run the same command again to "
+        "continue\n"
+    )
+    app_file.write_text(APP, encoding="utf-8")
+    sys.modules.pop("my_rag", None)
+    result = run(str(testset), "--app", "my_rag:answer", "-o", os.devnull)
+    assert result.exit_code == 0, result.output
+    assert "(1 answered by an earlier run)" in result.stdout
+    assert not kept.exists() and Path(os.devnull).is_char_device()
 
 
 @pytest.mark.parametrize(
@@ -229,5 +264,5 @@ def test_library_call_returns_counts(testset: Path, tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
     result = answer_testset(testset, "inline", out, app=lambda q: (q, [q]))
     assert (result.answered, result.resumed) == (4, 0)
-    with pytest.raises(UsageError, match=r"the folder .* does not exist"):
+    with pytest.raises(UsageError, match=r"folder .* does not exist"):
         answer_testset(testset, "inline", tmp_path / "no" / "o.jsonl", app=lambda q: (q, []))

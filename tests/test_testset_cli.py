@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -212,12 +215,77 @@ def test_usage_errors_exit_2_before_any_model_loads(
     result = generate(str(doc), "-o", str(doc))
     assert result.exit_code == 2
     assert result.stderr.endswith(
-        f"Error: --output {doc} is one of the documents; write the output to another file\n"
+        f"Error: --output {doc}: is the same file as one of the documents, {doc}; refusing to "
+        "overwrite it\n"
     )
     result = generate(str(docs), "-o", str(tmp_path / "no" / "t.jsonl"))
     missing = tmp_path / "no"
+    assert (
+        result.stderr == f"Error: --output {missing / 't.jsonl'}: folder {missing} does not exist\n"
+    )
+
+
+def test_the_output_is_never_an_input_and_an_overwrite_is_said(
+    docs: Path, tmp_path: Path, stand_ins: StandIns, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_ins.forbid("no model may load")
+    db = tmp_path / "runs.db"
+    db.write_bytes(b"")
+    logo = docs / "ops" / "logo.txt"  # skipped as binary, but still the user's file
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(db)
+    cases = [
+        (["-o", str(db), "--db", str(db)], f"--output {db}: is the same file as the run "
+         f"database (--db), {db}; refusing to overwrite it"),
+        (["-o", str(link), "--db", str(db)], f"--output {link}: is the same file as the run "
+         f"database (--db), {db}; refusing to overwrite it"),
+        (["-o", str(stand_ins.models)], f"--output {stand_ins.models}: is the same file as "
+         f"the models file, {stand_ins.models}; refusing to overwrite it"),
+        (["-o", str(logo)], f"--output {logo}: is the same file as one of the documents, "
+         f"{logo.as_posix()}; refusing to overwrite it"),
+        (["-o", str(docs)], f"--output {docs}: is a directory"),
+    ]  # fmt: skip
+    for args, message in cases:
+        result = generate(str(docs), *args)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.endswith(f"Error: {message}\n"), result.stderr
+    assert db.read_bytes() == b"" and logo.read_bytes().startswith(b"\x89PNG")
+
+
+def test_an_existing_output_is_replaced_with_a_warning_and_a_stream_written_to(
+    docs: Path, tmp_path: Path, judges: list[WriterJudge]
+) -> None:
+    out = tmp_path / "t.jsonl"
+    out.write_text("old\n", encoding="utf-8")
+    result = generate(str(docs), "-n", "2", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    said = f"Warning: --output {out} exists; it will be overwritten\nRead 3 documents (2 skipped)"
+    assert said in result.stderr
+    written = out.read_text(encoding="utf-8")
+    assert len(written.splitlines()) == 2
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[str] = []
+    reader = threading.Thread(
+        target=lambda: read.append(fifo.read_text(encoding="utf-8")), daemon=True
+    )
+    reader.start()
+    result = generate(str(docs), "-n", "2", "-o", str(fifo))
+    reader.join(timeout=10)
+    assert result.exit_code == 0, result.output
+    assert read == [written] and stat.S_ISFIFO(fifo.stat().st_mode)  # streamed, not replaced
+
+
+def test_text_from_the_documents_is_printed_as_text(tmp_path: Path, stand_ins: StandIns) -> None:
+    stand_ins.forbid("no model may load")
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "title\x1b]0;owned\x07.txt").write_bytes(b"")
+    result = generate(str(folder), "-o", str(tmp_path / "t.jsonl"))
+    assert result.exit_code == 2
     assert result.stderr == (
-        f"Error: --output {missing / 't.jsonl'}: the folder {missing} does not exist\n"
+        f"Warning: skipped {folder.as_posix()}/title\\x1b]0;owned\\x07.txt: empty (no text)\n"
+        f"Error: no readable document (.txt, .md, .html, .pdf) in {folder}\n"
     )
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from localeval.cli.options import progress_option, translate_errors
+from localeval.cli.options import echo, progress_option, translate_errors, warn_if_replaced
 from localeval.cli.progress import Progress
 
 
@@ -55,15 +55,19 @@ def answer(testset: Path, app_spec: str, output: Path, resume: bool, progress: b
 
     Exit status: 0 written, 2 bad usage or input or the app failed, 3 internal error.
     """
-    from localeval.testset.answer import answer_testset
+    from localeval.testset.answer import answer_testset, check_answer_output
 
+    target = check_answer_output(testset, output, app_spec)
+    warn_if_replaced(target)
     counter = _AnswerProgress(progress)
     try:
-        result = answer_testset(testset, app_spec, output, resume=resume, counter=counter)
+        result = answer_testset(
+            testset, app_spec, output, resume=resume, counter=counter, target=target
+        )
     finally:
         counter.close()
     before = f" ({result.resumed} answered by an earlier run)" if result.resumed else ""
-    click.echo(
+    echo(
         f"Answered {result.answered + result.resumed} questions with {app_spec}{before}; "
         f"{result.seconds:.1f} s in the app. Written to {output}"
     )

@@ -9,11 +9,13 @@ import click
 from localeval.cli.options import (
     cache_option,
     db_option,
+    echo,
     embedder_option,
     judge_option,
     models_option,
     progress_option,
     translate_errors,
+    warn_if_replaced,
 )
 from localeval.cli.progress import Progress
 from localeval.judge import Usage
@@ -43,7 +45,7 @@ class _ProgressEvents:
 
     def rejected(self, rejection: Rejection) -> None:
         if self.verbose:
-            click.echo(rejection_line(rejection), err=True)
+            echo(rejection_line(rejection), err=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -148,9 +150,10 @@ def generate(
     request = GenerateRequest(
         docs, output, options, judge_name, embedder_name, models_path, use_cache, db_path
     )
-    generation = Generation(request, on_skip=lambda note: click.echo(f"Warning: {note}", err=True))
+    generation = Generation(request, on_skip=lambda note: echo(f"Warning: {note}", err=True))
+    warn_if_replaced(generation.target)
     corpus = generation.corpus
-    click.echo(
+    echo(
         f"Read {len(corpus.documents)} documents ({len(corpus.skipped)} skipped): "
         f"{len(corpus.chunks)} chunks",
         err=True,
@@ -161,10 +164,10 @@ def generate(
     finally:
         events.close()
     for note in result.notes:
-        click.echo(f"Warning: {note}", err=True)
+        echo(f"Warning: {note}", err=True)
     generation.write(result)
     for line in summary_lines(result, output, verbose):
-        click.echo(line)
+        echo(line)
 
 
 COMMAND = generate

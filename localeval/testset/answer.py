@@ -4,7 +4,9 @@ The pipeline is a Python function `question -> {"answer": str, "contexts": [str,
 (or an `(answer, contexts)` tuple), named as `module:function` or `path/to/file.py:function`.
 Each answer is appended to `OUTPUT.partial` as soon as it is made (flushed to disk), so a
 crash, a Ctrl-C or a failing sample loses nothing: the same command continues where it
-stopped. OUTPUT itself is written, atomically, only when every question is answered.
+stopped. OUTPUT itself is written, atomically, only when every question is answered (a
+device or FIFO such as /dev/stdout is streamed to then, its answers kept meanwhile beside
+the test set, in `TESTSET.answers.partial`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Any, Protocol
 
 from localeval.data.samples import Sample, load_samples
 from localeval.errors import UsageError
-from localeval.testset.output import check_not_input, check_output_folder, json_line, write_jsonl
+from localeval.results.files import STREAM, OutputTarget
+from localeval.testset.output import check_output, json_line, write_jsonl
 
 PARTIAL_FORMAT = 1
 
@@ -135,7 +138,35 @@ class AnswerResult:
 
 
 def partial_path(output: Path) -> Path:
+    """Where the answers to an output file are kept until every question is answered."""
     return output.with_name(output.name + ".partial")
+
+
+def _partial_for(target: OutputTarget, testset: Path) -> Path:
+    """Beside the file the output writes (a symlink's target); for a stream, which has no
+    folder of its own, beside the test set."""
+    if target.kind == STREAM:
+        return testset.with_name(testset.name + ".answers.partial")
+    return partial_path(target.file)
+
+
+def _app_file(app_spec: str) -> Path | None:
+    module_name = app_spec.rpartition(":")[0]
+    if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+        return Path(module_name)
+    return None
+
+
+def check_answer_output(testset: Path, output: Path, app_spec: str) -> OutputTarget:
+    """What writing `output` will do, checked before the app is called: never the test set,
+    the app's own file, or where the partial answers are kept (UsageError)."""
+    protected = [(testset, "the test set")]
+    if (app_file := _app_file(app_spec)) is not None:
+        protected.append((app_file, "the app's file"))
+    target = check_output(output, protected)
+    partial = _partial_for(target, testset)
+    check_output(partial, protected, "the partial answers")
+    return target
 
 
 def _sha256(path: Path) -> str:
@@ -210,12 +241,12 @@ def answer_testset(
     resume: bool = True,
     counter: Counter | None = None,
     app: App | None = None,
+    target: OutputTarget | None = None,
 ) -> AnswerResult:
-    """Call the app for every question of `testset` and write the filled set to `output`."""
-    partial = partial_path(output)
-    check_not_input(output, [testset], "the test set itself")
-    check_not_input(partial, [testset], "the test set itself")
-    check_output_folder(output)
+    """Call the app for every question of `testset` and write the filled set to `output`
+    (`target`: what check_answer_output said of it, when the caller asked first)."""
+    target = target or check_answer_output(testset, output, app_spec)
+    partial = _partial_for(target, testset)
     samples = load_samples(testset)
     app = app or load_app(app_spec)
     header = {
@@ -235,7 +266,7 @@ def answer_testset(
     rows = (
         filled_row(s, done[s.sample_id]["answer"], done[s.sample_id]["contexts"]) for s in samples
     )
-    write_jsonl(output, rows)
+    write_jsonl(target, rows)
     partial.unlink()
     return AnswerResult(len(samples) - resumed, resumed, seconds)
 

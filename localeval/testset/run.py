@@ -17,7 +17,8 @@ from localeval.config import ModelsConfig, load_models_config
 from localeval.data.samples import Sample
 from localeval.errors import UsageError
 from localeval.metrics import MetricResult, Tools
-from localeval.runs.database import open_store
+from localeval.results.files import database_files
+from localeval.runs.database import default_db_path, open_store
 from localeval.runs.tools import load_tools
 from localeval.testset.candidates import Events, GenerateResult
 from localeval.testset.documents import Skipped
@@ -28,7 +29,7 @@ from localeval.testset.generate import (
     read_corpus,
     split_size,
 )
-from localeval.testset.output import check_not_input, check_output_folder, write_jsonl
+from localeval.testset.output import check_output, named, write_jsonl
 
 DEFAULT_MIX_TEXT = ",".join(f"{k}={v:g}" for k, v in DEFAULT_MIX.items())
 
@@ -94,12 +95,23 @@ class Generation:
     ) -> None:
         self.request = request
         split_size(request.options.size, request.options.mix)  # a bad mix before reading
-        check_output_folder(request.output)
+        check_output(request.output)  # a missing folder, a folder as output: before reading
         # each skipped document is passed on as it is found, before an error for none left
         self.corpus = read_corpus(list(request.docs), request.options.chunk_tokens, on_skip)
-        documents = [Path(d.path) for d in self.corpus.documents]
-        check_not_input(request.output, documents, "one of the documents")
         self.models = load_models_config(request.models)
+        #: what writing the output will do (an existing file is replaced: the CLI says so)
+        self.target = check_output(request.output, self._inputs())
+
+    def _inputs(self) -> list[tuple[Path, str]]:
+        """The files the output must never be: every document named or found (a skipped one
+        too), models.toml, and the run database with its journals."""
+        corpus, request = self.corpus, self.request
+        documents = [Path(d.path) for d in corpus.documents] + [
+            Path(s.path) for s in corpus.skipped
+        ]
+        inputs = named(documents, "one of the documents")
+        inputs.append((self.models.source, "the models file"))
+        return inputs + database_files(request.db or default_db_path())
 
     def run(self, events: Events | None = None) -> GenerateResult:
         """Write and check the questions; UsageError when not one passed the checks."""
@@ -121,5 +133,6 @@ class Generation:
         return result
 
     def write(self, result: GenerateResult) -> None:
-        """The test set, atomically: the old file or the new one, never half of one."""
-        write_jsonl(self.request.output, (q.row() for q in result.questions))
+        """The test set: a file atomically (the old file or the new one, never half of one),
+        a device or FIFO as a stream."""
+        write_jsonl(self.target, (q.row() for q in result.questions))
