@@ -43,7 +43,9 @@ def test_deleting_a_run_deletes_its_samples_and_scores(tmp_path: Path) -> None:
         "VALUES ('r', 't', 'f', 'd', 's', 1, 'p', '[]', '{}', '{}', 'v')"
     )
     connection.execute(
-        "INSERT INTO run_samples VALUES ('r', 'q1', 0, 1, NULL, 0, 0, 0, 0, 0.0, '{}')"
+        "INSERT INTO run_samples (run_id, sample_id, position, line, category, judge_calls, "
+        "cached_calls, prompt_tokens, generated_tokens, seconds, inputs) "
+        "VALUES ('r', 'q1', 0, 1, NULL, 0, 0, 0, 0, 0.0, '{}')"
     )
     connection.execute("INSERT INTO run_scores VALUES ('r', 'q1', 'm', 0.5, NULL, '{}')")
     with pytest.raises(sqlite3.IntegrityError):  # a score needs its sample

@@ -96,6 +96,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN judge_settings TEXT;  -- JSON object
     """,
+    # 5: a judge without a file (a server) is named by its base_url, model and revision, and
+    #    what its server reported about itself; a run may score one shard of its dataset;
+    #    a server judge's retried requests are part of a sample's cost
+    """
+    ALTER TABLE runs ADD COLUMN judge_model TEXT;  -- JSON object; NULL for a judge file
+    ALTER TABLE runs ADD COLUMN shard TEXT;        -- "K/N"; NULL for a run of every sample
+    ALTER TABLE run_samples ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 

@@ -86,8 +86,8 @@ class RunStore:
                 "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
                 "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
                 "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows, judge_settings) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "skipped_rows, judge_settings, judge_model, shard) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.run_id,
                     info.created,
@@ -106,6 +106,8 @@ class RunStore:
                     __version__,
                     json_text(info.skipped_rows),
                     json_text(judge["settings"]) if "settings" in judge else None,
+                    _judge_model_text(judge),
+                    info.shard,
                 ),
             )
         return self.get(info.run_id)
@@ -130,8 +132,8 @@ class RunStore:
         with self._transaction("storing a sample's scores") as db:
             inserted = db.execute(
                 "INSERT OR IGNORE INTO run_samples (run_id, sample_id, position, line, category, "
-                "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds, inputs) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds, inputs, "
+                "retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     sample.sample_id,
@@ -144,6 +146,7 @@ class RunStore:
                     usage.generated_tokens,
                     usage.seconds,
                     json_text(sample_inputs(sample)),
+                    usage.retries,
                 ),
             ).rowcount
             if not inserted:
@@ -230,7 +233,8 @@ class RunStore:
             row = self.connection.execute(
                 "SELECT coalesce(sum(judge_calls), 0), coalesce(sum(cached_calls), 0), "
                 "coalesce(sum(prompt_tokens), 0), coalesce(sum(generated_tokens), 0), "
-                "coalesce(sum(seconds), 0.0) FROM run_samples WHERE run_id = ?",
+                "coalesce(sum(seconds), 0.0), coalesce(sum(retries), 0) FROM run_samples "
+                "WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
         return Usage(*row)
@@ -261,23 +265,25 @@ class RunStore:
         )
 
     def sample_dicts(self, run: StoredRun) -> Iterator[dict[str, Any]]:
-        """Each stored sample as results.json writes it, in dataset order, one at a time."""
+        """Each stored sample as results.json writes it, in dataset order, one at a time. A
+        shard's samples also say their `position` in the whole dataset, the order
+        `runs merge` puts them back in."""
         order = {m: i for i, m in enumerate(run.info.metrics)}
         with self._errors("reading a run"):
             rows = self.connection.execute(
-                "SELECT r.sample_id, r.category, r.inputs, s.metric, s.score, s.undefined_reason, "
-                "s.details "
+                "SELECT r.sample_id, r.category, r.inputs, r.position, s.metric, s.score, "
+                "s.undefined_reason, s.details "
                 "FROM run_samples r JOIN run_scores s "
                 "ON s.run_id = r.run_id AND s.sample_id = r.sample_id "
                 "WHERE r.run_id = ? ORDER BY r.position",
                 (run.id,),
             )
-            for (sample_id, category, inputs), group in itertools.groupby(
-                rows, key=lambda row: (row[0], row[1], row[2])
+            for (sample_id, category, inputs, position), group in itertools.groupby(
+                rows, key=lambda row: (row[0], row[1], row[2], row[3])
             ):
                 scores: dict[str, float | None] = {}
                 details: dict[str, Any] = {}
-                for _, _, _, metric, score, reason, details_json in group:
+                for *_, metric, score, reason, details_json in group:
                     scores[metric] = score
                     entry = json.loads(details_json)
                     if reason is not None:
@@ -286,6 +292,7 @@ class RunStore:
                 names = sorted(scores, key=lambda m: order.get(m, len(order)))
                 yield {
                     "sample_id": sample_id,
+                    **({"position": position} if run.info.shard else {}),
                     "category": category,
                     "scores": {m: scores[m] for m in names},
                     "details": {m: details[m] for m in names},
@@ -306,6 +313,13 @@ class RunStore:
         if row[0] is not None:
             entry["undefined_reason"] = row[0]
         return entry
+
+
+def _judge_model_text(judge: dict[str, Any]) -> str | None:
+    """The judge's record besides its name, sha256 and settings (a server's base_url, model,
+    revision and what it reported about itself), as JSON; None for a judge file."""
+    rest = {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings")}
+    return json_text(rest) if rest else None
 
 
 def _sample_key(row: Sequence[Any]) -> tuple[str, str | None]:

@@ -15,11 +15,17 @@ def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+def judge_model(judge: dict[str, Any]) -> dict[str, Any]:
+    """What names a judge that has no file (a server's base_url, model, revision); nothing
+    for a judge file. What the server reported about itself is not part of it: a server
+    restarted part-way through a run says it again, and the run continues."""
+    return {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings", "server")}
+
+
 def fingerprint(info: RunInfo) -> str:
     """What makes two runs the same evaluation, hashed: resuming one continues the other."""
     judge = info.judge or {}
-    # what names a judge that has no file (a server's URL, model, revision); none for a file
-    model = {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings")}
+    model = judge_model(judge)
     identity = {
         "dataset_sha256": info.dataset_sha256,
         "judge_sha256": judge.get("sha256"),
@@ -30,6 +36,8 @@ def fingerprint(info: RunInfo) -> str:
         "prompt_version": info.prompt_version,
         "metrics": info.metrics,
         "metric_settings": info.metric_settings,
+        # absent for a run of every sample: fingerprints of earlier runs stay as they were
+        **({"shard": info.shard} if info.shard else {}),
     }
     return hashlib.sha256(json_text(identity).encode()).hexdigest()
 
@@ -65,7 +73,7 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings"
+    "skipped_rows, judge_settings, judge_model, shard"
 )
 
 
@@ -75,8 +83,12 @@ def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
     return {"name": name, "sha256": sha256} if sha256 else {"name": name}
 
 
-def _judge(name: str | None, sha256: str | None, settings: str | None) -> dict[str, Any] | None:
+def _judge(
+    name: str | None, sha256: str | None, settings: str | None, model: str | None
+) -> dict[str, Any] | None:
     judge = _model(name, sha256)
+    if judge is not None and model is not None:
+        judge.update(json.loads(model))  # base_url, model, revision, server
     if judge is not None and settings is not None:
         judge["settings"] = json.loads(settings)
     return judge
@@ -87,13 +99,14 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         run_id=row[0],
         created=row[1],
         metrics=json.loads(row[12]),
-        judge=_judge(row[7], row[8], row[18]),
+        judge=_judge(row[7], row[8], row[18], row[19]),
         embedder=_model(row[9], row[10]),
         prompt_version=row[11],
         dataset=row[4],
         dataset_sha256=row[5],
         metric_settings=json.loads(row[13]),
         skipped_rows=json.loads(row[17]),
+        shard=row[20],
     )
     return StoredRun(
         info=info,
