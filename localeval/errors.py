@@ -57,3 +57,9 @@ class PromptTooLongError(JudgeError):
         self.n_tokens = n_tokens
         self.n_ctx = n_ctx
         super().__init__(f"prompt of {n_tokens} tokens does not fit the judge's context of {n_ctx}")
+
+
+class VerdictUnreadable(JudgeError):
+    """The judge's reply gives no probability to any of the answers asked for (a server
+    whose likeliest first tokens are none of Yes/No): the metric is undefined for that
+    sample, with this reason, never a silent 0.5."""
