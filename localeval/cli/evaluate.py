@@ -179,6 +179,13 @@ def show(outcome: EvaluationOutcome) -> None:
     "Answer judge calls and embeddings made before from the local cache (re-runs of "
     "unchanged data cost nothing); --no-cache asks the models again."
 )
+@click.option(
+    "--shard",
+    metavar="K/N",
+    default=None,
+    help="Score only shard K of N (the samples whose id hashes to it), e.g. one worker of "
+    "a CI matrix; `localeval runs merge` joins the shards into one run.",
+)
 @translate_errors
 def evaluate(
     data: Path,
@@ -196,6 +203,7 @@ def evaluate(
     max_drop: float,
     use_cache: bool,
     skip_invalid: bool,
+    shard: str | None,
     **options: Any,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV) and check the quality gates.
@@ -222,6 +230,7 @@ def evaluate(
         max_drop=max_drop,
         use_cache=use_cache,
         metric_options=options,
+        shard=shard,
     )
     with Evaluation(request, Printed(data, progress)) as evaluation:
         outcome = evaluation.run()

@@ -21,6 +21,7 @@ from typing import Any
 from localeval.backends.files import sha256_file
 from localeval.config import load_models_config
 from localeval.data.samples import DatasetWarning, Sample, read_samples
+from localeval.data.shards import Shard
 from localeval.engine import describe_run, order_metrics, score_samples
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Usage
@@ -76,6 +77,8 @@ class EvaluationRequest:
     use_cache: bool = True
     #: the metrics' own options by name (e.g. the rubric's criteria_file)
     metric_options: Mapping[str, Any] = field(default_factory=dict)
+    #: "K/N": score only shard K of N (localeval.data.shards), for `runs merge` to join
+    shard: str | None = None
 
 
 class EvaluationEvents:
@@ -140,7 +143,8 @@ class Evaluation:
         self.overrides = dict(parse_threshold(t, metric_names()) for t in request.thresholds)
         self.skipped: list[DatasetError] = []
         on_invalid = self._skip if request.skip_invalid else None
-        self.dataset = scan_dataset(request.data, on_invalid, self.events.warned)
+        self.shard = Shard.parse(request.shard) if request.shard else None
+        self.dataset = scan_dataset(request.data, on_invalid, self.events.warned, self.shard)
         if request.output is not None:
             check_writable(request.output)
         self.store = RunStore.open(request.db)
@@ -192,6 +196,7 @@ class Evaluation:
         tools = load_tools(self.models, metrics, request.judge, request.embedder, cache=cache)
         info = describe_run(metrics, tools, str(request.data), self.dataset.sha256)
         info.skipped_rows = [skipped_row(error) for error in self.skipped]
+        info.shard = str(self.shard) if self.shard else None
         run, resumed = choose_run(
             self.store,
             info,
@@ -217,7 +222,8 @@ class Evaluation:
         rows = read_samples(self.request.data, _ignore if self.request.skip_invalid else None)
         self.events.scoring(run)
         try:
-            score_samples(rows, metrics, tools, RunSink(self.store, run), self.events.scored)
+            sink = RunSink(self.store, run)
+            score_samples(rows, metrics, tools, sink, self.events.scored, shard=self.shard)
         except BaseException:
             self.events.scoring_ended()
             try:

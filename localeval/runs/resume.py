@@ -10,6 +10,7 @@ from pathlib import Path
 
 from localeval.backends.files import sha256_file
 from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
+from localeval.data.shards import Shard
 from localeval.errors import UsageError
 from localeval.results.model import RunInfo
 from localeval.runs.history import RunStore
@@ -30,15 +31,26 @@ class DatasetScan:
 
 
 def scan_dataset(
-    path: Path, on_invalid: OnInvalid | None = None, on_warning: OnWarning | None = None
+    path: Path,
+    on_invalid: OnInvalid | None = None,
+    on_warning: OnWarning | None = None,
+    shard: Shard | None = None,
 ) -> DatasetScan:
     """Validate every row in one streaming pass, before any model loads. Without
-    `on_invalid` the first invalid row raises; with it, invalid rows go there."""
+    `on_invalid` the first invalid row raises; with it, invalid rows go there. With a
+    `shard`, every row is checked and the shard's samples counted."""
     counter = InvalidRowCounter(on_invalid)
-    count = sum(1 for _ in read_samples(path, counter.handler(), on_warning))
+    count = held = 0
+    for sample in read_samples(path, counter.handler(), on_warning):
+        count += 1
+        held += shard is None or shard.holds(sample.sample_id)
     if not count:
         raise counter.no_samples(path)
-    return DatasetScan(path, count, sha256_file(path))
+    if not held:
+        raise UsageError(
+            f"shard {shard} of {path} holds none of its {count} samples; use fewer shards"
+        )
+    return DatasetScan(path, held, sha256_file(path))
 
 
 def check_resume_target(
