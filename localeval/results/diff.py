@@ -182,11 +182,20 @@ def compare_metric(metric: str, base: np.ndarray, new: np.ndarray) -> MetricChan
     )
 
 
+#: what names a judge without a file: a server's model, as the run records it
+_SERVED = ("base_url", "model", "revision")
+
+
 def _model_label(model: Any) -> str:
     if not isinstance(model, dict):
         return "none"
     sha = model.get("sha256")
-    return f"{model.get('name')} ({sha[:12]})" if sha else str(model.get("name"))
+    if sha:
+        return f"{model.get('name')} ({sha[:12]})"
+    if model.get("model"):
+        revision = f" revision {model['revision']}" if model.get("revision") else ""
+        return f"{model.get('name')} ({model['model']}{revision} at {model.get('base_url')})"
+    return str(model.get("name"))
 
 
 def _same_model(a: Any, b: Any) -> bool:
@@ -194,7 +203,33 @@ def _same_model(a: Any, b: Any) -> bool:
         return a == b
     if a.get("sha256") and b.get("sha256"):
         return bool(a["sha256"] == b["sha256"])
+    if a.get("model") or b.get("model"):  # a server's judge: its URL, model and revision
+        return all(a.get(key) == b.get(key) for key in _SERVED)
     return bool(a.get("name") == b.get("name"))
+
+
+def _server_changes(base: Any, new: Any) -> str:
+    """What a judge's server reported differently (its version, the file it serves)."""
+    before = base.get("server") if isinstance(base, dict) else None
+    after = new.get("server") if isinstance(new, dict) else None
+    if not isinstance(before, dict) or not isinstance(after, dict) or before == after:
+        return ""
+    flat = [_flat(before), _flat(after)]
+    return ", ".join(
+        f"{key} {flat[0].get(key)!r} vs {flat[1].get(key)!r}"
+        for key in sorted(flat[0].keys() | flat[1].keys())
+        if flat[0].get(key) != flat[1].get(key)
+    )
+
+
+def _flat(report: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in report.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[prefix + key] = value
+    return flat
 
 
 def comparability_warnings(
@@ -211,6 +246,12 @@ def comparability_warnings(
         warnings.append(
             f"the judge ran with different settings ({changed}): llama.cpp's numbers depend "
             "on them, so small differences may come from that"
+        )
+    if reported := _server_changes(base.get("judge"), new.get("judge")):
+        warnings.append(
+            f"the judge's server reported differently ({reported}): a new server version or "
+            "model file may score differently (declare a new revision in models.toml if the "
+            "model changed)"
         )
     if (
         base.get("embedder")
