@@ -319,3 +319,24 @@ def test_the_api_key_comes_from_the_environment(
     judge.yes_probability(Prompt.of("s", "Is it?"))
     assert set(fake.authorizations) == {"Bearer s3cret"}
     assert "s3cret" not in json.dumps(judge.identity.record())
+
+
+def test_calibrate_and_compare_answers_run_through_the_server(
+    fake: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    models = tmp_path / "server.toml"
+    models.write_text(models_toml(fake.url), encoding="utf-8")
+    monkeypatch.setenv("LOCALEVAL_MODELS", str(models))
+    base = {"question": "Q?", "contexts": ["c1"], "metric": "faithfulness", "dataset": "mini"}
+    labelled = tmp_path / "labelled.jsonl"
+    rows = [{**base, "id": str(i), "answer": f"Answer {i}.", "label": i % 2} for i in range(4)]
+    labelled.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    calibrated = CliRunner().invoke(main, ["calibrate", str(labelled), "-o", str(tmp_path / "c")])
+    assert calibrated.exit_code == 0, calibrated.output
+    assert json.loads((tmp_path / "c").read_text())["counts"][0]["unparseable"] == 0
+    pairs = tmp_path / "pairs.jsonl"
+    pair = {"id": "p", "question": "Q?", "contexts": ["c1"], "answer_a": "A.", "answer_b": "B."}
+    pairs.write_text(json.dumps({**pair, "label": 1}) + "\n", encoding="utf-8")
+    compared = CliRunner().invoke(main, ["compare-answers", str(pairs), "--no-progress"])
+    assert compared.exit_code == 0, compared.output
+    assert any(b.get("prompt", "").rstrip().endswith("assistant") for b in fake.completions())

@@ -51,18 +51,19 @@ class ThreadConnections:
         self._main = connection
         self._owner = threading.get_ident()
         self._local = threading.local()
+        # where the database is, asked now: only this thread may use `connection`
+        self._path: str = connection.execute("PRAGMA database_list").fetchone()[2]
 
     def get(self) -> sqlite3.Connection:
         if threading.get_ident() == self._owner:
             return self._main
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
-            path = self._main.execute("PRAGMA database_list").fetchone()[2]
-            if not path:
+            if not self._path:
                 raise RuntimeError("a cache used by samples in flight needs a database file")
             # each thread's own, closed when the thread's storage goes
             connection = sqlite3.connect(
-                path, timeout=30, isolation_level=None, check_same_thread=False
+                self._path, timeout=30, isolation_level=None, check_same_thread=False
             )
             self._local.connection = connection
         return connection
