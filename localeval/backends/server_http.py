@@ -116,9 +116,10 @@ class Connection:
                 self._on_retry()
             self._aborted.wait(delay)
             delay = min(delay * 2, MAX_BACKOFF_S)
+        tries = endpoint.retries + 1
         raise ServerError(
-            f"judge server {endpoint.base_url} failed {endpoint.retries + 1} times: {problem}. "
-            "Is it running? (retries and timeout_s are set in models.toml)"
+            f"judge server {endpoint.base_url} failed {tries} time{'s' * (tries > 1)}: "
+            f"{problem}. Is it running? (retries and timeout_s are set in models.toml)"
         )
 
     def _send(self, method: str, url: str, data: bytes | None) -> tuple[int, str]:

@@ -129,7 +129,9 @@ def _result(sample: dict[str, Any], metrics: Sequence[str], usage: Usage) -> Sam
     return SampleResult(inputs, results, usage)
 
 
-def _ordered(shards: Sequence[tuple[str, dict[str, Any]]]) -> list[tuple[int, dict, Usage]]:
+def _ordered(
+    shards: Sequence[tuple[str, dict[str, Any]]],
+) -> list[tuple[int, dict[str, Any], Usage]]:
     """Every sample with its dataset position, in dataset order; a shard's whole cost is
     put on its first sample (results.json keeps no cost per sample)."""
     rows: list[tuple[int, dict[str, Any], Usage]] = []
