@@ -67,6 +67,7 @@ def test_a_full_evaluation_through_vllm_with_its_request_shapes(
     assert sent and all(b["temperature"] == 0 and b["seed"] == 1234 for b in sent)
     verdicts = [b for b in sent if "logprobs" in b]
     assert verdicts and all(b["max_tokens"] == 1 and b["logprobs"] == 20 for b in verdicts)
+    assert all(b["min_tokens"] == 1 for b in verdicts)  # a reply may not end before its read
     structured = [b for b in sent if "logprobs" not in b]
     assert structured and all("grammar" not in b for b in structured)
     for body in structured:

@@ -152,7 +152,8 @@ class ServerJudge:
 
     def _next_tokens(self, text: str) -> dict[str, float]:
         """Log-probabilities of the likeliest tokens to follow `text`, by token text."""
-        return first_token_logprobs(self._complete(text, 1, logprobs=TOP_LOGPROBS))
+        reply = self._complete(text, 1, logprobs=TOP_LOGPROBS, **self.server.dialect.read)
+        return first_token_logprobs(reply)
 
     # -- the Judge protocol -------------------------------------------------------------
 

@@ -33,6 +33,8 @@ class Dialect:
     constraint: str
     #: fields sent with every completion (samplers that would change a greedy reply)
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    #: fields sent when only the first token's probabilities are read
+    read: Mapping[str, Any] = field(default_factory=dict)
     #: (path at the server's root, field holding the text) of its tokenizer, if it has one
     tokenize: tuple[str, str] | None = None
     #: paths at the server's root whose replies say what it is (version, model file)
@@ -43,23 +45,40 @@ class Dialect:
 #: the greedy choice, so a greedy reply depends on it unless it is turned off
 _LLAMA_CPP_SAMPLING = {"repeat_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}
 
+#: a reply read for its first token must not end before it: llama-cpp-python gives no
+#: probabilities at all when the end-of-reply token is the likeliest (verified), so the
+#: end is kept from being chosen (not from the probabilities, which are the raw ones)
+_NOT_ENDING = {"min_tokens": 1}
+
 DIALECTS: dict[str, Dialect] = {
     d.name: d
     for d in (
         # verified: tests/test_server_real.py runs llama-cpp-python's own server
-        Dialect("llama-cpp-python", "grammar", _LLAMA_CPP_SAMPLING, ("/extras/tokenize", "input")),
+        Dialect(
+            "llama-cpp-python",
+            "grammar",
+            fixed=_LLAMA_CPP_SAMPLING,
+            read=_NOT_ENDING,
+            tokenize=("/extras/tokenize", "input"),
+        ),
         # llama.cpp's llama-server: from its README (tools/server), not run here
         Dialect(
             "llama-server",
             "grammar",
-            {**_LLAMA_CPP_SAMPLING, "n_probs": TOP_LOGPROBS, "cache_prompt": True},
-            ("/tokenize", "content"),
-            ("/props",),
+            fixed={**_LLAMA_CPP_SAMPLING, "n_probs": TOP_LOGPROBS, "cache_prompt": True},
+            tokenize=("/tokenize", "content"),
+            about=("/props",),
         ),
         # vLLM: from its documentation, tested against a recorded fake
-        Dialect("vllm", "structured_outputs", {}, ("/tokenize", "prompt"), ("/version",)),
+        Dialect(
+            "vllm",
+            "structured_outputs",
+            read=_NOT_ENDING,
+            tokenize=("/tokenize", "prompt"),
+            about=("/version",),
+        ),
         # Ollama's OpenAI-compatible API: from its documentation only
-        Dialect("ollama", "response_format", {}, None, ("/api/version",)),
+        Dialect("ollama", "response_format", about=("/api/version",)),
         # any other server of OpenAI's completions API
         Dialect("openai", "response_format"),
     )
@@ -147,8 +166,9 @@ def first_token_logprobs(reply: Any) -> dict[str, float]:
         before = merged.get(token)
         merged[token] = logprob if before is None else _logaddexp(before, logprob)
     if not merged:
+        ended = " (it ended the reply before a first token)" if choice.get("text") == "" else ""
         raise ServerError(
-            "judge server returned no token probabilities (logprobs) for the reply: "
+            f"judge server returned no token probabilities (logprobs) for the reply{ended}: "
             f"{str(choice)[:200]!r}. The verdicts need them; see docs/servers.md"
         )
     return merged
