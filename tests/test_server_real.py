@@ -39,9 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "demo.jsonl"
 METRICS = ["faithfulness", "context_recall", "context_precision", "answer_relevancy", "rubric"]
 #: |P(Yes) in-process - P(Yes) on the server| on the same GGUF, and the same for each
-#: choice probability (docs/servers.md: the measurement). The two evaluate the same text;
-#: only how llama.cpp batches it differs (segments in-process, whole prompts on the server)
-TOLERANCE = 0.02
+#: choice probability: 0.0008 at most measured on SmolLM2 (docs/servers.md). The two
+#: read the same text; only how llama.cpp batches its tokens differs (segments in-process,
+#: whole prompts on the server). A tokenizer that merges tokens across the segments'
+#: boundaries (Qwen2.5's ".\n\n") moves them further: up to 0.06, measured
+TOLERANCE = 0.005
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +151,7 @@ def test_samples_in_flight_score_as_one_at_a_time(
         models.write_text(models_toml(server.url, concurrency=concurrency), encoding="utf-8")
         out = tmp_path / f"c{concurrency}.json"
         args = ["evaluate", str(data), "-o", str(out), "--no-progress", "--no-cache"]
-        result = CliRunner().invoke(main, [*args, "-mfaithfulness", "-mcontext_recall"])
+        result = CliRunner().invoke(main, [*args, "-mfaithfulness"])
         assert result.exit_code in (0, 1), result.output
         reports.append(json.loads(out.read_text()))
     one, three = reports
