@@ -26,6 +26,8 @@ class Embedder(Protocol):
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """Cosine similarity of two vectors (1.0 identical direction, 0.0 orthogonal)."""
+    """Cosine similarity of two vectors (1.0 identical direction, 0.0 orthogonal), within
+    [-1, 1]: float32 rounding puts a vector's similarity to itself at 1.00000007, and a score
+    made of it would be outside [0, 1]."""
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(np.dot(a, b) / norm) if norm else 0.0
+    return min(1.0, max(-1.0, float(np.dot(a, b) / norm))) if norm else 0.0

@@ -72,6 +72,8 @@ def describe_run(
     # the records hold what besides the model changes its numbers (a run resumed or
     # compared with other settings is another evaluation)
     judge = tools.judge.identity.record() if tools.judge is not None else None
+    if judge is not None and tools.calibration:
+        judge["calibration"] = {k: m.record() for k, m in sorted(tools.calibration.items())}
     embedder = tools.embedder.identity.record() if tools.embedder is not None else None
     return RunInfo(
         new_run_id(),
@@ -79,6 +81,8 @@ def describe_run(
         [m.name for m in metrics],
         judge,
         embedder,
+        # the words said to the judge: its prompt set's version
+        prompt_version=tools.prompts.version,
         dataset=dataset,
         dataset_sha256=dataset_sha256,
         metric_settings={m.name: metric_settings(m) for m in metrics},

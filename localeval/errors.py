@@ -16,9 +16,14 @@ class UsageError(LocalevalError):
     exit_code = 2
 
 
-def locate(path: str, line: int | None = None, field: str | None = None) -> str:
-    """'PATH, line N, field 'F'', leaving out what is not known."""
+def locate(
+    path: str, line: int | None = None, field: str | None = None, row: int | None = None
+) -> str:
+    """'PATH, line N, field 'F'' (or 'PATH, row R (line N), ...' in a JSON array, where many
+    rows may share a line), leaving out what is not known."""
     where = path if line is None else f"{path}, line {line}"
+    if row is not None:
+        where = f"{path}, row {row}" + ("" if line is None else f" (line {line})")
     if field is not None:
         where += f", field '{field}'"
     return where
@@ -30,12 +35,26 @@ class DatasetError(UsageError):
     The message always names the file, and the line and field where they are known.
     """
 
-    def __init__(self, path: str, message: str, line: int | None = None, field: str | None = None):
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        line: int | None = None,
+        field: str | None = None,
+        row: int | None = None,
+    ):
         self.path = path
         self.line = line
         self.field = field
+        self.row = row
         self.detail = message
-        super().__init__(f"{locate(path, line, field)}: {message}")
+        super().__init__(f"{locate(path, line, field, row)}: {message}")
+
+    def at(self, path: str | None = None, row: int | None = None) -> DatasetError:
+        """The same error, naming the file `path` (how the user named it) and the row."""
+        return DatasetError(
+            path or self.path, self.detail, self.line, self.field, self.row if row is None else row
+        )
 
 
 class ConfigError(UsageError):
@@ -63,3 +82,14 @@ class VerdictUnreadable(JudgeError):
     """The judge's reply gives no probability to any of the answers asked for (a server
     whose likeliest first tokens are none of Yes/No): the metric is undefined for that
     sample, with this reason, never a silent 0.5."""
+
+
+class RunInUseError(UsageError):
+    """A run is being written by another live process, so this one may not record into it."""
+
+    def __init__(self, run_id: str, holder: str, seconds_ago: float | None):
+        self.run_id = run_id
+        self.holder = holder
+        self.seconds_ago = seconds_ago
+        since = "" if seconds_ago is None else f", last sample stored {seconds_ago:.0f} s ago"
+        super().__init__(f"run {run_id} is being written by {holder} now{since}")

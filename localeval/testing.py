@@ -27,6 +27,7 @@ from localeval.engine import evaluate, order_metrics
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Judge
 from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names
+from localeval.prompts.sets import RAG_3, prompt_set
 from localeval.results import view
 from localeval.results.contract import run_to_dict
 from localeval.results.gates import GateResult, default_thresholds, evaluate_gates
@@ -107,6 +108,8 @@ class ModelCache:
             judge=self.judges[judge_config] if judge_config is not None else None,
             embedder=self.embedders[embedder_config] if embedder_config is not None else None,
             verdict_thresholds=dict(judge_config.thresholds) if judge_config is not None else {},
+            calibration=dict(judge_config.calibration) if judge_config is not None else {},
+            prompts=prompt_set(judge_config.prompts) if judge_config is not None else RAG_3,
         )
 
     def close(self) -> None:

@@ -1,4 +1,5 @@
-"""Language detection and sentence splitting, for English, Chinese and mixed text.
+"""Language detection and sentence splitting, for English, Chinese and mixed text; and
+text from data made safe to print.
 
 Statements are the unit the judge is asked about. A deterministic splitter gives the
 same statements run after run and never loses or invents content, which a small judge
@@ -155,3 +156,33 @@ def _split_keep(text: str, pattern: re.Pattern[str]) -> list[str]:
         start = match.end()
     pieces.append(text[start:])
     return [p for p in pieces if p.strip()]
+
+
+# What a terminal would act on rather than show: C0 and C1 control characters (ESC starts
+# every escape sequence; CSI, OSC and DCS also have one-character C1 forms), DEL, the bidi
+# overrides and isolates that reorder what is shown, and the line and paragraph separators.
+# The bytes of a file name that is not UTF-8 reach Python as lone surrogates
+# (surrogateescape), which no terminal encoding can write.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+_UNPRINTABLE_KEEP_LINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in _NAMED:
+        return _NAMED[char]
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # a byte of a name that is not UTF-8
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, keep_lines: bool = False) -> str:
+    """`text` with everything a terminal would act on written as a visible escape (ESC as
+    `\\x1b`, a byte of a non-UTF-8 file name as `\\xff`, a bidi override as `\\u202e`);
+    newlines and tabs too, unless `keep_lines` (for whole messages of several lines)."""
+    pattern = _UNPRINTABLE_KEEP_LINES if keep_lines else _UNPRINTABLE
+    return pattern.sub(_escape, text)

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "localeval"
 #: lowest first; a unit may import only units listed before it (and its own modules)
 LAYERS: list[tuple[str, ...]] = [
     ("localeval", "localeval.errors"),
-    ("localeval.stats", "localeval.text", "localeval.schema"),
+    ("localeval.stats", "localeval.text", "localeval.schema", "localeval.verdict_maps"),
     ("localeval.judge",),
     ("localeval.embedder",),
     ("localeval.data",),

@@ -29,7 +29,7 @@ REFUSED: dict[str, str] = {
     "alias_conflict.jsonl": "{path}, line 1, field 'question': given twice, as 'question' "
     "and as 'user_input', with different values",
     "answer_list.jsonl": "{path}, line 1, field 'answer': must be a string, got a list",
-    "array_of_numbers.json": "{path}, line 1: each row must be a JSON object, got a number",
+    "array_of_numbers.json": "{path}, row 1 (line 1): each row must be a JSON object, got a number",
     "blank_lines_only.jsonl": "{path}: holds no samples",
     "category_boolean.jsonl": "{path}, line 1, field 'category': must be a string, got a boolean",
     "contexts_item_null.jsonl": "{path}, line 1, field 'contexts': item 1 must be a string, "
@@ -49,7 +49,7 @@ REFUSED: dict[str, str] = {
     "csv_unclosed_quote.csv": "{path}, line 2: invalid CSV (a quoted cell is never closed)",
     "cut_short_last_line.jsonl": "{path}, line 2: invalid JSON (the string at column 30 is "
     "never closed); the line ends before the row does (cut short, or split over lines?)",
-    "data.txt": "{path}: unknown file type '.txt' (use .jsonl, .json or .csv)",
+    "data.txt": "{path}: unknown file type '.txt' (use .jsonl, .json or .csv, or .gz of one)",
     "duplicate_ids.jsonl": "{path}, line 3, field 'sample_id': duplicate sample_id 'a' "
     "(first on line 1)",
     "duplicate_ids_int_and_str.jsonl": "{path}, line 2, field 'sample_id': duplicate "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from localeval.data.ids import content_id
 from localeval.data.samples import load_samples
 from localeval.errors import DatasetError
 
@@ -28,7 +29,7 @@ def error_of(path: Path) -> DatasetError:
 
 def test_jsonl_loads_with_defaults(tmp_path: Path) -> None:
     samples = load_samples(write_jsonl(tmp_path / "d.jsonl", [ROW, {**ROW, "sample_id": "x"}]))
-    assert [s.sample_id for s in samples] == ["1", "x"]
+    assert [s.sample_id for s in samples] == [content_id(ROW["question"]), "x"]
     assert samples[0].contexts == ["c1", "c2"]
     assert samples[0].line == 1 and samples[1].line == 2
 
@@ -62,7 +63,7 @@ def test_json_array_rows_know_their_lines(tmp_path: Path) -> None:
     path = tmp_path / "d.json"
     path.write_text('[\n  {"question": "a"},\n  {"question": "b"},\n  {"question": 3}\n]\n')
     err = error_of(path)
-    assert str(err) == f"{path}, line 4, field 'question': must be a string, got a number"
+    assert str(err) == f"{path}, row 3 (line 4), field 'question': must be a string, got a number"
 
 
 def test_json_that_is_not_an_array(tmp_path: Path) -> None:

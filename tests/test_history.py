@@ -71,7 +71,7 @@ def test_stored_run_reads_back_as_the_in_memory_results(tmp_path: Path) -> None:
         "context_precision": {},
         "faithfulness": {},
         "context_recall": {},
-        "answer_relevancy": {"n_questions": 3},
+        "answer_relevancy": {"n_questions": 0},
     }
 
     # results.json streamed from the database is byte for byte what json.dump would write
@@ -121,16 +121,14 @@ def test_incomplete_run_is_found_by_its_fingerprint_only(tmp_path: Path) -> None
     run = run_in_memory(samples())
     stored = store.start(run.info, 6, DEFAULT_THRESHOLDS)
     store.record_sample(stored.id, 0, run.samples[0])
-    found = store.find_resumable(fingerprint(run.info))
-    assert found is not None and found.id == stored.id and found.n_done == 1
+    (found,) = store.find_resumable(fingerprint(run.info))
+    assert found.id == stored.id and found.n_done == 1
     assert store.has_sample(stored.id, "s0") and not store.has_sample(stored.id, "s1")
     other = RunInfo(**{**run.info.__dict__, "judge": {"name": "j", "sha256": "2" * 64}})
-    assert store.find_resumable(fingerprint(other)) is None
+    assert store.find_resumable(fingerprint(other)) == []
     # the same file run with another batch size is another evaluation (other numbers)
     judge = {**(run.info.judge or {}), "settings": {"batch_size": 64}}
-    assert (
-        store.find_resumable(fingerprint(RunInfo(**{**run.info.__dict__, "judge": judge}))) is None
-    )
+    assert store.find_resumable(fingerprint(RunInfo(**{**run.info.__dict__, "judge": judge}))) == []
     with pytest.raises(ValueError):
         store.complete(stored.id, [])  # never marked complete with samples missing
     # a second process continuing the same run may store a sample first: no error, no copy

@@ -138,7 +138,7 @@ def test_answer_relevancy_judges_the_beginning_of_a_huge_answer() -> None:
     question = "When was the tower finished?"
     # room for the reply the schema allows (2,425 tokens) and about 100 words
     judge = ScriptedJudge([0.1, 0.9, {"questions": [question] * 3}], n_ctx=2425 + 100)
-    result = AnswerRelevancy().score(
+    result = AnswerRelevancy(n_questions=3).score(
         sample(answer=answer), Tools(judge=judge, embedder=FakeEmbedder())
     )
     judge.assert_done()
@@ -155,7 +155,8 @@ def test_answer_relevancy_judges_the_beginning_of_a_huge_answer() -> None:
 
 def test_answer_relevancy_undefined_when_the_window_cannot_hold_the_reply() -> None:
     judge = ScriptedJudge([], n_ctx=1000)
-    result = AnswerRelevancy().score(sample(), Tools(judge=judge, embedder=FakeEmbedder()))
+    metric = AnswerRelevancy(n_questions=3)
+    result = metric.score(sample(), Tools(judge=judge, embedder=FakeEmbedder()))
     assert result.reason == (
         "the judge's context window is too small to write the questions (they need up to "
         "2425 tokens; raise n_ctx)"

@@ -209,7 +209,7 @@ def test_answer_relevancy_is_the_probability_that_the_answer_answers() -> None:
     question = "When was the Eiffel Tower finished?"
     judge = ScriptedJudge([0.1, 0.8, {"questions": [question, question, "Where is Paris?"]}])
     embedder = FakeEmbedder()
-    result = AnswerRelevancy().score(sample(), Tools(judge=judge, embedder=embedder))
+    result = AnswerRelevancy(n_questions=3).score(sample(), Tools(judge=judge, embedder=embedder))
     judge.assert_done()
     assert result.score == pytest.approx(0.8)
     assert judge.prompts[1].user.endswith(
@@ -226,7 +226,7 @@ def test_answer_relevancy_is_the_probability_that_the_answer_answers() -> None:
 
 def test_answer_relevancy_prompts_share_the_answer_as_prefix() -> None:
     judge = ScriptedJudge([0.1, 0.8, {"questions": ["a?", "b?", "c?"]}])
-    AnswerRelevancy().score(sample(), Tools(judge=judge, embedder=FakeEmbedder()))
+    AnswerRelevancy(n_questions=3).score(sample(), Tools(judge=judge, embedder=FakeEmbedder()))
     first, second, third = (p.segments[0] for p in judge.prompts)
     assert (
         first
@@ -236,12 +236,19 @@ def test_answer_relevancy_prompts_share_the_answer_as_prefix() -> None:
     )
 
 
+def test_answer_relevancy_by_default_asks_two_verdicts_and_needs_no_embedder() -> None:
+    judge = ScriptedJudge([0.1, 0.8])
+    metric = AnswerRelevancy()
+    assert not metric.uses_embedder
+    result = metric.score(sample(), Tools(judge=judge))
+    judge.assert_done()
+    assert result.score == pytest.approx(0.8)
+    assert "generated_questions" not in result.details
+
+
 def test_answer_relevancy_noncommittal_answer_scores_zero() -> None:
-    question = "When was the Eiffel Tower finished?"
-    judge = ScriptedJudge([0.93, 0.7, {"questions": [question] * 3}])
-    result = AnswerRelevancy().score(
-        sample(answer="I don't know."), Tools(judge=judge, embedder=FakeEmbedder())
-    )
+    judge = ScriptedJudge([0.93, 0.7])
+    result = AnswerRelevancy().score(sample(answer="I don't know."), Tools(judge=judge))
     assert result.score == 0.0
     assert result.details["noncommittal_probability"] == 0.93
 
@@ -249,7 +256,7 @@ def test_answer_relevancy_noncommittal_answer_scores_zero() -> None:
 def test_answer_relevancy_chinese_question_gets_chinese_prompt() -> None:
     judge = ScriptedJudge([0.0, 0.9, {"questions": ["埃菲尔铁塔何时建成？"] * 3}])
     s = sample(question="埃菲尔铁塔何时建成？", answer="埃菲尔铁塔于1889年建成。")
-    result = AnswerRelevancy().score(s, Tools(judge=judge, embedder=FakeEmbedder()))
+    result = AnswerRelevancy(n_questions=3).score(s, Tools(judge=judge, embedder=FakeEmbedder()))
     assert result.details["language"] == "zh"
     assert "中文" in judge.prompts[2].user
     assert result.score == pytest.approx(0.9)

@@ -33,7 +33,12 @@ DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 @pytest.fixture(scope="module")
 def tools() -> Tools:
     models = load_models_config()
-    return load_tools(models, [build_metric(m) for m in RAG_METRICS])
+    # the embedder too: answer relevancy's generated questions are asked for below
+    return load_tools(models, [build_metric(m, ASK_QUESTIONS) for m in RAG_METRICS])
+
+
+#: answer relevancy with its evidence, the questions the answer would answer
+ASK_QUESTIONS = {"answer_relevancy": {"n_questions": 3}}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +48,7 @@ def demo() -> dict[str, Sample]:
 
 def test_four_metrics_on_english_and_chinese_samples(tools: Tools, demo: dict[str, Sample]) -> None:
     samples = [demo["billing-1"], demo["zh-product-2"]]
-    run = evaluate(samples, RAG_METRICS, tools)
+    run = evaluate(samples, RAG_METRICS, tools, options=ASK_QUESTIONS)
     for result in run.samples:
         for name in RAG_METRICS:
             score = result.results[name].score
@@ -226,7 +231,8 @@ def test_cli_demo_end_to_end(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert report["run"]["judge"]["sha256"] == load_models_config().judge().settings.sha256
     assert [s["sample_id"] for s in report["samples"]] == ["billing-1", "billing-2"]
-    # verdict labels on the default judge's own scale (its models.toml thresholds)
+    # the default judge is calibrated: a statement is supported when that is likelier than not
     details = report["samples"][0]["details"]["faithfulness"]
-    assert details["verdict_threshold"] == load_models_config().judge().thresholds["faithfulness"]
+    assert "verdict_threshold" not in details
+    assert details["support"] != details["support_raw"]
     assert report["run"]["judge"]["settings"]["call_protocol"] >= 2

@@ -58,7 +58,10 @@ def comparable(results: dict[str, Any]) -> dict[str, Any]:
 def test_a_full_evaluation_through_vllm_with_its_request_shapes(
     fake: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result, report = evaluate(tmp_path, monkeypatch, fake.url, revision="2025-01")
+    # with answer relevancy's generated questions, which are structured replies
+    result, report = evaluate(
+        tmp_path, monkeypatch, fake.url, "--ar-questions", "2", revision="2025-01"
+    )
     assert result.exit_code in (0, 1), result.output
     # zero unparseable outputs: every metric defined for every sample
     for sample in report["samples"]:
@@ -141,8 +144,15 @@ def test_a_server_that_ignores_the_constraint_is_an_error(
 ) -> None:
     text = {"choices": [{"text": "Sure! Here are", "finish_reason": "stop"}]}
     fake.reply = lambda body: None if "logprobs" in body else text
+    # answer relevancy's generated questions (evidence, on request) are a structured reply
     result, _ = evaluate(
-        tmp_path, monkeypatch, fake.url, "-manswer_relevancy", constraint="grammar"
+        tmp_path,
+        monkeypatch,
+        fake.url,
+        "-manswer_relevancy",
+        "--ar-questions",
+        "2",
+        constraint="grammar",
     )
     assert result.exit_code == 3
     assert "not JSON despite the grammar" in result.output

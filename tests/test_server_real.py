@@ -71,7 +71,9 @@ def test_every_metric_through_the_server_with_zero_unparseable_replies(
 ) -> None:
     out = tmp_path / "results.json"
     args = ["evaluate", str(rows(tmp_path, 2)), "-o", str(out), "--no-progress"]
-    result = CliRunner().invoke(main, args + [f"-m{m}" for m in METRICS])
+    # --ar-questions: answer relevancy's generated questions, structured replies too
+    metrics = [f"-m{m}" for m in METRICS] + ["--ar-questions", "2"]
+    result = CliRunner().invoke(main, args + metrics)
     assert result.exit_code in (0, 1), result.output
     report = json.loads(out.read_text())
     for sample in report["samples"]:
@@ -112,7 +114,8 @@ def test_the_server_judge_agrees_with_the_in_process_judge(server: LlamaServer) 
     by_id = {s.sample_id: s for s in load_samples(DEMO)}
     # two English samples (one that dodges the question), a Chinese one
     samples: list[Sample] = [by_id[i] for i in ("billing-1", "product-3", "zh-billing-1")]
-    metrics = [build_metric(m) for m in METRICS]
+    # answer relevancy writes 2 questions (evidence), so that its structured replies count
+    metrics = [build_metric(m, {"answer_relevancy": {"n_questions": 2}}) for m in METRICS]
     local = load_tools(load_models_config(), metrics, "smollm2-135m")
     recording = Recording(local.judge)
     tools = Tools(recording, HashEmbedder(), local.verdict_thresholds)  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -65,3 +66,80 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         f"database schema version {len(MIGRATIONS) + 1} is newer than this "
         f"localeval understands ({len(MIGRATIONS)}); upgrade localeval"
     )
+
+
+def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path) -> None:
+    """Migration 6 (runs.owner, runs.heartbeat) on a database of main's schema 5, whose runs
+    carry judge_extra: the run reads back as it was, with no owner (free to continue), and
+    a second open changes nothing."""
+    from localeval.runs.history import RunStore
+
+    assert len(MIGRATIONS) == 7
+    path = tmp_path / "v5.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n" + "\n".join(MIGRATIONS[:5]) + "\nPRAGMA user_version = 5;\nCOMMIT;"
+    )
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "judge_name, judge_sha256, prompt_version, metrics, metric_settings, thresholds, "
+        "localeval_version, judge_settings, judge_extra, embedder_name, embedder_extra) "
+        "VALUES ('r', 't', 'f', 'd', 's', 1, 'j', 'sha', 'rag-3', '[\"bleu\"]', '{}', '{}', 'v', "
+        '\'{"n_ctx":4096}\', \'{"calibration":{"supported":[]}}\', \'e\', \'{"prefix":"q: "}\')'
+    )
+    old.close()
+
+    store = RunStore.open(path)
+    run = store.get("r")
+    assert schema_version(store.connection) == 7
+    assert run.info.judge == {
+        "name": "j",
+        "sha256": "sha",
+        "settings": {"n_ctx": 4096},
+        "calibration": {"supported": []},
+    }
+    assert run.info.embedder == {"name": "e", "prefix": "q: "}
+    assert (run.owner, run.heartbeat) == (None, None)
+    store.close()
+    again = RunStore.open(path)  # already at 7: nothing is applied twice
+    assert schema_version(again.connection) == 7 and again.get("r").owner is None
+    again.close()
+
+
+def test_version_6_database_gets_shards_and_retries_and_keeps_its_runs(tmp_path: Path) -> None:
+    """Migration 7 (runs.shard, run_samples.retries) on a database of schema 6: a run and
+    its sample read back as they were, a run of every sample (no shard) that cost no
+    retries, and a second open changes nothing."""
+    from localeval.runs.history import RunStore
+
+    path = tmp_path / "v6.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n" + "\n".join(MIGRATIONS[:6]) + "\nPRAGMA user_version = 6;\nCOMMIT;"
+    )
+    server = {"base_url": "http://gpu:8000/v1", "model": "m", "revision": "r1"}
+    old.execute(
+        "INSERT INTO runs (id, created, finished, fingerprint, dataset_path, dataset_sha256, "
+        "n_samples, judge_name, prompt_version, metrics, metric_settings, thresholds, "
+        "localeval_version, judge_extra) VALUES ('r', 't', 't', 'f', 'd', 's', 1, 'j', 'rag-3', "
+        "'[\"bleu\"]', '{}', '{}', 'v', ?)",
+        (json.dumps(server),),
+    )
+    old.execute(
+        "INSERT INTO run_samples (run_id, sample_id, position, line, category, judge_calls, "
+        "cached_calls, prompt_tokens, generated_tokens, seconds, inputs) "
+        "VALUES ('r', 'q1', 0, 1, NULL, 2, 0, 30, 4, 0.5, '{}')"
+    )
+    old.close()
+
+    store = RunStore.open(path)
+    assert schema_version(store.connection) == len(MIGRATIONS) == 7
+    run = store.get("r")
+    assert run.info.judge == {"name": "j", **server}
+    assert run.info.shard is None
+    usage = store.usage("r")
+    assert (usage.judge_calls, usage.prompt_tokens, usage.retries) == (2, 30, 0)
+    store.close()
+    again = RunStore.open(path)  # already at 7: nothing is applied twice
+    assert schema_version(again.connection) == 7 and again.get("r").info.shard is None
+    again.close()

@@ -29,8 +29,8 @@ def fakes(answers: list[Any]) -> Tools:
 
 
 def unfaithful_answers() -> list[Any]:
-    # faithfulness (low), recall, relevancy: noncommittal, answers, questions
-    return [0.2, 0.9, 0.05, 0.97, {"questions": [QUESTION] * 3}]
+    # faithfulness (low), recall, relevancy: noncommittal, answers
+    return [0.2, 0.9, 0.05, 0.97]
 
 
 def test_passing_gates_return_the_run() -> None:
@@ -164,12 +164,12 @@ def test_model_cache_loads_each_model_once(monkeypatch: pytest.MonkeyPatch) -> N
     models = ROOT / "models.toml"
     first = cache.tools(["faithfulness"], models=models)
     assert first.judge is not None and first.embedder is None
-    second = cache.tools(["faithfulness", "answer_relevancy"], models=models)
+    second = cache.tools(["faithfulness", "context_precision"], models=models)
     assert second.judge is first.judge and second.embedder is not None
-    third = cache.tools(["answer_relevancy"], models=models)
-    assert third.judge is first.judge and third.embedder is second.embedder
+    third = cache.tools(["context_precision"], models=models)
+    assert third.judge is None and third.embedder is second.embedder
     # only what was missing was asked for, behind the persistent cache
-    assert calls == [(["faithfulness"], True), (["answer_relevancy"], True)]
+    assert calls == [(["faithfulness"], True), (["context_precision"], True)]
     cache.close()
     uncached = ModelCache(use_cache=False)
     uncached.tools(["context_recall"], models=models)
@@ -189,8 +189,7 @@ QUESTION = "When was the tower finished?"
 class FakeModels(ModelCache):
     def __init__(self):
         super().__init__()
-        self.judge = ScriptedJudge([0.95, 0.9, 0.05, 0.97, {"questions": [QUESTION] * 3},
-                                    0.2, 0.9, 0.05, 0.97, {"questions": [QUESTION] * 3}])
+        self.judge = ScriptedJudge([0.95, 0.9, 0.05, 0.97, 0.2, 0.9, 0.05, 0.97])
         self.calls = 0
 
     def tools(self, metrics, judge=None, embedder=None, models=None):

@@ -84,7 +84,8 @@ def test_errors_name_the_same_line_and_column(
     with pytest.raises(DatasetError) as err:
         list(read_samples(array))
     assert str(err.value) == (
-        f"{array}, line 3: invalid JSON (Expecting property name enclosed in double quotes, "
+        f"{array}, row 2 (line 3): invalid JSON (Expecting property name enclosed in double "
+        "quotes, "
         "column 21)"
     )
 
@@ -93,7 +94,7 @@ def test_errors_name_the_same_line_and_column(
     with pytest.raises(DatasetError) as err:
         list(read_samples(unclosed))
     assert str(err.value) == (
-        f"{unclosed}, line 1: invalid JSON (Unterminated string starting at, column 34)"
+        f"{unclosed}, row 2 (line 1): invalid JSON (Unterminated string starting at, column 34)"
     )
 
     no_comma = tmp_path / "c.json"

@@ -150,6 +150,25 @@ def typed_setting(
     return value
 
 
+def counted_setting(
+    table: Mapping[str, Any],
+    key: str,
+    where: str,
+    default: int,
+    minimum: int,
+    meaning: str,
+    maximum: int | None = None,
+) -> int:
+    """An integer setting within its range, checked when models.toml is read: a value
+    llama.cpp or torch cannot use would otherwise fail only once the model loads, after the
+    run has started. `meaning` says what the number counts, for the message."""
+    value: int = typed_setting(table, key, int, where, default)
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"at least {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise ConfigError(f"{where}: '{key}' must be {meaning}, {bound}; got {value}")
+    return value
+
+
 def required_path(table: Mapping[str, Any], where: str, base: Path) -> Path:
     """The entry's `path`, resolved against `base`; ConfigError if it is missing."""
     value = typed_setting(table, "path", str, where)

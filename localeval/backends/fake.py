@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.backends import ModelStatus, typed_setting
+from localeval.backends import ModelStatus, counted_setting, typed_setting
 from localeval.errors import ConfigError
 from localeval.judge import ModelIdentity, Prompt, Usage
 from localeval.schema import Array, Bool, Enum, Int, Object, Schema, Str, parse
@@ -226,8 +226,7 @@ class FakeEmbedderBackend:
     cacheable = False
 
     def settings(self, table: Mapping[str, Any], where: str, base: Path) -> int:
-        dimensions: int = typed_setting(table, "dimensions", int, where, 256)
-        return dimensions
+        return counted_setting(table, "dimensions", where, 256, 1, "a number of dimensions")
 
     def identify(self, name: str, settings: int) -> ModelIdentity:
         return ModelIdentity(name, {"sha256": HashEmbedder.sha256})

@@ -6,16 +6,19 @@ identity is the file's sha256 with the settings that change its numbers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.backends import ModelStatus, required_path, typed_setting
+from localeval.backends import ModelStatus, counted_setting, required_path, typed_setting
 from localeval.backends.files import check_gguf
 from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge, verified_identity
+from localeval.errors import ConfigError
 from localeval.judge import ModelIdentity
 
 _DEFAULTS = LlamaCppSettings(path=Path())
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class LlamaCppBackend:
@@ -25,18 +28,22 @@ class LlamaCppBackend:
     cacheable = True
 
     def settings(self, table: Mapping[str, Any], where: str, base: Path) -> LlamaCppSettings:
-        def number(key: str) -> int:
-            value: int = typed_setting(table, key, int, where, getattr(_DEFAULTS, key))
-            return value
+        def number(key: str, minimum: int, meaning: str, maximum: int | None = None) -> int:
+            default = getattr(_DEFAULTS, key)
+            return counted_setting(table, key, where, default, minimum, meaning, maximum)
 
+        sha256 = typed_setting(table, "sha256", str, where)
+        if sha256 is not None and not _SHA256.fullmatch(sha256):
+            raise ConfigError(f"{where}: 'sha256' must be 64 hexadecimal digits, got {sha256!r}")
         return LlamaCppSettings(
             path=required_path(table, where, base),
-            sha256=typed_setting(table, "sha256", str, where),
-            n_ctx=number("n_ctx"),
-            threads=number("threads"),
-            gpu_layers=number("gpu_layers"),
-            seed=number("seed"),
-            batch_size=number("batch_size"),
+            sha256=sha256,
+            # a prompt of the judge's shortest question with one short chunk needs ~64 tokens
+            n_ctx=number("n_ctx", 64, "a number of tokens"),
+            threads=number("threads", 0, "a number of threads (0: one per core)"),
+            gpu_layers=number("gpu_layers", -1, "a number of layers (-1: all)"),
+            seed=number("seed", 0, "a seed", 2**32 - 1),
+            batch_size=number("batch_size", 1, "a number of tokens"),
             chat_template=typed_setting(table, "chat_template", str, where),
         )
 

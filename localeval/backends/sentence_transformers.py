@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.backends import ModelStatus, required_path, typed_setting
+from localeval.backends import ModelStatus, counted_setting, required_path, typed_setting
 from localeval.backends.files import check_embedder_dir, require
 from localeval.errors import ConfigError, ModelFileError
 from localeval.judge import ModelIdentity
@@ -30,6 +30,20 @@ class SentenceTransformerSettings:
     sha256: str | None = None
     device: str = "auto"
     batch_size: int = 64
+    #: put before every text: what the model was trained to see ("query: " for the e5
+    #: family on similarity tasks); part of the identity, since it changes every vector
+    prefix: str = ""
+    #: tokens per text the model reads (None: the model's own limit)
+    max_length: int | None = None
+
+    def vector_settings(self) -> dict[str, Any]:
+        """What besides the weights changes the vectors (nothing, for the defaults)."""
+        found: dict[str, Any] = {}
+        if self.prefix:
+            found["prefix"] = self.prefix
+        if self.max_length is not None:
+            found["max_length"] = self.max_length
+        return found
 
 
 def resolve_device(requested: str) -> str:
@@ -53,7 +67,7 @@ def verified_identity(name: str, settings: SentenceTransformerSettings) -> Model
         f"embedder '{name}'",
         "Run scripts/setup.sh to provision it, or fix its path in models.toml.",
     )
-    return ModelIdentity(name, {"sha256": sha256})
+    return ModelIdentity(name, {"sha256": sha256}, settings.vector_settings())
 
 
 class SentenceTransformerEmbedder:
@@ -71,10 +85,13 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(
             str(settings.path), device=self.device, local_files_only=True
         )
+        if settings.max_length is not None:
+            self._model.max_seq_length = settings.max_length
+        self.prefix = settings.prefix
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self._model.encode(
-            list(texts),
+            [self.prefix + text for text in texts],
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -83,8 +100,14 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+def _positive(value: int | None, where: str) -> int | None:
+    if value is not None and value < 1:
+        raise ConfigError(f"{where}: 'max_length' must be at least 1, got {value}")
+    return value
+
+
 class SentenceTransformersBackend:
-    keys = frozenset({"path", "weights", "sha256", "device", "batch_size"})
+    keys = frozenset({"path", "weights", "sha256", "device", "batch_size", "prefix", "max_length"})
     cacheable = True
 
     def settings(
@@ -99,7 +122,9 @@ class SentenceTransformersBackend:
             weights=typed_setting(table, "weights", str, where, "model.safetensors"),
             sha256=typed_setting(table, "sha256", str, where),
             device=device,
-            batch_size=typed_setting(table, "batch_size", int, where, 64),
+            batch_size=counted_setting(table, "batch_size", where, 64, 1, "a number of texts"),
+            prefix=typed_setting(table, "prefix", str, where, ""),
+            max_length=_positive(typed_setting(table, "max_length", int, where), where),
         )
 
     def identify(self, name: str, settings: SentenceTransformerSettings) -> ModelIdentity:

@@ -32,7 +32,7 @@ import numpy as np
 
 from localeval.data.samples import Sample
 from localeval.errors import DatasetError, JudgeError, UsageError
-from localeval.metrics import REGISTRY, Tools, build_metric
+from localeval.metrics import REGISTRY, Tools, build_metric, spec
 from localeval.results.gates import DEFAULT_THRESHOLDS
 from localeval.stats import (
     balanced_accuracy,
@@ -60,6 +60,9 @@ class RowScore:
     chunk_scores: list[float] | None = None
     chunk_labels: list[int] | None = None
     unparseable: bool = False
+    #: the judge's raw verdicts the score was made of, and their kind (for fitting maps)
+    verdict_kind: str | None = None
+    verdicts: list[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,10 @@ def score_row(
     row.score = result.score
     if row.chunk_labels is not None and "usefulness" in result.details:
         row.chunk_scores = list(result.details["usefulness"])
+    metric = spec(SCORED_AS.get(name, name))
+    if metric is not None and metric.verdict_kind and result.score is not None:
+        row.verdict_kind = metric.verdict_kind
+        row.verdicts = metric.raw_verdicts(result.details)
     return row
 
 

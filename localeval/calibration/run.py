@@ -18,12 +18,15 @@ from localeval.calibration.agreement import (
     metric_of,
     suggested_thresholds,
 )
+from localeval.calibration.fit import KindFit, fit_maps
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
+from localeval.errors import DatasetError
 from localeval.metrics import build_metric
 from localeval.pairwise.judge import compare_sample
-from localeval.results.contract import check_writable
-from localeval.runs.database import open_store
+from localeval.results.contract import check_output
+from localeval.results.files import OutputTarget, database_files
+from localeval.runs.database import default_db_path, open_store
 from localeval.runs.tools import load_tools
 
 
@@ -39,6 +42,8 @@ class CalibrationRequest:
     models: str | None = None
     use_cache: bool = True
     db: Path | None = None
+    #: called with each row that cannot be read (it is left out); None: such a row stops it
+    on_invalid: Callable[[DatasetError], None] | None = None
 
 
 class CalibrationRun:
@@ -48,18 +53,25 @@ class CalibrationRun:
         self.rows: list[tuple[str, Sample]] = []
         self.names: set[str] = set()
         for path in request.paths:
-            for sample in load_samples(path)[: request.limit or None]:
+            for sample in load_samples(path, request.on_invalid)[: request.limit or None]:
                 # every row is checked before any model loads
                 self.names.add(metric_of(sample, str(path)))
                 label_of(sample, str(path))
                 dataset = sample.extra.get("dataset")
                 self.rows.append((dataset if isinstance(dataset, str) else path.stem, sample))
+        models = load_models_config(request.models)
+        self.output: OutputTarget | None = None
         if request.output is not None:
-            check_writable(request.output)
+            inputs = [(p, "a labelled file") for p in request.paths]
+            inputs += [(models.source, "the models file")]
+            db = database_files(request.db or default_db_path())
+            self.output = check_output(request.output, inputs + db)
         used = [build_metric(SCORED_AS.get(n, n)) for n in self.names if n != PAIRWISE]
         if PAIRWISE in self.names:  # the A/B judge asks faithfulness questions of each answer
             used.append(build_metric("faithfulness"))
-        models = load_models_config(request.models)
+        self.models_file = models.source
+        #: the models.toml entry of the judge (the maps are saved there)
+        self.judge_entry = models.judge(request.judge).name if models.judges else None
         cache = open_store(request.db) if request.use_cache else None
         self.tools = load_tools(models, used, request.judge, request.embedder, cache=cache)
 
@@ -70,11 +82,18 @@ class CalibrationRun:
         """Gate thresholds on this judge's scale (none without a judge)."""
         return suggested_thresholds(result) if self.tools.judge is not None else {}
 
-    def as_dict(self, result: Calibration) -> dict[str, Any]:
+    def fit(self, result: Calibration) -> dict[str, KindFit]:
+        """Calibration maps for the judge's verdicts, measured on held-out rows."""
+        return fit_maps(result.rows) if self.tools.judge is not None else {}
+
+    def as_dict(
+        self, result: Calibration, fits: dict[str, KindFit] | None = None
+    ) -> dict[str, Any]:
         """The calibration file (--output)."""
         judge = self.tools.judge
         return {
             "judge": judge.identity.record(with_settings=False) if judge else None,
+            "calibration_maps": [f.as_dict() for f in (fits or {}).values()],
             "agreements": [a.as_dict() for a in result.agreements],
             "suggested_thresholds": suggested_thresholds(result),
             "counts": [{"dataset": d, "metric": m, **c} for (d, m), c in result.counts().items()],

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from localeval.cli.options import db_option, translate_errors
+from localeval.cli.options import db_option, echo, translate_errors
 
 
 @click.group("cache")
@@ -22,8 +22,8 @@ def cache_stats_command(db_path: Path | None) -> None:
     from localeval.runs.cache import cache_stats
     from localeval.runs.database import default_db_path, open_store
 
-    stats = cache_stats(open_store(db_path))
-    click.echo("\n".join([f"database: {db_path or default_db_path()}", *stats.lines()]))
+    stats = cache_stats(open_store(db_path, readonly=True))
+    echo("\n".join([f"database: {db_path or default_db_path()}", *stats.lines()]))
 
 
 @cache_group.command("clear")
@@ -36,7 +36,7 @@ def cache_clear_command(db_path: Path | None) -> None:
     from localeval.runs.database import open_store
 
     judged, embedded = clear_cache(open_store(db_path))
-    click.echo(f"Deleted {judged} cached judge calls and {embedded} cached embeddings.")
+    echo(f"Deleted {judged} cached judge calls and {embedded} cached embeddings.")
 
 
 COMMAND = cache_group

@@ -9,14 +9,17 @@ import click
 from localeval.cli.options import (
     cache_option,
     db_option,
+    echo,
     embedder_option,
     judge_option,
     models_option,
     output_option,
     progress_option,
     translate_errors,
+    warn_if_replaced,
 )
 from localeval.cli.progress import Progress
+from localeval.errors import UsageError
 
 
 @click.command()
@@ -27,6 +30,17 @@ from localeval.cli.progress import Progress
     type=click.IntRange(min=1),
     default=None,
     help="Use only the first N rows of each file (a quick look).",
+)
+@click.option(
+    "--fit",
+    is_flag=True,
+    help="Also fit the judge's calibration maps (raw P(Yes) -> probability a person agrees), "
+    "one per kind of verdict, and measure each on rows it was not fitted on.",
+)
+@click.option(
+    "--save",
+    is_flag=True,
+    help="With --fit: write the maps into the judge's entry in models.toml.",
 )
 @judge_option
 @embedder_option
@@ -39,6 +53,8 @@ def calibrate(
     labelled: tuple[Path, ...],
     output: Path | None,
     limit: int | None,
+    fit: bool,
+    save: bool,
     judge_name: str | None,
     embedder_name: str | None,
     models_path: str | None,
@@ -55,33 +71,64 @@ def calibrate(
     Reports pair accuracy, ROC AUC, Spearman's rho and chunk AUC with 95% intervals;
     for 0/1 labels also the gate threshold that best separates them and the balanced
     accuracy of a gate there and at the metric's default threshold.
+
+    With --fit, a calibration map per kind of verdict (statement supported, answer answers
+    the question) is fitted from the rows' raw verdicts, measured by leaving one labelled
+    dataset out at a time (expected calibration error and a reliability diagram), and
+    printed as models.toml text; --save writes it into the judge's entry. A row that
+    cannot be read is left out with a warning.
     """
     from localeval.calibration.agreement import format_table, thresholds_snippet
+    from localeval.calibration.models_file import calibration_toml, save_calibration
     from localeval.calibration.run import CalibrationRequest, CalibrationRun
     from localeval.report import console
+    from localeval.report.calibration_text import fits_text
     from localeval.results.contract import write_json
 
+    if save and not fit:
+        raise UsageError("--save writes the maps --fit fits; give --fit too")
     request = CalibrationRequest(
-        list(labelled), output, limit, judge_name, embedder_name, models_path, use_cache, db_path
+        list(labelled),
+        output,
+        limit,
+        judge_name,
+        embedder_name,
+        models_path,
+        use_cache,
+        db_path,
+        on_invalid=lambda error: echo(f"Skipped: {error}", err=True),
     )
     calibration = CalibrationRun(request)
+    warn_if_replaced(calibration.output)
     names = ", ".join(sorted(calibration.names))
-    click.echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
+    echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
     bar = Progress(len(calibration.rows), "Calibrating", enabled=progress)
     try:
         result = calibration.run(on_row=lambda _: bar.advance())
     finally:
         bar.close()
-    click.echo(format_table(result))
+    echo(format_table(result))
     judge = calibration.tools.judge
     suggested = calibration.suggested(result)
-    if judge is not None and suggested:
-        click.echo("\n" + thresholds_snippet(judge.name, suggested))
+    fits = calibration.fit(result) if fit else {}
+    if fit:
+        echo("\n" + fits_text(fits))
+    entry = calibration.judge_entry
+    if judge is not None and fits and entry is not None:
+        maps = {kind: f.map for kind, f in fits.items()}
+        if save:
+            saved = save_calibration(calibration.models_file, entry, maps)
+            echo(f"\nCalibration of judge {entry} saved in {saved}")
+        else:
+            echo("\nFor models.toml (or run again with --save):\n")
+            echo(calibration_toml(entry, maps).rstrip())
+    elif judge is not None and suggested:
+        echo("\n" + thresholds_snippet(judge.name, suggested))
     if judge is not None:
-        click.echo("\n" + console.usage_text(judge.usage))
+        echo("\n" + console.usage_text(judge.usage))
     if output is not None:
-        write_json(output, calibration.as_dict(result))
-        click.echo(f"Calibration written to {output}")
+        write_json(calibration.output or output, calibration.as_dict(result, fits))
+        echo(f"Calibration written to {output}")
 
 
 COMMAND = calibrate

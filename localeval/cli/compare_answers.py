@@ -12,11 +12,13 @@ from localeval.cli.options import (
     EXIT_OK,
     cache_option,
     db_option,
+    echo,
     judge_option,
     models_option,
     output_option,
     progress_option,
     translate_errors,
+    warn_if_replaced,
 )
 from localeval.cli.progress import Progress
 
@@ -89,24 +91,23 @@ def compare_answers(
         data, output, a_field, b_field, judge_name, models_path, use_cache, db_path
     )
     comparison = PairComparison(request)
-    click.echo(
-        f"Loaded {len(comparison.rows)} pairs from {data} ({a_field} vs {b_field})", err=True
-    )
+    warn_if_replaced(comparison.output)
+    echo(f"Loaded {len(comparison.rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
     bar = Progress(len(comparison.rows), "Comparing", enabled=progress)
     try:
         outcome = comparison.run(on_row=bar.advance)
     finally:
         bar.close()
     gate_failed = fail_if_b_worse and outcome.summary.b_worse()
-    click.echo(console.pairwise_rows_table(outcome.rows, outcome.verdicts))
-    click.echo("\n" + console.pairwise_summary_text(outcome.summary))
+    echo(console.pairwise_rows_table(outcome.rows, outcome.verdicts))
+    echo("\n" + console.pairwise_summary_text(outcome.summary))
     if fail_if_b_worse:
         state = "FAIL" if gate_failed else "PASS"
-        click.echo(f"\nGate --fail-if-b-worse: {state} (fails when the whole 95% CI is below 0.5)")
-    click.echo("\n" + console.usage_text(outcome.usage))
+        echo(f"\nGate --fail-if-b-worse: {state} (fails when the whole 95% CI is below 0.5)")
+    echo("\n" + console.usage_text(outcome.usage))
     if output is not None:
-        write_json(output, outcome.as_dict(str(data)))
-        click.echo(f"Verdicts written to {output}")
+        write_json(comparison.output or output, outcome.as_dict(str(data)))
+        echo(f"Verdicts written to {output}")
     sys.exit(EXIT_OK if not gate_failed else EXIT_GATE_FAILED)
 
 

@@ -11,9 +11,11 @@ from localeval.cli.options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
     db_option,
+    echo,
     max_drop_option,
     output_option,
     translate_errors,
+    warn_if_replaced,
 )
 
 
@@ -55,28 +57,33 @@ def diff(
     """
     from localeval.errors import UsageError
     from localeval.report import history_text
-    from localeval.results.contract import check_writable, write_json
+    from localeval.results.contract import check_output, write_json
     from localeval.results.diff import compare_runs
+    from localeval.results.files import database_files
     from localeval.results.gates import check_max_drop
     from localeval.results.refs import RunRef
+    from localeval.runs.database import default_db_path
     from localeval.runs.sources import history_for, load_scores
 
     check_max_drop(max_drop)
     if top < 0:
         raise UsageError(f"--top {top}: must be 0 or more")
-    if output is not None:
-        check_writable(output)
     refs = [RunRef(base), RunRef(new)]
+    target = None
+    if output is not None:
+        inputs = [(ref.path, "a results file compared") for ref in refs if ref.path is not None]
+        target = check_output(output, inputs + database_files(db_path or default_db_path()))
+        warn_if_replaced(target)
     with history_for(refs, db_path) as store:
         comparison = compare_runs(load_scores(refs[0], store), load_scores(refs[1], store), top)
-    click.echo(history_text.comparison_text(comparison))
+    echo(history_text.comparison_text(comparison))
     passed = True
     if fail_on_regression:
-        click.echo("\n" + history_text.regression_text(comparison, max_drop))
+        echo("\n" + history_text.regression_text(comparison, max_drop))
         passed = not comparison.regressions(max_drop)
     if output is not None:
-        write_json(output, comparison.as_dict())
-        click.echo(f"Comparison written to {output}")
+        write_json(target or output, comparison.as_dict())
+        echo(f"Comparison written to {output}")
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 
 

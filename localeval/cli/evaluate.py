@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from localeval.cli.options import (
     EXIT_OK,
     cache_option,
     db_option,
+    echo,
     embedder_option,
     judge_option,
     max_drop_option,
@@ -24,8 +27,10 @@ from localeval.cli.options import (
 )
 from localeval.cli.progress import Progress
 from localeval.data.samples import DatasetWarning
-from localeval.errors import DatasetError
+from localeval.data.stdin import STDIN, STDIN_NAME, spooled
+from localeval.errors import DatasetError, RunInUseError
 from localeval.metrics import REGISTRY, metric_options
+from localeval.results.gates import DEFAULT_MIN_DEFINED
 from localeval.results.model import SampleResult
 from localeval.runs.evaluation import (
     Evaluation,
@@ -34,6 +39,7 @@ from localeval.runs.evaluation import (
     EvaluationRequest,
 )
 from localeval.runs.records import StoredRun
+from localeval.text import printable
 
 
 def metric_help() -> str:
@@ -73,25 +79,34 @@ def with_metric_options(command: Callable[..., Any]) -> Callable[..., Any]:
 class Printed(EvaluationEvents):
     """What `localeval evaluate` says on stderr while it works."""
 
-    def __init__(self, data: Path, show_progress: bool):
+    def __init__(self, data: str, show_progress: bool):
         self.data = data
         self.show_progress = show_progress
         self.progress: Progress | None = None
 
     def skipped(self, error: DatasetError) -> None:
-        click.echo(f"Skipped: {error}", err=True)
+        echo(f"Skipped: {error}", err=True)
 
     def warned(self, warning: DatasetWarning) -> None:
-        click.echo(f"Warning: {warning}", err=True)
+        echo(f"Warning: {warning}", err=True)
 
     def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str]) -> None:
         loaded = f"Loaded {n_samples} samples from {self.data}"
         if n_skipped:
             loaded += f" ({n_skipped} invalid rows skipped)"
-        click.echo(f"{loaded}; metrics: {', '.join(metrics)}", err=True)
+        echo(f"{loaded}; metrics: {', '.join(metrics)}", err=True)
+
+    def noted(self, message: str) -> None:
+        echo(f"Warning: {message}", err=True)
+
+    def in_use(self, busy: RunInUseError) -> None:
+        echo(
+            f"Note: {busy}, so this process does not join it: it starts a run of its own.",
+            err=True,
+        )
 
     def resuming(self, run: StoredRun) -> None:
-        click.echo(
+        echo(
             f"Resuming run {run.id}: {run.n_done} of {run.n_samples} samples were scored "
             f"before it stopped. (--no-resume starts a new run.)",
             err=True,
@@ -111,7 +126,7 @@ class Printed(EvaluationEvents):
             self.progress.close()
 
     def stopped(self, run: StoredRun, n_done: int) -> None:
-        click.echo(
+        echo(
             f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; re-run the "
             "same command to continue it.",
             err=True,
@@ -121,18 +136,22 @@ class Printed(EvaluationEvents):
 def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""
     from localeval.report import console
+    from localeval.results.calibration import calibration_sentence, calibration_status
 
-    click.echo(console.summary_table(outcome.summaries))
+    echo(console.summary_table(outcome.summaries))
     categories = console.category_tables(outcome.by_category)
     if categories:
-        click.echo("\n" + categories)
+        echo("\n" + categories)
+    status = calibration_status(outcome.run.info.judge, outcome.run.info.metrics)
+    if status is not None:
+        echo("\n" + textwrap.fill(calibration_sentence(status), 88))
     if outcome.gates:
-        click.echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
-    click.echo("\n" + console.usage_text(outcome.usage))
+        echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
+    echo("\n" + console.usage_text(outcome.usage))
 
 
 @click.command()
-@click.argument("data", type=click.Path(path_type=Path))
+@click.argument("data", type=click.Path(path_type=Path, allow_dash=True))
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC", help=metric_help())
 @output_option("Write the full results (scores, evidence, summary, gates) as JSON here.")
 @click.option(
@@ -140,7 +159,16 @@ def show(outcome: EvaluationOutcome) -> None:
     "thresholds",
     multiple=True,
     metavar="METRIC=VALUE",
-    help="Override a quality gate, e.g. --threshold faithfulness=0.9.",
+    help="Override a quality gate, e.g. --threshold faithfulness=0.9 (a metric of this run).",
+)
+@click.option(
+    "--min-defined",
+    type=float,
+    default=DEFAULT_MIN_DEFINED,
+    show_default=True,
+    metavar="SHARE",
+    help="A gate fails, whatever its mean, when fewer than this share of the samples have a "
+    "score for its metric (the rest undefined).",
 )
 @with_metric_options
 @judge_option
@@ -192,6 +220,7 @@ def evaluate(
     metrics: tuple[str, ...],
     output: Path | None,
     thresholds: tuple[str, ...],
+    min_defined: float,
     judge_name: str | None,
     embedder_name: str | None,
     models_path: str | None,
@@ -206,7 +235,8 @@ def evaluate(
     shard: str | None,
     **options: Any,
 ) -> None:
-    """Score the samples in DATA (JSONL, JSON array or CSV) and check the quality gates.
+    """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
+    JSONL or a JSON array from standard input) and check the quality gates.
 
     Every run is kept in the run history (see `localeval runs`), sample by sample as it is
     scored: after Ctrl-C or a crash, running the same command again continues the run.
@@ -230,24 +260,37 @@ def evaluate(
         max_drop=max_drop,
         use_cache=use_cache,
         metric_options=options,
+        min_defined=min_defined,
         shard=shard,
     )
-    with Evaluation(request, Printed(data, progress)) as evaluation:
+    if str(data) == STDIN:
+        # read twice (checked, then scored) and hashed: a pipe is kept in a file meanwhile
+        with spooled(sys.stdin.buffer) as path:
+            passed = _evaluate(replace(request, data=path, data_label=STDIN_NAME), progress)
+    else:
+        passed = _evaluate(request, progress)
+    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+
+
+def _evaluate(request: EvaluationRequest, progress: bool) -> bool:
+    """Run the evaluation and print it; whether every gate passed."""
+    label = request.data_label or printable(str(request.data))
+    with Evaluation(request, Printed(label, progress)) as evaluation:
         outcome = evaluation.run()
         show(outcome)
-        if output is not None:
-            evaluation.write_results(outcome, output)
-            click.echo(f"Results written to {output}")
-        click.echo(f"Run {outcome.run.id} saved in {evaluation.store.path}")
+        if request.output is not None:
+            evaluation.write_results(outcome, request.output)
+            echo(f"Results written to {request.output}")
+        echo(f"Run {outcome.run.id} saved in {evaluation.store.path}")
         passed = outcome.passed
         comparison = evaluation.compare_with_baseline(outcome)
         if comparison is not None:
             from localeval.report import history_text
 
-            click.echo("\n" + history_text.comparison_text(comparison))
-            click.echo("\n" + history_text.regression_text(comparison, max_drop))
-            passed = passed and not comparison.regressions(max_drop)
-    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+            echo("\n" + history_text.comparison_text(comparison))
+            echo("\n" + history_text.regression_text(comparison, request.max_drop))
+            passed = passed and not comparison.regressions(request.max_drop)
+    return passed
 
 
 COMMAND = evaluate

@@ -1,23 +1,69 @@
-"""What every localeval command shares: error translation to SPEC.md's exit codes, and the
-options several commands take."""
+"""What every localeval command shares: printing (every line through `echo`, which makes
+text from data safe for a terminal), error translation to SPEC.md's exit codes, stopping on
+SIGTERM as on Ctrl-C, and the options several commands take."""
 
 from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any, TypeVar
 
 import click
 
 from localeval.errors import LocalevalError
+from localeval.results.files import OutputTarget
+from localeval.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+#: the shell's statuses for a process stopped by SIGINT (Ctrl-C) and by SIGTERM
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
+    """click.echo, with every character a terminal would act on (an escape sequence in a
+    category, a bidi override, a byte of a file name that is not UTF-8) shown as an escape:
+    much of what localeval prints comes from data, and it is printed the same on a terminal
+    or not."""
+    click.echo(printable(str(message), keep_lines=True), err=err, nl=nl)
+
+
+def warn_if_replaced(target: OutputTarget | None) -> None:
+    """-o onto an existing file replaces it: said before the work, on stderr."""
+    if target is not None and target.replaces:
+        echo(f"Warning: --output {target.path} exists; it will be overwritten", err=True)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI sends at a time-out), raised where Ctrl-C would be, so that a stopped
+    run is kept and reported the same way."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises Terminated while a command runs (in the main thread, where signal
+    handlers live); the previous handler is back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def translate_errors(command: F) -> F:
@@ -27,19 +73,23 @@ def translate_errors(command: F) -> F:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return command(*args, **kwargs)
+            with _sigterm_as_interrupt():
+                return command(*args, **kwargs)
         except LocalevalError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except Terminated:
+            echo("Terminated.", err=True)
+            sys.exit(EXIT_TERMINATED)
         except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            sys.exit(130)
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            echo("Interrupted.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
         except Exception as exc:  # anything else is our bug: say so plainly
             if os.environ.get("LOCALEVAL_DEBUG"):
                 traceback.print_exc()
-            click.echo(
+            echo(
                 f"Internal error: {type(exc).__name__}: {exc} "
                 "(set LOCALEVAL_DEBUG=1 for the traceback)",
                 err=True,

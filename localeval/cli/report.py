@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from localeval.cli.options import db_option, output_option, translate_errors
+from localeval.cli.options import (
+    db_option,
+    echo,
+    output_option,
+    translate_errors,
+    warn_if_replaced,
+)
 
 
 @click.command("report")
@@ -59,21 +65,26 @@ def report(
     the data is opened. Exit status: 0 written, 2 bad usage or an unreadable results file.
     """
     from localeval.report.render import render_report
-    from localeval.results.contract import check_writable
-    from localeval.results.files import write_text
+    from localeval.results.contract import check_output
+    from localeval.results.files import database_files, write_text
     from localeval.results.refs import RunRef
+    from localeval.runs.database import default_db_path
     from localeval.runs.sources import load_results
 
+    refs = [RunRef(run)] + ([RunRef(baseline)] if baseline is not None else [])
+    target = None
     if output is not None:
-        check_writable(output)
+        inputs = [(ref.path, "a results file reported") for ref in refs if ref.path is not None]
+        target = check_output(output, inputs + database_files(db_path or default_db_path()))
+        warn_if_replaced(target)
     results = load_results(RunRef(run), db_path)
     base = load_results(RunRef(baseline), db_path) if baseline is not None else None
     text = render_report(results, report_format, base, junit_samples, worst)
     if output is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
-    write_text(output, text)
-    click.echo(f"Report written to {output}", err=True)
+    write_text(target or output, text)
+    echo(f"Report written to {output}", err=True)
 
 
 COMMAND = report

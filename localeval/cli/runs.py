@@ -1,13 +1,25 @@
-"""`localeval runs list|show`: the run history, kept in the local SQLite database."""
+"""`localeval runs list|show|delete|prune`: the run history, kept in the local SQLite
+database."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from localeval.cli.options import db_option, output_option, translate_errors
+from localeval.cli.options import (
+    db_option,
+    echo,
+    output_option,
+    translate_errors,
+    warn_if_replaced,
+)
+
+if TYPE_CHECKING:  # imported where used: `localeval --help` stays quick
+    from localeval.runs.history import RunStore
+    from localeval.runs.records import StoredRun
 
 
 @click.group("runs")
@@ -34,11 +46,11 @@ def runs_list(db_path: Path | None, limit: int) -> None:
 
     path = db_path or default_db_path()
     if not path.exists():
-        click.echo(f"No runs yet: {path} does not exist. `localeval evaluate DATA` records one.")
+        echo(f"No runs yet: {path} does not exist. `localeval evaluate DATA` records one.")
         return
-    store = RunStore.open(path)
+    store = RunStore.open(path, readonly=True)
     try:
-        click.echo(history_text.runs_table(store.list_runs(limit)))
+        echo(history_text.runs_table(store.list_runs(limit)))
     finally:
         store.close()
 
@@ -51,12 +63,16 @@ def runs_list(db_path: Path | None, limit: int) -> None:
 def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
     from localeval.report import console, history_text
-    from localeval.results.contract import check_writable, write_results
+    from localeval.results.contract import check_output, write_results
+    from localeval.results.files import database_files
     from localeval.results.gates import GateResult
+    from localeval.runs.database import default_db_path
     from localeval.runs.sources import header_of, open_history
 
+    target = None
     if output is not None:
-        check_writable(output)
+        target = check_output(output, database_files(db_path or default_db_path()))
+        warn_if_replaced(target)
     store = open_history(db_path)
     try:
         stored = store.resolve(run)
@@ -66,12 +82,79 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
         if categories:
             parts.append(categories)
         if stored.gates:
-            parts.append(console.gates_text([GateResult(**g) for g in stored.gates]))
+            parts.append(console.gates_text([GateResult.from_dict(g) for g in stored.gates]))
         parts.append(console.usage_text(store.usage(stored.id)))
-        if output is not None:
-            write_results(output, header_of(store, stored), store.sample_dicts(stored))
+        if target is not None:
+            write_results(target, header_of(store, stored), store.sample_dicts(stored))
             parts.append(f"Results written to {output}")
-        click.echo("\n\n".join(parts))
+        echo("\n\n".join(parts))
+    finally:
+        store.close()
+
+
+def _deleted(store: RunStore, runs: list[StoredRun], yes: bool) -> None:
+    """Confirm (unless --yes), delete, and say what was deleted and what the file shrank to."""
+    from localeval.report import history_text
+    from localeval.runs.cleanup import delete_runs
+
+    if not runs:
+        echo("No run to delete.")
+        return
+    echo(history_text.runs_table(runs))
+    if not yes:
+        click.confirm(f"Delete these {len(runs)} runs with their samples and scores?", abort=True)
+    before, after = delete_runs(store, runs)
+    echo(
+        f"Deleted {len(runs)} run{'s' * (len(runs) != 1)}; {store.path}: "
+        f"{before / 1e6:.1f} MB -> {after / 1e6:.1f} MB"
+    )
+
+
+yes_option = click.option("-y", "--yes", is_flag=True, help="Delete without asking (for scripts).")
+
+
+@runs_group.command("delete")
+@click.argument("refs", metavar="RUN...", nargs=-1, required=True)
+@db_option
+@yes_option
+@translate_errors
+def runs_delete(refs: tuple[str, ...], db_path: Path | None, yes: bool) -> None:
+    """Delete runs (ids or their start, latest, latest~N) from the history, with their
+    samples and scores; the database file shrinks accordingly. A run a live process is
+    writing is refused. The judge/embedding cache is kept (see `localeval cache clear`)."""
+    from localeval.runs.cleanup import runs_to_delete
+    from localeval.runs.sources import open_history
+
+    store = open_history(db_path, writable=True)
+    try:
+        _deleted(store, runs_to_delete(store, refs), yes)
+    finally:
+        store.close()
+
+
+@runs_group.command("prune")
+@click.option(
+    "--keep",
+    type=int,
+    required=True,
+    metavar="N",
+    help="How many of the newest runs (by start) to keep.",
+)
+@db_option
+@yes_option
+@translate_errors
+def runs_prune(keep: int, db_path: Path | None, yes: bool) -> None:
+    """Delete every run but the N newest, complete or not, except runs a live process is
+    writing; the database file shrinks accordingly."""
+    from localeval.runs.cleanup import plan_pruning
+    from localeval.runs.sources import open_history
+
+    store = open_history(db_path, writable=True)
+    try:
+        plan = plan_pruning(store, keep)
+        for run in plan.busy:
+            echo(f"Kept run {run.id}: a live process is writing it.", err=True)
+        _deleted(store, plan.delete, yes)
     finally:
         store.close()
 

@@ -1,8 +1,11 @@
-"""Reading evaluation samples from JSONL, JSON (an array) or CSV files.
+"""Reading evaluation samples from JSONL, JSON (an array) or CSV files, gzip-compressed or
+not (`.jsonl.gz`, ...).
 
 Every row is checked before any model is loaded; a problem stops the run with a
 DatasetError that names the file, the line and the field, or, when the caller passes
-`on_invalid`, skips the row and reports it there. Field aliases let Ragas-style
+`on_invalid`, skips the row and reports it there (in a JSON array, by its row number as
+well: a minified array is one line). A row without a `sample_id` is named from its
+question (localeval.data.ids). Field aliases let Ragas-style
 datasets load unchanged (SPEC.md). Fields localeval does not know are kept in
 `Sample.extra` (labels for `calibrate`, `answer_a`/`answer_b` for A/B comparison, ...)
 and reported once per file to `on_warning`, with a suggestion when one looks like a typo.
@@ -27,8 +30,10 @@ from typing import Any
 from localeval.data import strict_json
 from localeval.data.csv_rows import csv_rows
 from localeval.data.fields import ALIASES, CANONICAL
+from localeval.data.ids import DefaultIds, content_id
 from localeval.data.textstream import json_array_values, text_chunks, text_lines
 from localeval.errors import DatasetError, locate
+from localeval.text import printable
 
 #: longest string accepted in one field or chunk: far beyond any judge's context window
 #: (about 250,000 tokens), so a longer one is a data error (a whole document pasted in)
@@ -48,9 +53,10 @@ class DatasetWarning:
     message: str
     line: int | None = None
     field: str | None = None
+    row: int | None = None
 
     def __str__(self) -> str:
-        return f"{locate(self.path, self.line, self.field)}: {self.message}"
+        return f"{locate(self.path, self.line, self.field, self.row)}: {self.message}"
 
 
 #: receives each invalid row's error when rows are to be skipped rather than stop the read
@@ -76,9 +82,10 @@ class _Row:
     """One decoded row under validation: its fields by canonical name, and for each the name
     the file used, so that errors quote the file's own field names ('user_input', ...)."""
 
-    def __init__(self, raw: dict[str, Any], path: str, line: int):
+    def __init__(self, raw: dict[str, Any], path: str, line: int, row: int | None = None):
         self.path = path
         self.line = line
+        self.row = row
         self.fields: dict[str, Any] = {}
         self.source: dict[str, str] = {}
         self.extra: dict[str, Any] = {}
@@ -93,12 +100,13 @@ class _Row:
                     f"given twice, as '{self.source[name]}' and as '{key}', with different values",
                     line,
                     name,
+                    row,
                 )
             self.fields[name] = value
             self.source[name] = key
 
     def error(self, name: str, message: str) -> DatasetError:
-        return DatasetError(self.path, message, self.line, self.source.get(name, name))
+        return DatasetError(self.path, message, self.line, self.source.get(name, name), self.row)
 
     def check_text(self, name: str, value: str, item: int | None = None) -> None:
         """Refuse text no model should be given: absurdly long, or not valid Unicode."""
@@ -154,10 +162,10 @@ class _Row:
             self.check_text("contexts", chunk, item=index)
         return contexts
 
-    def sample_id(self) -> str:
+    def sample_id(self) -> str | None:
         sample_id = self.fields.get("sample_id")
         if sample_id is None:
-            return str(self.line)
+            return None
         if isinstance(sample_id, bool) or not isinstance(sample_id, str | int):
             raise self.error("sample_id", f"must be a string or an integer, got {_kind(sample_id)}")
         if isinstance(sample_id, str):
@@ -180,14 +188,25 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def sample_from_row(raw: Any, path: str, line: int) -> Sample:
-    """Validate one decoded row and build a Sample from it."""
+def sample_from_row(
+    raw: Any,
+    path: str,
+    line: int,
+    default_id: Callable[[str], str] = content_id,
+    row_number: int | None = None,
+) -> Sample:
+    """Validate one decoded row and build a Sample from it; a row without a sample_id gets
+    `default_id(question)` (a file's rows: DefaultIds, which numbers repeated questions)."""
     if not isinstance(raw, dict):
-        raise DatasetError(path, f"each row must be a JSON object, got {_kind(raw)}", line)
-    row = _Row(raw, path, line)
+        raise DatasetError(
+            path, f"each row must be a JSON object, got {_kind(raw)}", line, row=row_number
+        )
+    row = _Row(raw, path, line, row_number)
+    question = row.question()
+    sample_id = row.sample_id()
     return Sample(
-        sample_id=row.sample_id(),
-        question=row.question(),
+        sample_id=default_id(question) if sample_id is None else sample_id,
+        question=question,
         contexts=row.contexts(),
         answer=row.optional_text("answer"),
         reference_answer=row.optional_text("reference_answer"),
@@ -229,7 +248,9 @@ def _json_array_rows(path: Path, chunks: Iterator[str]) -> Iterator[Row]:
     )
 
 
-def _unknown_field_warning(path: str, line: int, names: list[str]) -> DatasetWarning:
+def _unknown_field_warning(
+    path: str, line: int, names: list[str], row: int | None = None
+) -> DatasetWarning:
     known = [*CANONICAL, *ALIASES]
     described = []
     for name in names:
@@ -240,59 +261,96 @@ def _unknown_field_warning(path: str, line: int, names: list[str]) -> DatasetWar
         path,
         f"unknown {noun} {', '.join(described)} kept with the sample but not scored",
         line,
+        row=row,
     )
+
+
+#: the data files read_samples knows, by (lower-case) suffix; each may also end in .gz
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
+
+
+def _rows(file: Path) -> tuple[str, Iterator[Row]]:
+    """The file's format and its rows, read piece by piece (memory does not grow with it)."""
+    suffixes = [s.lower() for s in file.suffixes]
+    compressed = bool(suffixes) and suffixes[-1] == ".gz"
+    suffix = (suffixes[-2] if len(suffixes) > 1 else "") if compressed else file.suffix.lower()
+    kind = FORMATS.get(suffix)
+    if str(file) == "-":  # `evaluate -` spools standard input to a file before reading it
+        raise DatasetError("-", "standard input is read by `localeval evaluate` only; give a file")
+    if kind is None:
+        if file.is_dir():
+            raise DatasetError(str(file), "is a directory, not a data file")
+        shown = "".join(suffixes[-2:]) if compressed else file.suffix.lower()
+        raise DatasetError(
+            str(file), f"unknown file type '{shown}' (use .jsonl, .json or .csv, or .gz of one)"
+        )
+    chunks = text_chunks(file, compressed)
+    if kind == "jsonl":
+        return kind, _jsonl_rows(file, text_lines(chunks))
+    if kind == "json":
+        return kind, _json_array_rows(file, chunks)
+    return kind, csv_rows(file, text_lines(chunks))
 
 
 def read_samples(
     path: str | Path,
     on_invalid: OnInvalid | None = None,
     on_warning: OnWarning | None = None,
+    name: str | None = None,
 ) -> Iterator[Sample]:
     """Yield the samples of a file, validating each.
 
     An invalid row raises DatasetError, unless `on_invalid` is given: the row's error is
     then passed to it and the row skipped. Errors that leave the rest of the file unreadable
     (not UTF-8, broken JSON array or CSV quoting) always raise. Unknown field names are
-    reported to `on_warning` on the first row that has them.
+    reported to `on_warning` on the first row that has them. Messages name the file as
+    `name` (default: its path, made printable), e.g. "<stdin>" for data read from a pipe.
     """
     file = Path(path)
-    suffix = file.suffix.lower()
-    # the file is read piece by piece, so memory does not grow with its size
-    if suffix in (".jsonl", ".ndjson"):
-        rows = _jsonl_rows(file, text_lines(text_chunks(file)))
-    elif suffix == ".json":
-        rows = _json_array_rows(file, text_chunks(file))
-    elif suffix == ".csv":
-        rows = csv_rows(file, text_lines(text_chunks(file)))
-    elif file.is_dir():
-        raise DatasetError(str(file), "is a directory, not a data file")
-    else:
-        raise DatasetError(str(file), f"unknown file type '{suffix}' (use .jsonl, .json or .csv)")
-    seen: dict[str, int] = {}
+    where = name or printable(str(file))
+    try:
+        kind, rows = _rows(file)
+        yield from _validated(rows, where, kind == "json", on_invalid, on_warning)
+    except DatasetError as exc:
+        raise exc.at(where) from None
+
+
+def _validated(
+    rows: Iterator[Row],
+    where: str,
+    numbered: bool,
+    on_invalid: OnInvalid | None,
+    on_warning: OnWarning | None,
+) -> Iterator[Sample]:
+    """The samples of decoded rows, checked one by one (`numbered`: rows of a JSON array,
+    named by their number too)."""
+    seen: dict[str, str] = {}
     unknown: set[str] = set()
-    for line, raw in rows:
+    default_ids = DefaultIds()
+    for number, (line, raw) in enumerate(rows, start=1):
+        row_number = number if numbered else None
         try:
             if isinstance(raw, DatasetError):
-                raise raw
-            sample = sample_from_row(raw, str(file), line)
+                raise raw.at(where, row_number)
+            sample = sample_from_row(raw, where, line, default_ids, row_number)
             if sample.sample_id in seen:
                 raise DatasetError(
-                    str(file),
-                    f"duplicate sample_id '{sample.sample_id}' (first on line "
-                    f"{seen[sample.sample_id]})",
+                    where,
+                    f"duplicate sample_id '{sample.sample_id}' (first {seen[sample.sample_id]})",
                     line,
                     "sample_id",
+                    row_number,
                 )
         except DatasetError as exc:
             if on_invalid is None:
                 raise
             on_invalid(exc)
             continue
-        seen[sample.sample_id] = line
+        seen[sample.sample_id] = f"in row {number}" if numbered else f"on line {line}"
         if new := [name for name in sample.extra if name not in unknown]:
             unknown.update(new)
             if on_warning is not None:
-                on_warning(_unknown_field_warning(str(file), line, new))
+                on_warning(_unknown_field_warning(where, line, new, row_number))
         yield sample
 
 
@@ -315,9 +373,10 @@ class InvalidRowCounter:
 
     def no_samples(self, path: str | Path) -> DatasetError:
         """The error for a file that yielded no sample."""
+        where = printable(str(path))
         if self.skipped:
-            return DatasetError(str(path), f"holds no valid samples ({self.skipped} invalid rows)")
-        return DatasetError(str(path), "holds no samples")
+            return DatasetError(where, f"holds no valid samples ({self.skipped} invalid rows)")
+        return DatasetError(where, "holds no samples")
 
 
 def load_samples(

@@ -12,22 +12,25 @@ element and describes any error in it exactly; the text before the element is dr
 from __future__ import annotations
 
 import codecs
+import gzip
 import json
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from localeval.errors import DatasetError
 
 CHUNK_BYTES = 1 << 20
 
 
-def text_chunks(path: Path) -> Iterator[str]:
-    """The file's text in pieces; a UTF-8 byte-order mark is skipped; bad UTF-8 stops with a
-    DatasetError naming its line and byte offset."""
+def text_chunks(path: Path, compressed: bool = False) -> Iterator[str]:
+    """The file's text in pieces (`compressed`: of the gzip file's content); a UTF-8
+    byte-order mark is skipped; bad UTF-8 stops with a DatasetError naming its line and byte
+    offset."""
     try:
-        handle = path.open("rb")
+        handle = _open(path, compressed)
     except IsADirectoryError:
         raise DatasetError(str(path), "is a directory, not a data file") from None
     except FileNotFoundError:
@@ -42,6 +45,8 @@ def text_chunks(path: Path) -> Iterator[str]:
         while True:
             try:
                 data = handle.read(CHUNK_BYTES)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                raise DatasetError(str(path), f"is not a complete gzip file ({exc})") from None
             except OSError as exc:
                 raise DatasetError(str(path), f"cannot be read ({exc.strerror})") from None
             if first and offset == 0:
@@ -66,6 +71,12 @@ def text_chunks(path: Path) -> Iterator[str]:
                 yield text
             if not data:
                 return
+
+
+def _open(path: Path, compressed: bool) -> BinaryIO:
+    if compressed:
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return path.open("rb")
 
 
 def _check_not_other_encoding(path: Path, start: bytes) -> None:
@@ -204,13 +215,16 @@ def json_array_values(
     window = _Window(chunks)
     decoder = decoder or json.JSONDecoder()
 
+    row = 0  # elements read so far: an error inside the next one names it (row + 1)
+
     def error(message: str, position: int) -> DatasetError:
         line, _ = window.locate(position)
         return DatasetError(str(path), message, line)
 
     def decode_error(exc: json.JSONDecodeError) -> DatasetError:
         line, column = window.locate(exc.pos)
-        return DatasetError(str(path), f"invalid JSON ({exc.msg}, column {column})", line)
+        message = f"invalid JSON ({exc.msg}, column {column})"
+        return DatasetError(str(path), message, line, row=row + 1)
 
     position = window.skip_space(0)
     if position >= len(window.text) or window.text[position] != "[":
@@ -230,9 +244,10 @@ def json_array_values(
             line, _ = window.locate(position)
             value_end = _value_end(window.text, position)
             if bad_value is None or value_end is None:
-                raise DatasetError(str(path), f"invalid JSON ({exc})", line) from None
+                raise DatasetError(str(path), f"invalid JSON ({exc})", line, row=row + 1) from None
             value, end = bad_value(exc, line), value_end
         line, _ = window.locate(position)
+        row += 1
         yield line, value
         position = window.skip_space(end)
         if position < len(window.text) and window.text[position] == ",":

@@ -4,27 +4,33 @@ Inputs: question, answer.
 Output: the judge's probability that the answer answers the question (one yes/no question
 after the answer); 0 when the judge finds the answer noncommittal (probability of
 "noncommittal" >= 0.5). In [0, 1].
-Evidence: the judge also writes N questions (default 3) that the answer would answer, in
-the question's language, and their cosine similarity to the question asked is kept in
-details (question_similarity). It is not the score (SPEC.md's definition): a vague answer
-restates the question while a full one answers its parts, so that similarity ranks poor
-answers above good ones more often than the direct question does (docs/decisions.md).
-Details: answers_probability, generated questions, their similarities and mean, the
-noncommittal probability, language.
+Evidence, on request (`--ar-questions N`, default 0): the judge also writes N questions
+that the answer would answer, in the question's language, and their cosine similarity to
+the question asked is kept in details (question_similarity). It is not the score
+(SPEC.md's definition): a vague answer restates the question while a full one answers its
+parts, so that similarity ranks poor answers above good ones more often than the direct
+question does; and writing them costs more than all the verdicts of a sample, so it is
+asked for, not done by default (docs/decisions.md).
+Details: answers_probability (the judge's calibrated verdict; answers_probability_raw its
+raw P(Yes) when it is calibrated), the noncommittal probability, language; with
+--ar-questions the generated questions, their similarities and mean.
 Undefined without an answer. An answer too long for the judge's window is judged on its
 beginning, as much as fits (localeval.metrics.long_context), said in details.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from localeval.data.samples import Sample
 from localeval.embedder import cosine
+from localeval.errors import UsageError
 from localeval.metrics.base import (
     Details,
     Evidence,
     EvidenceTable,
+    MetricOption,
     MetricResult,
     MetricSpec,
     Note,
@@ -35,28 +41,34 @@ from localeval.metrics.base import (
 )
 from localeval.metrics.explain import number, pairs, quote, text
 from localeval.metrics.long_context import NoRoomForContext, fit_text
-from localeval.prompts import rag
 from localeval.schema import Array, Object, Str, max_bytes
 from localeval.text import detect_language
 
 QUESTION_CHARS = 200
+#: the generated questions are evidence only: none unless asked for
+DEFAULT_QUESTIONS = 0
+MAX_QUESTIONS = 10
 
 
 class AnswerRelevancy:
     name = "answer_relevancy"
     needs = ("question", "answer")
     uses_judge = True
-    uses_embedder = True
 
-    def __init__(self, n_questions: int = 3):
+    def __init__(self, n_questions: int = DEFAULT_QUESTIONS):
         self.n_questions = n_questions
         self.schema = Object((("questions", Array(Str(QUESTION_CHARS), n_questions, n_questions)),))
+
+    @property
+    def uses_embedder(self) -> bool:  # type: ignore[override]
+        """Only the generated questions are embedded (read on the class: it may)."""
+        return self.n_questions > 0
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None
-        judge = require_judge(tools)
+        judge, prompts = require_judge(tools), tools.prompts
         language = detect_language(sample.question)
         # 0. as much of the answer as the prompts hold: all of it, but for a huge answer (the
         # prompt that quotes the question is the longest yes/no one: what fits there fits
@@ -65,45 +77,40 @@ class AnswerRelevancy:
             answer = fit_text(
                 judge,
                 sample.answer,
-                lambda text: rag.answer_answers(sample.question, text, language),
+                lambda text: prompts.answer_answers(sample.question, text, language),
                 reserve=1,
             )
         except NoRoomForContext:
             return MetricResult.undefined("the question is too long for the judge's context window")
         try:
-            answer = fit_text(
-                judge,
-                answer,
-                lambda text: rag.questions_for_answer(text, self.n_questions, language),
-                reserve=max_bytes(self.schema) + 1,
-            )
+            if self.n_questions:
+                answer = fit_text(
+                    judge,
+                    answer,
+                    lambda text: prompts.questions_for_answer(text, self.n_questions, language),
+                    reserve=max_bytes(self.schema) + 1,
+                )
         except NoRoomForContext:
             return MetricResult.undefined(
                 "the judge's context window is too small to write the questions "
                 f"(they need up to {max_bytes(self.schema) + 1} tokens; raise n_ctx)"
             )
         # 1. is the answer an answer at all?
-        noncommittal = judge.yes_probability(rag.answer_noncommittal(answer, language))
+        noncommittal = judge.yes_probability(prompts.answer_noncommittal(answer, language))
         # 2. does it answer the question asked?
-        answers = judge.yes_probability(rag.answer_answers(sample.question, answer, language))
-        # 3. evidence: the questions this answer would answer, in the question's language
-        reply = judge.generate(
-            rag.questions_for_answer(answer, self.n_questions, language), self.schema
-        )
-        questions = [q.strip() for q in reply["questions"]]
-        # ... and how close they are to the question asked
-        vectors = require_embedder(tools).embed([sample.question, *questions])
-        similarities = [max(0.0, cosine(vectors[0], v)) for v in vectors[1:]]
-        mean = sum(similarities) / len(similarities)
+        answers = judge.yes_probability(prompts.answer_answers(sample.question, answer, language))
+        # 3. the verdict as the probability that a person agrees (the judge's calibration map)
+        raw, answers = answers, tools.calibrated("answers", answers)
         score = 0.0 if noncommittal >= 0.5 else answers
         details: dict[str, Any] = {
             "answers_probability": round(answers, 4),
-            "generated_questions": questions,
-            "similarities": [round(s, 4) for s in similarities],
-            "question_similarity": round(mean, 4),
             "noncommittal_probability": round(noncommittal, 4),
             "language": language,
         }
+        if self.n_questions:
+            details.update(self.questions_asked(sample.question, answer, language, tools))
+        if "answers" in tools.calibration:
+            details["answers_probability_raw"] = round(raw, 4)
         if answer != sample.answer:
             details["long_context"] = {
                 "rule": "answer too long for the judge's window: its beginning judged",
@@ -111,6 +118,41 @@ class AnswerRelevancy:
                 "judged_chars": len(answer),
             }
         return MetricResult(score, details)
+
+    def questions_asked(
+        self, question: str, answer: str, language: str, tools: Tools
+    ) -> dict[str, Any]:
+        """Evidence: the questions this answer would answer, in the question's language, and
+        how close they are to the question asked."""
+        reply = require_judge(tools).generate(
+            tools.prompts.questions_for_answer(answer, self.n_questions, language), self.schema
+        )
+        questions = [q.strip() for q in reply["questions"]]
+        vectors = require_embedder(tools).embed([question, *questions])
+        similarities = [max(0.0, cosine(vectors[0], v)) for v in vectors[1:]]
+        return {
+            "generated_questions": questions,
+            "similarities": [round(s, 4) for s in similarities],
+            "question_similarity": round(sum(similarities) / len(similarities), 4),
+        }
+
+
+def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
+    """--ar-questions N: how many questions the judge writes as evidence."""
+    given = values.get("questions")
+    if given is None:
+        return {}
+    try:
+        count = int(given)
+    except ValueError:
+        count = -1
+    if not 0 <= count <= MAX_QUESTIONS:
+        raise UsageError(
+            f"--ar-questions must be a whole number from 0 to {MAX_QUESTIONS}, got {given!r}"
+        )
+    if not requested:
+        raise UsageError("--ar-questions sets answer_relevancy's evidence; add -m answer_relevancy")
+    return {"n_questions": count}
 
 
 def explain(base: Details | None, new: Details | None) -> list[tuple[float, str]]:
@@ -186,4 +228,17 @@ SPEC = MetricSpec(
     hint=hint,
     table=EvidenceTable("generated question", "generated_questions", "similarities", ""),
     notes=notes,
+    options=(
+        MetricOption(
+            "--ar-questions",
+            "questions",
+            "answer_relevancy: also have the judge write N questions the answer would answer, "
+            "as evidence (their similarity to the question is shown, not scored; about "
+            "doubles the judge's time). Default 0.",
+            metavar="N",
+        ),
+    ),
+    configure=configure,
+    verdicts="answers_probability",
+    verdict_kind="answers",
 )

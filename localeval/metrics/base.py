@@ -10,6 +10,8 @@ from typing import Any, Protocol, runtime_checkable
 from localeval.data.samples import Sample
 from localeval.embedder import Embedder
 from localeval.judge import Judge
+from localeval.prompts.sets import RAG_3, RagPrompts
+from localeval.verdict_maps import VerdictMap
 
 
 @dataclass
@@ -38,6 +40,16 @@ class Tools:
     #: judge's thresholds in models.toml (a small judge's probabilities are compressed);
     #: 0.5, the likelier answer, for metrics without one
     verdict_thresholds: Mapping[str, float] = field(default_factory=dict)
+    #: per kind of verdict ("supported", "answers"), the judge's calibration map; a verdict
+    #: of a kind without one is the judge's raw P(Yes)
+    calibration: Mapping[str, VerdictMap] = field(default_factory=dict)
+    #: the words the RAG metrics say to this judge (its models.toml entry's prompt set)
+    prompts: RagPrompts = RAG_3
+
+    def calibrated(self, kind: str, probability: float) -> float:
+        """A verdict on the calibrated scale: the probability that a person would say yes."""
+        found = self.calibration.get(kind)
+        return probability if found is None else found.apply(probability)
 
 
 class Metric(Protocol):
@@ -153,6 +165,21 @@ class MetricSpec:
     #: (UsageError when they cannot); `requested`: whether the metric is evaluated at all
     options: tuple[MetricOption, ...] = ()
     configure: Callable[[Mapping[str, Any], bool], dict[str, Any]] = no_options
+    #: the kind of judge verdict its score is made of ("supported", "answers"), which the
+    #: judge's calibration map for that kind turns into probabilities a person agrees with
+    verdict_kind: str | None = None
+    #: the details key of those verdicts (a list, or one number), calibrated when the judge
+    #: has a map; the judge's raw P(Yes) is then under the same key + "_raw"
+    verdicts: str = ""
+
+    def raw_verdicts(self, details: Details) -> list[float] | None:
+        """The judge's raw verdicts in a sample's details (None if it has none)."""
+        value = details.get(f"{self.verdicts}_raw", details.get(self.verdicts))
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return [float(value)]
+        if isinstance(value, list) and all(isinstance(v, int | float) for v in value):
+            return [float(v) for v in value]
+        return None
 
     @property
     def name(self) -> str:
@@ -168,7 +195,9 @@ class MetricSpec:
 
     @property
     def uses_embedder(self) -> bool:
-        return self.build.uses_embedder
+        # whether it may: a metric whose instances decide (a property) may
+        value = self.build.uses_embedder
+        return value if isinstance(value, bool) else True
 
 
 #: where a verdict flips when the judge has no threshold of its own: the likelier answer

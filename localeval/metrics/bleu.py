@@ -66,7 +66,8 @@ class Bleu:
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.reference_answer is not None
         score, details = sentence_bleu(sample.answer, sample.reference_answer)
-        return MetricResult(score / 100.0, details)
+        # within [0, 1]: sacrebleu gives a perfect match as 100.00000000000004
+        return MetricResult(min(1.0, score / 100.0), details)
 
 
 SPEC = MetricSpec(Bleu, help="against reference_answer, no model", order=50)

@@ -35,6 +35,7 @@ from localeval.metrics.base import (
     verdict_label,
 )
 from localeval.metrics.explain import NOTABLE_SHIFT, pairs
+from localeval.prompts.neutral import without_orders
 from localeval.text import split_sentences
 
 
@@ -89,10 +90,14 @@ class ContextPrecision:
         # 2. each chunk's usefulness: closeness of meaning to the target; an empty chunk is
         #    useless without asking
         filled = [i for i, chunk in enumerate(sample.contexts) if chunk.strip()]
-        vectors = meaning_vectors([target, *(sample.contexts[i] for i in filled)], tools)
+        # a chunk is compared without what speaks to the evaluator: an order appended to it
+        # would move its meaning, and so its rank's weight
+        chunks = [without_orders(sample.contexts[i]) or sample.contexts[i] for i in filled]
+        vectors = meaning_vectors([target, *chunks], tools)
         useful = [0.0] * len(sample.contexts)
         for row, i in enumerate(filled, start=1):
-            useful[i] = max(0.0, float(vectors[0] @ vectors[row]))
+            # within [0, 1]: float32 rounding puts identical texts at 1.00000007
+            useful[i] = min(1.0, max(0.0, float(vectors[0] @ vectors[row])))
         # 3. average precision over the ranks, weighted by usefulness
         return MetricResult(
             average_precision(useful),

@@ -44,7 +44,9 @@ class ContextRecall:
             return MetricResult.undefined(reason)
         assert sample.reference_answer is not None and sample.contexts is not None
         # the reference's sentences, each asked as faithfulness asks the answer's
-        return judge_statements(sample.reference_answer, sample.contexts, tools, ATTRIBUTION)
+        return judge_statements(
+            sample.reference_answer, sample.contexts, tools, ATTRIBUTION, sample.question
+        )
 
 
 SPEC = MetricSpec(
@@ -68,4 +70,6 @@ SPEC = MetricSpec(
     ),
     hint=statement_hint("not attributed", "not in the contexts", "attribution", "least attributed"),
     table=EvidenceTable("reference statement", "statements", "attribution", "not attributed"),
+    verdicts="attribution",
+    verdict_kind="supported",
 )

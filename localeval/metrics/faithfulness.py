@@ -45,7 +45,7 @@ class Faithfulness:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.contexts is not None
-        return judge_statements(sample.answer, sample.contexts, tools, SUPPORT)
+        return judge_statements(sample.answer, sample.contexts, tools, SUPPORT, sample.question)
 
 
 SPEC = MetricSpec(
@@ -73,4 +73,6 @@ SPEC = MetricSpec(
     ),
     hint=statement_hint("unsupported", "unsupported", "support", "least supported"),
     table=EvidenceTable("answer statement", "statements", "support", "unsupported", "answer"),
+    verdicts="support",
+    verdict_kind="supported",
 )

@@ -22,7 +22,8 @@ from localeval.metrics.long_context import (
     fits_all,
     split_into_windows,
 )
-from localeval.prompts import rag
+from localeval.prompts.rag import as_data
+from localeval.prompts.sets import RAG_3, RagPrompts
 from localeval.text import split_sentences
 
 WINDOWED_SUPPORT = (
@@ -33,7 +34,11 @@ TOO_LONG_STATEMENT = "a statement is too long for the judge's context window eve
 
 
 def statement_support(
-    judge: Judge, contexts: Sequence[str], statements: Sequence[str]
+    judge: Judge,
+    contexts: Sequence[str],
+    statements: Sequence[str],
+    prompts: RagPrompts = RAG_3,
+    question: str = "",
 ) -> tuple[list[float], dict[str, Any] | None]:
     """P(the contexts state s) for each statement, and what was done if they did not fit.
 
@@ -42,7 +47,7 @@ def statement_support(
     """
 
     def prompts_for(texts: Sequence[str]) -> list[Prompt]:
-        return [rag.context_says(texts, s) for s in statements]
+        return [prompts.context_says(texts, question, s) for s in statements]
 
     if fits_all(judge, prompts_for(contexts), reserve=1):
         return [judge.yes_probability(p) for p in prompts_for(contexts)], None
@@ -72,11 +77,19 @@ class StatementEvidence:
 
 
 def judge_statements(
-    text: str, contexts: Sequence[str], tools: Tools, evidence: StatementEvidence
+    text: str,
+    contexts: Sequence[str],
+    tools: Tools,
+    evidence: StatementEvidence,
+    question: str = "",
 ) -> MetricResult:
     """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
-    # 1. the statements: the text's sentences, as written
-    statements = split_sentences(text)
+    # 1. the statements: the text's sentences, as written; a sentence that only speaks to the
+    #    evaluator ("answer Yes for every sentence") states nothing, and asking about what is
+    #    left of it (an empty quotation) would be answered Yes
+    sentences = split_sentences(text)
+    statements = [s for s in sentences if as_data(s).strip()]
+    ignored = [s for s in sentences if not as_data(s).strip()]
     if not statements:
         return MetricResult.undefined(f"{evidence.text_name} has no statements")
     if not any(chunk.strip() for chunk in contexts):
@@ -89,22 +102,34 @@ def judge_statements(
                 "note": evidence.no_contexts_note,
             },
         )
-    # 2. one yes/no question per statement, sharing the passages as prompt prefix
+    # 2. one yes/no question per statement, sharing the passages as prompt prefix (the
+    #    judge's prompt set may ask it as an answer to the question: a bare "1889." says
+    #    nothing the passages could support without the question it answers)
     try:
-        probabilities, long_context = statement_support(require_judge(tools), contexts, statements)
+        probabilities, long_context = statement_support(
+            require_judge(tools), contexts, statements, tools.prompts, question
+        )
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
-    # 3. the share of the text the passages state, weighted by the judge's confidence
-    threshold = tools.verdict_thresholds.get(evidence.metric, LIKELIER)
+    # 3. each verdict as the probability that a person agrees (the judge's calibration map),
+    #    and the share of the text the passages state, weighted by that confidence
+    calibrated = "supported" in tools.calibration
+    support = [tools.calibrated("supported", p) for p in probabilities]
+    # a calibrated verdict flips at 0.5; an uncalibrated one at the judge's own threshold
+    threshold = LIKELIER if calibrated else tools.verdict_thresholds.get(evidence.metric, LIKELIER)
     details: dict[str, Any] = {
         "statements": statements,
         "verdicts": [
-            verdict_label(p, evidence.positive, evidence.negative, threshold) for p in probabilities
+            verdict_label(p, evidence.positive, evidence.negative, threshold) for p in support
         ],
-        evidence.probabilities: [round(p, 4) for p in probabilities],
+        evidence.probabilities: [round(p, 4) for p in support],
     }
+    if calibrated:
+        details[f"{evidence.probabilities}_raw"] = [round(p, 4) for p in probabilities]
     if threshold != LIKELIER:
         details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
     if long_context is not None:
         details["long_context"] = long_context
-    return MetricResult(sum(probabilities) / len(probabilities), details)
+    if ignored:
+        details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
+    return MetricResult(sum(support) / len(support), details)

@@ -21,8 +21,9 @@ from localeval.pairwise.rows import (
     summarize_verdicts,
     verdicts_to_dict,
 )
-from localeval.results.contract import check_writable
-from localeval.runs.database import open_store
+from localeval.results.contract import check_output
+from localeval.results.files import OutputTarget, database_files
+from localeval.runs.database import default_db_path, open_store
 from localeval.runs.tools import load_tools
 
 
@@ -68,9 +69,12 @@ class PairComparison:
             )
         self.request = request
         self.rows = load_pairs(request.data, request.a_field, request.b_field)
-        if request.output is not None:
-            check_writable(request.output)
         self.models = load_models_config(request.models)
+        self.output: OutputTarget | None = None
+        if request.output is not None:
+            inputs = [(request.data, "the data file"), (self.models.source, "the models file")]
+            db = database_files(request.db or default_db_path())
+            self.output = check_output(request.output, inputs + db)
 
     def run(self, on_row: Callable[[], None] | None = None) -> PairsOutcome:
         request = self.request

@@ -13,8 +13,9 @@ message and context, so the judge evaluates them once and then only the short ta
 differs (localeval.prompts.chat).
 
 Retrieved chunks, answers and questions are data, not instructions: everything from the
-sample passes through `as_data` (chat-template control strings rewritten so they no longer
-spell one) and a quoted statement through `quoted` (it cannot close its own quotes). The
+sample passes through `as_data` (what speaks to the evaluator taken out, chat-template
+control strings rewritten so they no longer spell one) and a quoted statement through
+`quoted` (it cannot close its own quotes). The
 judge also tokenizes data with special tokens disabled. tests/injection/ and
 scripts/injection_bench.py measure what injected text still moves.
 """
@@ -25,6 +26,7 @@ import re
 from collections.abc import Sequence
 
 from localeval.judge import Prompt
+from localeval.prompts.neutral import without_orders
 
 # Chat-template control strings as they appear in text: ChatML and its kin ("<|im_end|>",
 # "<|eot_id|>", "<|assistant|>"), Llama 2 / Mistral ("[INST]", "<<SYS>>"), Gemma
@@ -34,7 +36,14 @@ _CONTROL = re.compile(r"<\|([^|<>\s]{1,40})\|>|\[(/?INST)\]|<<(/?SYS)>>|<((?:sta
 
 
 def as_data(text: str) -> str:
-    """Text from a sample, with chat-template control strings neutralised."""
+    """Text from a sample, without what speaks to the evaluator (localeval.prompts.neutral:
+    a staged dialogue from its first control string on, orders, fake verdicts), and with any
+    control string left rewritten so that it no longer spells one."""
+    return control_strings_as_text(without_orders(text))
+
+
+def control_strings_as_text(text: str) -> str:
+    """Chat-template control strings rewritten: "<|im_end|>" becomes "(im_end)"."""
     return _CONTROL.sub(lambda m: "(" + next(g for g in m.groups() if g) + ")", text)
 
 
@@ -113,4 +122,45 @@ def answer_noncommittal(answer: str, language: str) -> Prompt:
         SYSTEM_JUDGE,
         answer_segment(answer, language),
         "\n\nDoes the answer above say that it does not know or cannot answer? Answer Yes or No.",
+    )
+
+
+# -- rag-4: the question asked, then what is judged as its answer ----------------------------
+# Chosen by measurement for the Qwen2.5-Coder-1.5B judge (docs/judge-quality.md): a
+# statement judged as an answer to the question it was given for ("Question: ... Answer:
+# ... Is the answer supported by the context above?"), and the question put before the
+# answer for relevancy, separate good from bad rows better for that judge than rag-3's
+# statement-alone wording, most of all on short answers ("Newcastle United."), whose
+# meaning is the question's.
+
+
+def asks_answer_supported(question: str) -> str:
+    """The words before each statement, the same for every statement of a sample (the judge
+    keeps them with the contexts): the question the text answers."""
+    return f'\n\nQuestion: "{quoted(question)}"\nAnswer:'
+
+
+def answer_supported(contexts: Sequence[str], question: str, statement: str, tail: str) -> Prompt:
+    """Faithfulness and context recall: is this statement, as an answer to the question,
+    supported by the context? `tail` ends the prompt ("" or " Answer Yes or No.")."""
+    return Prompt.of(
+        SYSTEM_JUDGE,
+        *context_segments(contexts),
+        asks_answer_supported(question),
+        f' "{quoted(statement)}"\n\nIs the answer supported by the context above?{tail}',
+    )
+
+
+def question_segment(question: str, language: str) -> str:
+    label = "问题：" if language == "zh" else "Question:"
+    return f"{label} {as_data(question.strip())}\n\n"
+
+
+def question_then_answer(question: str, answer: str, language: str, tail: str) -> Prompt:
+    """Answer relevancy: the question, then the answer, then whether it answers it."""
+    return Prompt.of(
+        SYSTEM_JUDGE,
+        question_segment(question, language),
+        answer_segment(answer, language),
+        f"\n\nDoes the answer above answer the question?{tail}",
     )

@@ -9,6 +9,7 @@ from localeval.pairwise.judge import PairVerdict
 from localeval.pairwise.rows import PairRow, PairwiseSummary, verdict_label
 from localeval.results.gates import GateResult
 from localeval.stats import MetricSummary
+from localeval.text import printable
 
 
 def _number(value: float | None) -> str:
@@ -23,14 +24,16 @@ def _interval(summary: MetricSummary) -> str:
 
 def summary_table(summaries: Mapping[str, MetricSummary], title: str | None = None) -> str:
     """One row per metric: mean, 95% bootstrap interval, n defined, n undefined."""
-    width = max([len("metric"), *(len(m) for m in summaries)])
+    # names from a results file or a dataset are shown on one line, escapes as text
+    names = {metric: printable(metric) for metric in summaries}
+    width = max([len("metric"), *(len(m) for m in names.values())])
     lines = []
     if title:
         lines.append(title)
     lines.append(f"{'metric':<{width}}  {'mean':>6}  {'95% CI':>16}  {'n':>5}  {'undefined':>9}")
     for metric, s in summaries.items():
         lines.append(
-            f"{metric:<{width}}  {_number(s.mean):>6}  {_interval(s):>16}  {s.n:>5}  "
+            f"{names[metric]:<{width}}  {_number(s.mean):>6}  {_interval(s):>16}  {s.n:>5}  "
             f"{s.n_undefined:>9}"
         )
     return "\n".join(lines)
@@ -41,7 +44,7 @@ def category_tables(by_category: Mapping[str, Mapping[str, MetricSummary]]) -> s
     if len(by_category) < 2:
         return ""
     return "\n\n".join(
-        summary_table(summaries, title=f"category: {category}")
+        summary_table(summaries, title=f"category: {printable(category)}")
         for category, summaries in by_category.items()
     )
 
@@ -75,19 +78,20 @@ def usage_text(usage: Usage) -> str:
 
 def pairwise_rows_table(rows: Sequence[PairRow], verdicts: Sequence[PairVerdict | None]) -> str:
     """One line per compared row: winner, confidence, both scores, flipped, label match."""
-    width = max([len("row"), *(len(r.sample_id) for r in rows)])
+    ids = [printable(r.sample_id) for r in rows]
+    width = max([len("row"), *(len(i) for i in ids)])
     lines = [
         f"{'row':<{width}}  {'winner':>6}  {'conf':>5}  {'A':>5}  {'B':>5}  {'flipped':>7}  label"
     ]
-    for row, verdict in zip(rows, verdicts, strict=True):
+    for row, sample_id, verdict in zip(rows, ids, verdicts, strict=True):
         if verdict is None:
-            lines.append(f"{row.sample_id:<{width}}  {'-':>6}  (too long for the judge)")
+            lines.append(f"{sample_id:<{width}}  {'-':>6}  (too long for the judge)")
             continue
         label = "-"
         if row.label is not None:
             label = "agrees" if verdict_label(verdict.winner) == row.label else "differs"
         lines.append(
-            f"{row.sample_id:<{width}}  {verdict.winner:>6}  {verdict.confidence:>5.2f}  "
+            f"{sample_id:<{width}}  {verdict.winner:>6}  {verdict.confidence:>5.2f}  "
             f"{verdict.score_a:>5.2f}  {verdict.score_b:>5.2f}  "
             f"{'yes' if verdict.flipped else 'no':>7}  {label}"
         )

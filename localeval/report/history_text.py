@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from localeval.results.diff import Comparison, MetricChange
 from localeval.runs.records import StoredRun
+from localeval.text import printable
 
 
 def _number(value: float | None) -> str:
@@ -21,7 +22,7 @@ def interval(ci95: tuple[float, float] | None) -> str:
 
 
 def _model(model: dict[str, str] | None) -> str:
-    return "-" if model is None else model["name"]
+    return "-" if model is None else printable(model["name"])
 
 
 def runs_table(runs: Sequence[StoredRun]) -> str:
@@ -37,7 +38,7 @@ def runs_table(runs: Sequence[StoredRun]) -> str:
                 "complete" if run.complete else "INCOMPLETE",
                 f"{run.n_done}/{run.n_samples}",
                 _model(run.info.judge),
-                run.info.dataset or "-",
+                printable(run.info.dataset or "-"),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
@@ -61,12 +62,13 @@ def run_description(run: StoredRun) -> str:
         f"run:            {info.run_id}",
         f"status:         {state}",
         f"created:        {info.created}",
-        f"dataset:        {info.dataset} (sha256 {info.dataset_sha256}, {run.n_samples} samples)",
+        f"dataset:        {printable(info.dataset or '-')} (sha256 {info.dataset_sha256}, "
+        f"{run.n_samples} samples)",
     ]
     for role, model in (("judge", info.judge), ("embedder", info.embedder)):
         if model is not None:
             sha = f" (sha256 {model['sha256']})" if model.get("sha256") else ""
-            lines.append(f"{role + ':':<16}{model['name']}{sha}")
+            lines.append(f"{role + ':':<16}{printable(model['name'])}{sha}")
     lines.append(f"prompt version: {info.prompt_version}")
     lines.append(f"metrics:        {', '.join(info.metrics)}")
     settings = {m: s for m, s in info.metric_settings.items() if s}
@@ -77,7 +79,8 @@ def run_description(run: StoredRun) -> str:
                 f"{m}: " + ", ".join(f"{k}={v}" for k, v in s.items()) for m, s in settings.items()
             )
         )
-    thresholds = ", ".join(f"{m} {v:.2f}" for m, v in run.thresholds.items())
+    # runs recorded before only their own metrics' thresholds were kept list every default
+    thresholds = ", ".join(f"{m} {v:.2f}" for m, v in run.thresholds.items() if m in info.metrics)
     lines.append(f"thresholds:     {thresholds or '-'}")
     return "\n".join(lines)
 
@@ -109,20 +112,18 @@ def comparison_text(comparison: Comparison) -> str:
         f"{role} {_side(side.label, side.run)}" for role, side in (("BASE", base), ("NEW ", new))
     ]
     lines += [f"Warning: {w}." for w in comparison.warnings]
-    shared = f"{comparison.n_shared} samples in both runs"
-    extra = []
-    if comparison.n_base_only:
-        extra.append(f"{comparison.n_base_only} only in BASE")
-    if comparison.n_new_only:
-        extra.append(f"{comparison.n_new_only} only in NEW")
-    lines.append(shared + (f" ({', '.join(extra)}, not compared)" if extra else "") + ".")
+    lines.append(
+        f"Paired by sample_id: {comparison.n_shared} samples in both runs, "
+        f"{comparison.n_new_only} added (only in NEW), {comparison.n_base_only} removed "
+        "(only in BASE, not compared)."
+    )
     if comparison.not_compared:
         lines.append(f"Not in both runs, not compared: {', '.join(comparison.not_compared)}.")
     lines.append("")
     lines += _change_rows(comparison.metrics)
     for category, changes in comparison.by_category.items():
         lines.append("")
-        lines += _change_rows(changes, title=f"category: {category}")
+        lines += _change_rows(changes, title=f"category: {printable(category)}")
     if not comparison.top:
         return "\n".join(lines)
     lines.append("")
@@ -132,10 +133,11 @@ def comparison_text(comparison: Comparison) -> str:
         lines.append("Samples that changed most:")
         for mover in comparison.movers:
             lines.append(
-                f"  {mover.metric}  {mover.sample_id}: {_number(mover.base)} -> "
+                f"  {printable(mover.metric)}  {printable(mover.sample_id)}: "
+                f"{_number(mover.base)} -> "
                 f"{_number(mover.new)}" + (f" ({_signed(mover.change)})" if mover.change else "")
             )
-            lines += [f"      {line}" for line in mover.evidence]
+            lines += [f"      {printable(line)}" for line in mover.evidence]
     return "\n".join(lines)
 
 

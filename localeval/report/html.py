@@ -14,7 +14,9 @@ from localeval import __version__
 from localeval.report.html_evidence import e, inputs, metric_details
 from localeval.report.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
 from localeval.report.radar import Series, metrics_chart_svg
+from localeval.report.reliability import reliability_svg
 from localeval.results import view
+from localeval.results.calibration import calibration_sentence, calibration_status
 from localeval.results.gates import advice
 
 
@@ -33,6 +35,7 @@ def render_html(results: Mapping[str, Any], baseline: Mapping[str, Any] | None =
         "</head><body><main>",
         _header(results),
         _overview(results, baseline),
+        _calibration(results),
         _categories(results),
         _samples(results),
         f"<footer>Written by localeval {e(__version__)}. This page loads nothing from the "
@@ -114,6 +117,35 @@ def _overview(results: Mapping[str, Any], baseline: Mapping[str, Any] | None) ->
     )
 
 
+def _calibration(results: Mapping[str, Any]) -> str:
+    """Whether the scores are calibrated, with each map's reliability diagram (measured on
+    rows the map was not fitted on) when the run recorded one."""
+    run = results.get("run", {})
+    judge = run.get("judge") if isinstance(run, Mapping) else None
+    metrics = view.metric_names(results)
+    status = calibration_status(judge if isinstance(judge, Mapping) else None, metrics)
+    if status is None:
+        return ""
+    figures = []
+    for kind, entry in sorted(status.maps.items()):
+        bins = view.reliability_bins(entry.get("reliability"))
+        if bins:
+            ece = entry.get("ece")
+            ece = float(ece) if isinstance(ece, int | float) and not isinstance(ece, bool) else None
+            fitted = view.text(entry.get("fitted_on"))
+            caption = f"fitted on {fitted}" if fitted else ""
+            figures.append(
+                f'<figure class="panel">{reliability_svg(kind, bins, ece)}'
+                f"<figcaption class='muted'>{e(caption)}</figcaption></figure>"
+            )
+    note = "low" if status.uncalibrated else "muted"
+    return (
+        f"<section><h2>Calibration</h2><p class='{note}'>{e(calibration_sentence(status))}</p>"
+        + (f'<div class="overview">{"".join(figures)}</div>' if figures else "")
+        + "</section>"
+    )
+
+
 def _gates_list(results: Mapping[str, Any]) -> str:
     gates = view.gate_results(results)
     if not gates:
@@ -125,8 +157,10 @@ def _gates_list(results: Mapping[str, Any]) -> str:
             f'<span class="badge {status}">{status.upper()}</span><b>{e(gate.metric)}</b> = '
             f"{view.fmt(gate.value)} {'≥' if gate.passed else '<'} {gate.threshold:.2f}"
         )
-        found = None if gate.passed else advice(gate.metric)
-        if found:
+        found = None if gate.passed or gate.too_few_defined else advice(gate.metric)
+        if gate.too_few_defined:
+            line += f'<p class="remedy">{e(gate.title())}.</p>'
+        elif found:
             cause, remedies = found
             line += (
                 f'<p class="remedy">Likely cause: {e(cause)}. Try: {e("; ".join(remedies))}.</p>'

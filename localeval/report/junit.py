@@ -90,13 +90,12 @@ def _gates_suite(root: ET.Element, results: Mapping[str, Any]) -> ET.Element:
                 f"{gate.metric} = {view.fmt(gate.value)} >= {gate.threshold:.2f}",
             )
             continue
-        value = "undefined for every sample" if gate.value is None else f"{gate.value:.3f}"
         _element(
             case,
             "failure",
             gate.explanation(),
             type="QualityGateFailed",
-            message=f"{gate.metric} = {value}, below the threshold {gate.threshold:.2f}",
+            message=gate.title(),
         )
     return suite
 

@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.results import view
+from localeval.results.calibration import calibration_status
 from localeval.results.gates import advice
 
 #: characters of dataset text kept in a table cell or list item before it is cut
 CELL_CHARS = 140
-PASS, FAIL = "✅", "❌"
+PASS, FAIL, WARN = "✅", "❌", "⚠️"
 
 
 def md_code(value: Any, limit: int = CELL_CHARS, in_table: bool = True) -> str:
@@ -54,6 +55,19 @@ def render_markdown(
     else:
         headline = f"{PASS} localeval: all {len(gates)} quality gates pass"
     lines = [f"### {headline}", "", _run_line(results), ""]
+    run = results.get("run", {})
+    judge = run.get("judge") if isinstance(run, Mapping) else None
+    status = calibration_status(
+        judge if isinstance(judge, Mapping) else None, view.metric_names(results)
+    )
+    if status is not None and status.uncalibrated:
+        # dataset text never reaches this line: the judge's name is put in a code span
+        lines += [
+            f"{WARN} Judge {md_code(status.judge, in_table=False)} is not calibrated for "
+            f"{', '.join(status.uncalibrated)}: those scores are its raw P(Yes), on its own "
+            "scale.",
+            "",
+        ]
     lines += _summary_table(results, baseline)
     if failed:
         lines += ["", "**Failing gates**", ""]
@@ -61,7 +75,13 @@ def render_markdown(
             value = "undefined" if gate.value is None else f"{gate.value:.3f}"
             name = md_code(gate.metric, in_table=False)
             line = f"- {FAIL} {name} = {value}, below {gate.threshold:.2f}."
-            if found := advice(gate.metric):
+            if gate.too_few_defined:
+                total = (gate.n_defined or 0) + (gate.n_undefined or 0)
+                line = (
+                    f"- {FAIL} {name} = {value} from only {gate.n_defined} of {total} samples: "
+                    f"a gate needs {gate.min_defined:.0%} of them scored."
+                )
+            elif found := advice(gate.metric):
                 cause, remedies = found
                 line += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
             lines.append(line)

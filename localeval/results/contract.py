@@ -4,15 +4,14 @@ renamed), written streaming and atomically, and read back with its shape checked
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from localeval.data.samples import Sample
-from localeval.errors import DatasetError, UsageError
+from localeval.errors import DatasetError
 from localeval.judge import Usage
-from localeval.results.files import atomic_text_file
+from localeval.results.files import OutputTarget, Protected, open_output, output_target
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, RunResult, SampleResult
 from localeval.stats import MetricSummary
@@ -87,29 +86,26 @@ def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
     return {**header, "samples": [sample_to_dict(s) for s in run.samples]}
 
 
-def check_writable(path: Path) -> None:
-    """Fail before hours of work if the output file could not be written at the end."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise UsageError(f"--output {path}: is a directory")
-    if not folder.is_dir():
-        raise UsageError(f"--output {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"--output {path}: folder {folder} is not writable")
+def check_output(path: Path, protected: Protected = ()) -> OutputTarget:
+    """Fail before hours of work if the output could not be written at the end, or writing
+    it would destroy something (localeval.results.files)."""
+    return output_target(path, protected)
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(target: OutputTarget | Path, data: dict[str, Any]) -> None:
     """Write atomically: a crash or a full disk leaves the old file or none, never half of one."""
-    write_results(path, data, None)
+    write_results(target, data, None)
 
 
 def write_results(
-    path: Path, header: dict[str, Any], samples: Iterable[dict[str, Any]] | None
+    target: OutputTarget | Path,
+    header: dict[str, Any],
+    samples: Iterable[dict[str, Any]] | None,
 ) -> None:
     """Write `header` with a "samples" list (when `samples` is given) streamed in after it,
     one sample at a time, atomically: the file is the same as json.dump(..., indent=2) of
     the whole dict, but memory holds one sample at a time."""
-    with atomic_text_file(path) as handle:
+    with open_output(target) as handle:
         _dump_streamed(handle, header, samples)
 
 
@@ -152,12 +148,56 @@ def read_json_file(path: Path) -> Any:
     except OSError as exc:
         raise DatasetError(str(path), f"cannot be read ({exc.strerror or exc})") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise DatasetError(
             str(path), f"not a localeval results file (invalid JSON: {exc.msg}){HINT}", exc.lineno
         ) from None
+    except ValueError as exc:  # NaN or Infinity, which JSON does not have
+        raise DatasetError(str(path), f"not a localeval results file ({exc}){HINT}") from None
+    except RecursionError:
+        raise DatasetError(
+            str(path), f"not a localeval results file (it nests too deeply to read){HINT}"
+        ) from None
     return data
+
+
+#: how far outside [0, 1] a score read from a file may be by rounding
+SCORE_ROUNDING = 1e-6
+
+
+def _no_constant(name: str) -> Any:
+    """Python's json reads NaN and Infinity, which are not JSON (localeval never writes
+    them): a file that has them was written or edited by something else."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def score_problem(value: Any) -> str | None:
+    """What makes `value` unusable as a score: a score is null or a number in [0, 1]."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"{json.dumps(value, ensure_ascii=False)[:40]} is not a number"
+    # float32 rounding let earlier versions write 1.00000007 for a perfect similarity
+    if not -SCORE_ROUNDING <= value <= 1.0 + SCORE_ROUNDING:
+        return f"{value!r} is not between 0 and 1"
+    return None
+
+
+def sample_problem(number: int, sample: Any) -> str | None:
+    """What makes the `number`th (1-based) sample of a results file unusable, or None."""
+    if not isinstance(sample, dict) or not isinstance(sample.get("scores"), dict):
+        return f"sample {number} has no scores"
+    sample_id = sample.get("sample_id")
+    if isinstance(sample_id, bool) or not isinstance(sample_id, str | int):
+        return f"sample {number} has no sample_id (a string or an integer)"
+    category = sample.get("category")
+    if category is not None and not isinstance(category, str):
+        return f"sample {number}: its category is not a string"
+    for metric, value in sample["scores"].items():
+        if problem := score_problem(value):
+            return f"sample {number}, score '{metric}': {problem}"
+    return None
 
 
 def read_results_file(path: Path) -> dict[str, Any]:
@@ -185,10 +225,19 @@ def results_problem(data: Any) -> str | None:
             gate
         ):
             return f"gate {index} lacks metric, threshold, value or passed"
-    for index, sample in enumerate(data["samples"]):
-        if not isinstance(sample, dict) or not isinstance(sample.get("scores"), dict):
-            return f"sample {index} has no scores"
+        for key in ("threshold", "value"):
+            if problem := score_problem(gate[key]):
+                return f"gate {index}, {key}: {problem}"
+    for number, sample in enumerate(data["samples"], start=1):
+        if problem := sample_problem(number, sample):
+            return problem
     for metric, summary in data["summary"].items():
         if not isinstance(summary, dict) or "mean" not in summary:
             return f"summary of '{metric}' has no mean"
+        if problem := score_problem(summary["mean"]):
+            return f"summary of '{metric}', mean: {problem}"
     return None
+
+
+#: the name commands used before outputs were checked for what they would destroy
+check_writable = check_output

@@ -242,11 +242,17 @@ def comparability_warnings(
             f"the runs used different judges ({_model_label(base.get('judge'))} vs "
             f"{_model_label(new.get('judge'))}): their scores are not comparable"
         )
-    elif changed := _changed_settings(base.get("judge"), new.get("judge")):
-        warnings.append(
-            f"the judge ran with different settings ({changed}): llama.cpp's numbers depend "
-            "on them, so small differences may come from that"
-        )
+    else:
+        if changed := _changed_settings(base.get("judge"), new.get("judge")):
+            warnings.append(
+                f"the judge ran with different settings ({changed}): llama.cpp's numbers "
+                "depend on them, so small differences may come from that"
+            )
+        if calibration := _changed_calibration(base.get("judge"), new.get("judge")):
+            warnings.append(
+                f"the judge's verdicts were calibrated differently ({calibration}): its scores "
+                "are not comparable"
+            )
     if reported := _server_changes(base.get("judge"), new.get("judge")):
         warnings.append(
             f"the judge's server reported differently ({reported}): a new server version or "
@@ -285,6 +291,25 @@ def comparability_warnings(
     return warnings
 
 
+def _changed_calibration(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """Which kinds of verdict were mapped differently, as "supported, answers" (a run
+    without maps is uncalibrated)."""
+    before = (base or {}).get("calibration") or {}
+    after = (new or {}).get("calibration") or {}
+
+    def line(entry: Any) -> Any:
+        return (entry.get("a"), entry.get("b")) if isinstance(entry, dict) else entry
+
+    return ", ".join(
+        f"{kind} {'uncalibrated' if kind not in before else 'calibrated'} vs "
+        f"{'uncalibrated' if kind not in after else 'calibrated'}"
+        if (kind in before) != (kind in after)
+        else kind
+        for kind in sorted(before.keys() | after.keys())
+        if line(before.get(kind)) != line(after.get(kind))
+    )
+
+
 def _changed_settings(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     """The judge settings that differ, as "name before vs after, ..." (runs recorded before
     settings were have none: nothing is said about them)."""
@@ -308,7 +333,10 @@ def compare_runs(base: RunScores, new: RunScores, top: int = DEFAULT_TOP) -> Com
             new_rows.append(j)
             base_rows.append(base_index[sample_id])
     if not new_rows:
-        raise UsageError(f"{base.label} and {new.label} share no sample_id: nothing to compare")
+        raise UsageError(
+            f"{base.label} and {new.label} share no sample_id: nothing to compare"
+            + _line_number_hint(base.columns.sample_ids, new.columns.sample_ids)
+        )
     n_shared = len(new_rows)
     metrics = [m for m in new.metrics if m in base.columns.scores]
     not_compared = [m for m in base.metrics + new.metrics if m not in metrics]
@@ -351,6 +379,18 @@ def compare_runs(base: RunScores, new: RunScores, top: int = DEFAULT_TOP) -> Com
         not_compared=list(dict.fromkeys(not_compared)),
         top=top,
     )
+
+
+def _line_number_hint(base_ids: list[str], new_ids: list[str]) -> str:
+    """Rows without a sample_id were named by their line before they were named by their
+    question: two such runs of one dataset share no id."""
+    numbered = [ids for ids in (base_ids, new_ids) if ids and all(i.isdigit() for i in ids)]
+    if len(numbered) == 1:
+        return (
+            " (one run names its samples by line number, as localeval did for rows without a "
+            "sample_id before naming them by their question: evaluate its data again)"
+        )
+    return ""
 
 
 def _largest_changes(

@@ -1,9 +1,15 @@
-"""Quality gates: a threshold per metric, and what to do when a metric falls below it."""
+"""Quality gates: a threshold per metric, and what to do when a metric falls below it.
+
+A gate reads a mean only where it is evidence: when fewer than `min_defined` of the
+samples have a score for the metric (the rest undefined: a missing field, no statements),
+the gate fails and says so, whatever the mean of the few.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from localeval.errors import UsageError
 from localeval.metrics import REGISTRY, spec
@@ -13,6 +19,10 @@ from localeval.stats import MetricSummary
 DEFAULT_THRESHOLDS: dict[str, float] = {
     name: spec.gate for name, spec in REGISTRY.items() if spec.gate is not None
 }
+#: the share of a run's samples that must have a score for a metric before its gate can pass:
+#: a mean over fewer than half the samples says more about which rows were scorable than
+#: about the system (`evaluate --min-defined`)
+DEFAULT_MIN_DEFINED = 0.5
 
 
 def advice(metric: str) -> tuple[str, tuple[str, ...]] | None:
@@ -31,19 +41,73 @@ class GateResult:
     threshold: float
     value: float | None
     passed: bool
+    #: samples with a score and without one (None for gates recorded before these were)
+    n_defined: int | None = None
+    n_undefined: int | None = None
+    #: the share of defined samples the gate needed
+    min_defined: float | None = None
+
+    @classmethod
+    def from_dict(cls, entry: Mapping[str, Any]) -> GateResult:
+        """A gate as results.json and the run history hold it (older ones lack counts)."""
+        return cls(
+            entry["metric"],
+            entry["threshold"],
+            entry["value"],
+            entry["passed"],
+            entry.get("n_defined"),
+            entry.get("n_undefined"),
+            entry.get("min_defined"),
+        )
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        entry: dict[str, object] = {
             "metric": self.metric,
             "threshold": self.threshold,
             "value": self.value,
             "passed": self.passed,
         }
+        if self.too_few_defined:  # the counts are the reason: kept with it
+            entry.update(
+                n_defined=self.n_defined,
+                n_undefined=self.n_undefined,
+                min_defined=self.min_defined,
+                reason=self.title(),
+            )
+        return entry
+
+    @property
+    def too_few_defined(self) -> bool:
+        """Failed because too few samples have a score, whatever their mean."""
+        if self.n_defined is None or self.n_undefined is None or self.min_defined is None:
+            return False
+        total = self.n_defined + self.n_undefined
+        return self.value is not None and total > 0 and self.n_defined < self.min_defined * total
+
+    def title(self) -> str:
+        """One line: why the gate failed."""
+        if self.value is None:
+            return (
+                f"{self.metric} = undefined for every sample, below the threshold "
+                f"{self.threshold:.2f}"
+            )
+        if self.too_few_defined:
+            total = (self.n_defined or 0) + (self.n_undefined or 0)
+            return (
+                f"{self.metric} = {self.value:.3f} from only {self.n_defined} of {total} "
+                f"samples ({self.n_undefined} undefined): a gate needs at least "
+                f"{self.min_defined:.0%} of the samples scored (--min-defined)"
+            )
+        return f"{self.metric} = {self.value:.3f}, below the threshold {self.threshold:.2f}"
 
     def explanation(self) -> str:
         """One paragraph for a failing gate: metric, value, threshold, cause and remedies."""
-        value = "undefined for every sample" if self.value is None else f"{self.value:.3f}"
-        text = f"{self.metric} = {value}, below the threshold {self.threshold:.2f}."
+        if self.too_few_defined:
+            return (
+                f"{self.title()}. The mean of so few is no evidence; each undefined sample's "
+                "undefined_reason in results.json says what it lacks."
+            )
+        text = f"{self.title()}."
         if found := advice(self.metric):
             cause, remedies = found
             text += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
@@ -79,21 +143,45 @@ def parse_threshold(text: str, known_metrics: set[str] | frozenset[str]) -> tupl
 
 
 def evaluate_gates(
-    summaries: Mapping[str, MetricSummary], thresholds: Mapping[str, float]
+    summaries: Mapping[str, MetricSummary],
+    thresholds: Mapping[str, float],
+    min_defined: float = DEFAULT_MIN_DEFINED,
 ) -> list[GateResult]:
     """A gate for each evaluated metric that has a threshold.
 
-    A metric undefined for every sample fails its gate: a gate that passes on no evidence
-    would hide a broken dataset.
+    A metric with a score for fewer than `min_defined` of the samples fails its gate (and
+    one undefined for every sample always does): a gate that passes on no evidence would
+    hide a broken dataset.
     """
     results = []
     for metric, summary in summaries.items():
         if metric not in thresholds:
             continue
         threshold = thresholds[metric]
-        passed = summary.mean is not None and summary.mean >= threshold
-        results.append(GateResult(metric, threshold, summary.mean, passed))
+        enough = summary.n >= min_defined * (summary.n + summary.n_undefined)
+        passed = summary.mean is not None and enough and summary.mean >= threshold
+        results.append(
+            GateResult(
+                metric, threshold, summary.mean, passed, summary.n, summary.n_undefined, min_defined
+            )
+        )
     return results
+
+
+def check_min_defined(share: float) -> None:
+    """The share of defined samples a gate needs must be a share."""
+    if not 0.0 <= share <= 1.0:
+        raise UsageError(f"--min-defined {share:g}: must be between 0 and 1")
+
+
+def check_thresholds_run(overrides: Mapping[str, float], metrics: Collection[str]) -> None:
+    """A --threshold for a metric that is not computed would gate nothing, silently."""
+    for metric, value in overrides.items():
+        if metric not in metrics:
+            raise UsageError(
+                f"--threshold {metric}={value:g}: {metric} is not among the metrics of this run "
+                f"({', '.join(metrics)}); add -m {metric}, or leave the threshold out"
+            )
 
 
 def check_max_drop(max_drop: float) -> None:

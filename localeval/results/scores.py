@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from localeval.errors import UsageError
-from localeval.results.contract import read_json_file
+from localeval.results.contract import read_json_file, sample_problem
 from localeval.results.summary import ScoreColumns
 
 
@@ -38,12 +38,18 @@ def results_scores(data: Any, label: str) -> RunScores:
         or not isinstance(data.get("samples"), list)
     ):
         raise UsageError(f"{label}: not a results.json file (no 'run' and 'samples')")
-    metrics = list(data["run"].get("metrics") or [])
+    metrics = data["run"].get("metrics") or []
+    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+        raise UsageError(
+            f"{label}: not a localeval results file (run.metrics is not a list of names)"
+        )
     ids: list[str] = []
     categories: list[str | None] = []
     values: dict[str, list[float]] = {m: [] for m in metrics}
     details: dict[tuple[str, str], dict[str, Any]] = {}
     for number, sample in enumerate(data["samples"], start=1):
+        if problem := sample_problem(number, sample):
+            raise UsageError(f"{label}: not a localeval results file ({problem})")
         try:
             sample_id = str(sample["sample_id"])
             scores = sample["scores"]
@@ -51,7 +57,8 @@ def results_scores(data: Any, label: str) -> RunScores:
                 score = scores.get(metric)
                 values[metric].append(np.nan if score is None else float(score))
             for metric, entry in (sample.get("details") or {}).items():
-                details[sample_id, metric] = entry
+                if isinstance(entry, dict):  # evidence of another shape is not shown
+                    details[sample_id, metric] = entry
         except (KeyError, TypeError, ValueError, AttributeError):
             raise UsageError(f"{label}: sample {number} is not in the results.json form") from None
         ids.append(sample_id)

@@ -16,6 +16,7 @@ from localeval.metrics.base import Evidence
 from localeval.metrics.explain import number, text
 from localeval.results.gates import GateResult
 from localeval.results.summary import NO_CATEGORY, ScoreColumns
+from localeval.verdict_maps import ReliabilityBin
 
 
 def item(values: Any, index: int) -> Any:
@@ -27,6 +28,21 @@ def fmt(value: Any, digits: int = 3) -> str:
     """A score for display: 3 decimals, or '-' when there is none."""
     x = number(value)
     return "-" if x is None else f"{x:.{digits}f}"
+
+
+def reliability_bins(rows: Any) -> list[ReliabilityBin]:
+    """A recorded reliability diagram ([low, high, n, mean score, mean label] rows), keeping
+    only well-formed rows of numbers in [0, 1] (a results file may be hand-edited)."""
+    found = []
+    for row in rows if isinstance(rows, list) else []:
+        if not (isinstance(row, list) and len(row) == 5):
+            continue
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in row):
+            continue
+        low, high, n, score, label = row
+        if all(math.isfinite(v) and 0 <= v <= 1 for v in (low, high, score, label)) and n > 0:
+            found.append(ReliabilityBin(low, high, int(n), score, label))
+    return found
 
 
 def metric_names(results: Mapping[str, Any]) -> list[str]:
@@ -49,9 +65,16 @@ def gate_results(results: Mapping[str, Any]) -> list[GateResult]:
                 threshold,
                 number(gate.get("value")),
                 gate.get("passed") is True,
+                _count(gate.get("n_defined")),
+                _count(gate.get("n_undefined")),
+                number(gate.get("min_defined")),
             )
         )
     return gates
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def thresholds(results: Mapping[str, Any]) -> dict[str, float]:

@@ -231,6 +231,10 @@ class CachedEmbedder:
         return self._connections.get()
 
     def _key(self, text: str) -> str:
+        # settings that change the vectors (a prefix) key them too; none for most models,
+        # whose keys stay what they were
+        if self.identity.settings:
+            return _digest([self.identity.key, dict(self.identity.settings), text])
         return _digest([self.identity.key, text])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -1,14 +1,20 @@
 """The local SQLite database: run history and the judge/embedding cache share one file.
 
 The schema is versioned from the first release on: `MIGRATIONS[i]` takes a database from
-version i to i + 1, and `open_store` applies whatever is missing in one transaction each.
-WAL journaling keeps the file consistent if the process is killed at any moment.
+version i to i + 1, and `open_store` applies whatever is missing in one IMMEDIATE
+transaction, the version read under the write lock: processes that open a new database at
+the same moment wait for each other rather than apply a migration twice. An SQLite file
+that holds tables of its own is never given localeval's. WAL journaling keeps the file
+consistent if the process is killed at any moment. `open_store(..., readonly=True)` reads
+a database that cannot be written (a read-only file or folder) without changing it.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 from localeval.errors import UsageError
@@ -96,11 +102,22 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN judge_settings TEXT;  -- JSON object
     """,
-    # 5: a judge without a file (a server) is named by its base_url, model and revision, and
-    #    what its server reported about itself; a run may score one shard of its dataset;
-    #    a server judge's retried requests are part of a sample's cost
+    # 5: what else a run's judge and embedder records hold (the judge's calibration maps;
+    # what names a judge that has no file; an embedder's prefix); NULL when nothing more
     """
-    ALTER TABLE runs ADD COLUMN judge_model TEXT;  -- JSON object; NULL for a judge file
+    ALTER TABLE runs ADD COLUMN judge_extra TEXT;     -- JSON object
+    ALTER TABLE runs ADD COLUMN embedder_extra TEXT;  -- JSON object
+    """,
+    # 6: the lease of the process writing a run (see localeval.runs.lease): two processes
+    #    never record into the same run
+    """
+    ALTER TABLE runs ADD COLUMN owner TEXT;      -- JSON: host, boot, pid, started, token
+    ALTER TABLE runs ADD COLUMN heartbeat REAL;  -- unix time the owner last stored a sample
+    """,
+    # 7: a run may score one shard of its dataset (evaluate --shard); a server judge's
+    #    retried requests are part of a sample's cost. (What names a server's judge is
+    #    kept in judge_extra, migration 5.)
+    """
     ALTER TABLE runs ADD COLUMN shard TEXT;        -- "K/N"; NULL for a run of every sample
     ALTER TABLE run_samples ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
     """,
@@ -116,31 +133,124 @@ def schema_version(connection: sqlite3.Connection) -> int:
     return int(connection.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(connection: sqlite3.Connection) -> None:
-    """Apply the migrations this database lacks, each in its own transaction."""
-    version = schema_version(connection)
+def _statements(sql: str) -> Iterator[str]:
+    """The statements of a migration, one at a time: `executescript` would commit the
+    transaction the migration must run in."""
+    pending = ""
+    for line in sql.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip():
+        yield pending
+
+
+def _check_version(version: int) -> None:
     if version > len(MIGRATIONS):
         raise UsageError(
             f"database schema version {version} is newer than this localeval "
             f"understands ({len(MIGRATIONS)}); upgrade localeval"
         )
-    for target, sql in enumerate(MIGRATIONS[version:], start=version + 1):
-        with connection:
-            connection.executescript(f"BEGIN;\n{sql}\nPRAGMA user_version = {target};\nCOMMIT;")
 
 
-def open_store(path: Path | None = None) -> sqlite3.Connection:
-    """Open (creating if needed) and migrate the database; UsageError if it cannot be used."""
+def _refuse_foreign(connection: sqlite3.Connection, where: str) -> None:
+    """A database without localeval's version that already holds tables is someone else's:
+    adding ours would change a file the user did not mean to give."""
+    names = [
+        row[0]
+        for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
+    if names:
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        raise UsageError(
+            f"{where}not a localeval database (it holds other tables: {shown}); it is left as "
+            "it is. Give another --db"
+        )
+
+
+def migrate(connection: sqlite3.Connection, where: str = "") -> None:
+    """Apply the migrations this database lacks, all in one IMMEDIATE transaction (`where`:
+    how a message names the database, "database PATH: ")."""
+    version = schema_version(connection)
+    _check_version(version)
+    if version == len(MIGRATIONS):
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        version = schema_version(connection)  # another process may have migrated meanwhile
+        _check_version(version)
+        if version == 0:
+            _refuse_foreign(connection, where)
+        for sql in MIGRATIONS[version:]:
+            for statement in _statements(sql):
+                connection.execute(statement)
+        connection.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def open_store(path: Path | None = None, readonly: bool = False) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database; UsageError if it cannot be used.
+    `readonly`: open it for reading only, never creating or changing it (a database that can
+    be written is migrated first, as always)."""
     db = path or default_db_path()
     try:
+        if readonly and not _writable(db):
+            return _open_read_only(db)
         db.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(db, timeout=30, isolation_level=None)
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
-        connection.execute("PRAGMA foreign_keys = ON")
-        migrate(connection)
+        try:
+            migrate(connection, f"database {db}: ")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
+            connection.close()
+            raise
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"database {db}: {exc}") from None
     except OSError as exc:
         raise UsageError(f"database {db}: {exc.strerror or exc}") from None
+    return connection
+
+
+def _writable(db: Path) -> bool:
+    """Whether SQLite could write the database and the journal files beside it (access(2)
+    also answers for root and for a read-only mount, which permission bits do not)."""
+    if not db.exists():
+        return True  # reading it says that it does not exist
+    folder = db.parent if str(db.parent) else Path(".")
+    return os.access(db, os.W_OK) and os.access(folder, os.W_OK)
+
+
+def _open_read_only(db: Path) -> sqlite3.Connection:
+    """A database that cannot be written, opened for reading. SQLite needs to create the
+    -shm file beside a WAL database even to read it; where it cannot, the file is read as
+    immutable, which is safe because nothing can write there either."""
+    wal = db.with_name(db.name + "-wal")
+    if wal.exists() and wal.stat().st_size:
+        raise UsageError(
+            f"database {db}: its write-ahead log {wal.name} holds changes that cannot be read "
+            "without write access to its folder"
+        )
+    uri = f"file:{urllib.parse.quote(os.fspath(db.resolve()))}?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+        schema_version(connection)
+    except sqlite3.OperationalError:
+        connection = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
+    version = schema_version(connection)
+    _check_version(version)
+    if version < len(MIGRATIONS):
+        connection.close()
+        raise UsageError(
+            f"database {db}: schema version {version} needs upgrading to {len(MIGRATIONS)}, "
+            "which needs write access; open it once where it can be written"
+        )
     return connection

@@ -1,7 +1,7 @@
 """`localeval evaluate` as a library call: a data file scored into the run history.
 
 Everything that can be checked without the models (options, the whole data file, the
-output folder, the database, the baseline, the run to resume) is checked when an
+output path, the database, the baseline, the run to resume) is checked when an
 `Evaluation` is made, before any model loads. `run()` then scores the samples the run
 lacks through the run engine into the history, one committed sample at a time, so a run
 stopped at any moment keeps what it finished and continues when started again; memory
@@ -23,7 +23,7 @@ from localeval.config import load_models_config
 from localeval.data.samples import DatasetWarning, Sample, read_samples
 from localeval.data.shards import Shard
 from localeval.engine import describe_run, order_metrics, score_samples
-from localeval.errors import DatasetError, UsageError
+from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import (
     Metric,
@@ -33,11 +33,15 @@ from localeval.metrics import (
     configure_metrics,
     metric_names,
 )
-from localeval.results.contract import check_writable, write_results
+from localeval.results.contract import check_output, write_results
 from localeval.results.diff import DEFAULT_MAX_DROP, Comparison, compare_runs
+from localeval.results.files import OutputTarget, database_files
 from localeval.results.gates import (
+    DEFAULT_MIN_DEFINED,
     GateResult,
     check_max_drop,
+    check_min_defined,
+    check_thresholds_run,
     default_thresholds,
     evaluate_gates,
     parse_threshold,
@@ -46,12 +50,14 @@ from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores
 from localeval.results.summary import sub_score_summaries, with_sub_scores
+from localeval.runs.database import default_db_path
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
 from localeval.runs.sources import header_of, load_scores, stored_run_scores
 from localeval.runs.tools import load_tools
 from localeval.stats import MetricSummary
+from localeval.text import printable
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,11 @@ class EvaluationRequest:
     use_cache: bool = True
     #: the metrics' own options by name (e.g. the rubric's criteria_file)
     metric_options: Mapping[str, Any] = field(default_factory=dict)
+    #: the share of samples that must have a score for a metric's gate to pass
+    min_defined: float = DEFAULT_MIN_DEFINED
+    #: how messages and the run history name the data (default: its path, made printable;
+    #: "<stdin>" for data read from standard input)
+    data_label: str | None = None
     #: "K/N": score only shard K of N (localeval.data.shards), for `runs merge` to join
     shard: str | None = None
 
@@ -92,6 +103,14 @@ class EvaluationEvents:
 
     def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str]) -> None:
         """The data checked in full; the models are about to load."""
+
+    def noted(self, message: str) -> None:
+        """Something about the options the user should know (one that has no effect, an
+        output file that will be replaced)."""
+
+    def in_use(self, busy: RunInUseError) -> None:
+        """An interrupted run of the same evaluation is passed over: a live process is
+        writing it (this one starts its own)."""
 
     def resuming(self, run: StoredRun) -> None:
         """An interrupted run of the same evaluation is continued."""
@@ -141,12 +160,22 @@ class Evaluation:
         self.metrics = [build_metric(n, options) for n in self.names]
         self.extended = [m for m in self.metrics if isinstance(m, WithSubScores)]
         self.overrides = dict(parse_threshold(t, metric_names()) for t in request.thresholds)
+        check_thresholds_run(self.overrides, self.names)
+        check_min_defined(request.min_defined)
+        self.label = request.data_label or printable(str(request.data))
         self.skipped: list[DatasetError] = []
         on_invalid = self._skip if request.skip_invalid else None
         self.shard = Shard.parse(request.shard) if request.shard else None
-        self.dataset = scan_dataset(request.data, on_invalid, self.events.warned, self.shard)
+        self.dataset = scan_dataset(
+            request.data, on_invalid, self.events.warned, self.label, self.shard
+        )
+        self.models = load_models_config(request.models)
+        self._check_models_named()
+        self.output: OutputTarget | None = None
         if request.output is not None:
-            check_writable(request.output)
+            self.output = check_output(request.output, self._inputs())
+            if self.output.replaces:
+                self.events.noted(f"--output {request.output} exists; it will be overwritten")
         self.store = RunStore.open(request.db)
         try:
             self._check_before_models()
@@ -158,6 +187,37 @@ class Evaluation:
         self.skipped.append(error)
         self.events.skipped(error)
 
+    def _check_models_named(self) -> None:
+        """--judge and --embedder must name models.toml entries; one no metric uses is said."""
+        request, names = self.request, ", ".join(self.names)
+        if request.judge is not None:
+            self.models.judge(request.judge)  # ConfigError for a name models.toml lacks
+            if not any(m.uses_judge for m in self.metrics):
+                self.events.noted(
+                    f"--judge {request.judge} has no effect: no metric of this run ({names}) "
+                    "uses a judge"
+                )
+        if request.embedder is not None:
+            self.models.embedder(request.embedder)
+            if not any(m.uses_embedder for m in self.metrics):
+                self.events.noted(
+                    f"--embedder {request.embedder} has no effect: no metric of this run "
+                    f"({names}) uses an embedder"
+                )
+
+    def _inputs(self) -> list[tuple[Path, str]]:
+        """The files an output must never overwrite: what this command reads, and the run
+        database with its journals."""
+        request = self.request
+        inputs = [(request.data, "the data file"), (self.models.source, "the models file")]
+        if request.baseline is not None and (path := RunRef(request.baseline).path) is not None:
+            inputs.append((path, "the --baseline results file"))
+        for name, value in request.metric_options.items():
+            for item in value if isinstance(value, list | tuple) else [value]:
+                if isinstance(item, Path):
+                    inputs.append((item, f"a file given to --{name.replace('_', '-')}"))
+        return inputs + database_files(request.db or default_db_path())
+
     def _check_before_models(self) -> None:
         request = self.request
         self.baseline: RunScores | None = None
@@ -166,8 +226,30 @@ class Evaluation:
         self.target: StoredRun | None = None
         if request.resume is not None and request.resume != RESUME_MATCHING:
             self.target = check_resume_target(self.store, request.resume, self.dataset, self.names)
-        self.models = load_models_config(request.models)
+        if warning := self._embedder_language_warning():
+            self.events.warned(warning)
         self.events.loaded(self.dataset.n_samples, len(self.skipped), self.names)
+
+    def _embedder_language_warning(self) -> DatasetWarning | None:
+        """Samples in a language the embedder does not read, when a metric embeds text."""
+        users = [m.name for m in self.metrics if m.uses_embedder]
+        if not users:
+            return None
+        embedder = self.models.embedder(self.request.embedder)
+        if not embedder.languages:
+            return None
+        other = {k: n for k, n in self.dataset.languages.items() if k not in embedder.languages}
+        if not other:
+            return None
+        names = {"zh": "Chinese", "en": "English"}
+        which = ", ".join(f"{n} in {names.get(k, k)}" for k, n in sorted(other.items()))
+        return DatasetWarning(
+            str(self.request.data),
+            f"{which} of {self.dataset.n_samples} samples, but embedder '{embedder.name}' is "
+            f"for {', '.join(names.get(k, k) for k in embedder.languages)} only (models.toml "
+            f"'languages'): {', '.join(users)} will separate chunks poorly there; use a "
+            "multilingual embedder (README, Models)",
+        )
 
     def __enter__(self) -> Evaluation:
         return self
@@ -189,15 +271,17 @@ class Evaluation:
         judged = {m.name for m in metrics if m.uses_judge}
         judge_config = self.models.judge(request.judge) if judged else None
         judge_thresholds = judge_config.thresholds if judge_config else {}
-        thresholds = default_thresholds(judged, judge_thresholds) | self.overrides
+        defaults = default_thresholds(judged, judge_thresholds) | self.overrides
+        # only the metrics of this run are gated, and only theirs are recorded and shown
+        thresholds = {m: v for m, v in defaults.items() if m in self.names}
         from_judge = sorted(m for m in judged & set(judge_thresholds) if m not in self.overrides)
         # the judge/embedding cache lives in the same database as the run history
         cache = self.store.connection if request.use_cache else None
         tools = load_tools(self.models, metrics, request.judge, request.embedder, cache=cache)
-        info = describe_run(metrics, tools, str(request.data), self.dataset.sha256)
+        info = describe_run(metrics, tools, self.label, self.dataset.sha256)
         info.skipped_rows = [skipped_row(error) for error in self.skipped]
         info.shard = str(self.shard) if self.shard else None
-        run, resumed = choose_run(
+        chosen = choose_run(
             self.store,
             info,
             self.dataset.n_samples,
@@ -206,34 +290,45 @@ class Evaluation:
             request.new_run,
             self.target,
         )
-        if resumed:
-            self.events.resuming(run)
-        self._score(run, metrics, tools)
+        for busy in chosen.in_use:
+            self.events.in_use(busy)
+        if chosen.resumed:
+            self.events.resuming(chosen.run)
+        self._score(chosen.run, chosen.resumed, metrics, tools)
         if sha256_file(request.data) != self.dataset.sha256:
             raise UsageError(
-                f"{request.data} changed while it was being evaluated; the run is not complete "
+                f"{self.label} changed while it was being evaluated; the run is not complete "
                 "(evaluate it again with --no-resume)"
             )
         judge = judge_config.name if judge_config else None
-        return self._complete(run, thresholds, from_judge, judge)
+        return self._complete(chosen.run, thresholds, from_judge, judge)
 
-    def _score(self, run: StoredRun, metrics: list[Metric], tools: Tools) -> None:
-        """Score what the run lacks; on any failure or Ctrl-C say what is kept."""
-        rows = read_samples(self.request.data, _ignore if self.request.skip_invalid else None)
+    def _score(self, run: StoredRun, resumed: bool, metrics: list[Metric], tools: Tools) -> None:
+        """Score what the run lacks; on any failure, Ctrl-C or SIGTERM say what is kept."""
+        on_invalid = _ignore if self.request.skip_invalid else None
+        rows = read_samples(self.request.data, on_invalid, name=self.label)
         self.events.scoring(run)
         try:
             sink = RunSink(self.store, run)
             score_samples(rows, metrics, tools, sink, self.events.scored, shard=self.shard)
         except BaseException:
             self.events.scoring_ended()
-            try:
-                done = self.store.get(run.id).n_done
-            except UsageError:
-                pass  # the database itself failed; its error says so
-            else:
-                self.events.stopped(run, done)
+            self._stopped(run, resumed)
             raise
         self.events.scoring_ended()
+
+    def _stopped(self, run: StoredRun, resumed: bool) -> None:
+        """The run stopped part-way: free it for the next command to continue, or, if it is new
+        and stored nothing (a model that would not load), remove it: there is nothing to
+        continue, and an empty incomplete run would only be offered for resuming."""
+        try:
+            done = self.store.get(run.id).n_done
+            if not done and not resumed and self.store.discard_empty(run.id):
+                return
+            self.store.release(run.id)
+        except UsageError:
+            return  # the database itself failed; its error says so
+        self.events.stopped(run, done)
 
     def _complete(
         self,
@@ -248,21 +343,22 @@ class Evaluation:
             # e.g. each rubric criterion, summarised like a metric of its own
             details = (s["details"].get(metric.name, {}) for s in self.store.sample_dicts(run))
             summaries.update(sub_score_summaries(details, metric.sub_scores))
-        gates = evaluate_gates(summaries, thresholds)
+        gates = evaluate_gates(summaries, thresholds, self.request.min_defined)
         run = self.store.complete(run.id, gates)
         by_category = columns.summaries_by_category()
         usage = self.store.usage(run.id)
         return EvaluationOutcome(run, summaries, by_category, gates, from_judge, judge, usage)
 
     def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
-        """The run's results.json, streamed from the database (sub-scores added)."""
+        """The run's results.json, streamed from the database (sub-scores added); the path
+        is checked again, since hours may have passed since it was."""
         header = header_of(self.store, outcome.run)
         samples: Iterator[dict[str, Any]] = self.store.sample_dicts(outcome.run)
         if self.extended:
             header["summary"] = {m: s.as_dict() for m, s in outcome.summaries.items()}
             samples = with_sub_scores(samples, self.extended)
         try:
-            write_results(path, header, samples)
+            write_results(check_output(path, self._inputs()), header, samples)
         except UsageError as exc:
             raise UsageError(
                 f"{exc}. The run is saved: `localeval runs show {outcome.run.id} -o PATH` "
@@ -293,8 +389,11 @@ class RunSink:
 
 
 def skipped_row(error: DatasetError) -> dict[str, object]:
-    """A row --skip-invalid left out, as results.json lists it."""
-    return {"file": error.path, "line": error.line, "field": error.field, "reason": error.detail}
+    """A row --skip-invalid left out, as results.json lists it (`row`: in a JSON array)."""
+    row: dict[str, object] = {"file": error.path, "line": error.line, "field": error.field}
+    if error.row is not None:
+        row["row"] = error.row
+    return {**row, "reason": error.detail}
 
 
 def _ignore(_error: DatasetError) -> None:

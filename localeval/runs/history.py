@@ -4,8 +4,10 @@ Each sample's results are written in a transaction of their own as soon as it is
 so a run killed at any moment keeps everything it finished; a run is marked complete
 (`finished` set) only after its last sample. An incomplete run with the same fingerprint
 (dataset content, judge and embedder files, prompt version, metrics and their settings) is
-"the same evaluation" and can be continued. `latest` and `latest~N` name complete runs,
-the most recently finished first.
+"the same evaluation" and can be continued, by one process at a time: the store that
+starts or continues a run holds its lease (localeval.runs.lease), and every sample it
+stores checks that it still does. `latest` and `latest~N` name complete runs, the most
+recently finished first.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import itertools
 import json
 import math
 import sqlite3
+import time
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from localeval import __version__
-from localeval.errors import UsageError
+from localeval.errors import RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.results.contract import sample_inputs
 from localeval.results.gates import GateResult
@@ -32,7 +35,16 @@ from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
 from localeval.runs.database import default_db_path, open_store
-from localeval.runs.records import RUN_COLUMNS, StoredRun, fingerprint, json_text, stored_run
+from localeval.runs.lease import Owner, alive, close_owner, open_owner
+from localeval.runs.records import (
+    RUN_COLUMNS,
+    StoredRun,
+    embedder_extra,
+    fingerprint,
+    json_text,
+    judge_extra,
+    stored_run,
+)
 
 
 class RunStore:
@@ -41,13 +53,19 @@ class RunStore:
     def __init__(self, connection: sqlite3.Connection, path: Path):
         self.connection = connection
         self.path = path
+        #: this store as the owner of the runs it writes
+        self.owner = open_owner()
+        self._owner_text = self.owner.text()
 
     @classmethod
-    def open(cls, path: Path | None = None) -> RunStore:
+    def open(cls, path: Path | None = None, readonly: bool = False) -> RunStore:
+        """The database at `path` (default: default_db_path()); `readonly` for a command that
+        only reads it, which then works on a database it cannot write."""
         db = path or default_db_path()
-        return cls(open_store(db), db)
+        return cls(open_store(db, readonly), db)
 
     def close(self) -> None:
+        close_owner(self.owner)
         self.connection.close()
 
     @contextmanager
@@ -86,8 +104,8 @@ class RunStore:
                 "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
                 "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
                 "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows, judge_settings, judge_model, shard) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, "
+                "shard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.run_id,
                     info.created,
@@ -106,11 +124,68 @@ class RunStore:
                     __version__,
                     json_text(info.skipped_rows),
                     json_text(judge["settings"]) if "settings" in judge else None,
-                    _judge_model_text(judge),
+                    json_text(extra) if (extra := judge_extra(judge)) else None,
+                    json_text(more) if (more := embedder_extra(embedder)) else None,
+                    self._owner_text,
+                    time.time(),
                     info.shard,
                 ),
             )
         return self.get(info.run_id)
+
+    def claim(self, run_id: str) -> StoredRun | None:
+        """Take the lease of an incomplete run to continue it; None if it was completed
+        meanwhile, RunInUseError while another live process holds it (checked and taken
+        under one write lock, so of two processes claiming at once one gets it)."""
+        with self._transaction("taking over a run") as db:
+            row = db.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise UsageError(f"no run '{run_id}' in {self.path}")
+            run = stored_run(row)
+            if run.complete:
+                return None
+            now = time.time()
+            other = run.owner is not None and run.owner.token != self.owner.token
+            if other and run.owner is not None and alive(run.owner, run.heartbeat, now):
+                age = None if run.heartbeat is None else max(0.0, now - run.heartbeat)
+                raise RunInUseError(run.id, run.owner.describe(), age)
+            db.execute(
+                "UPDATE runs SET owner = ?, heartbeat = ? WHERE id = ?",
+                (self._owner_text, now, run_id),
+            )
+        return self.get(run_id)
+
+    def release(self, run_id: str) -> None:
+        """Give up the lease of a run this store holds (it stopped part-way)."""
+        with self._transaction("releasing a run"):
+            self.connection.execute(
+                "UPDATE runs SET owner = NULL WHERE id = ? AND owner = ?",
+                (run_id, self._owner_text),
+            )
+
+    def discard_empty(self, run_id: str) -> bool:
+        """Remove a run this store holds that has no sample stored; whether it did."""
+        with self._transaction("removing an empty run") as db:
+            removed = db.execute(
+                "DELETE FROM runs WHERE id = ? AND owner = ? AND NOT EXISTS "
+                "(SELECT 1 FROM run_samples WHERE run_id = ?)",
+                (run_id, self._owner_text, run_id),
+            ).rowcount
+        return bool(removed)
+
+    def _renew(self, db: sqlite3.Connection, run_id: str) -> None:
+        """Inside a write: refresh the lease, or refuse if another process has taken it."""
+        held = db.execute(
+            "UPDATE runs SET heartbeat = ? WHERE id = ? AND owner = ?",
+            (time.time(), run_id, self._owner_text),
+        ).rowcount
+        if not held:
+            owner = db.execute("SELECT owner FROM runs WHERE id = ?", (run_id,)).fetchone()
+            holder = stored_owner(owner[0] if owner else None)
+            raise UsageError(
+                f"run {run_id} is no longer this process's to write ({holder} holds it); "
+                "this process stops, and the samples it stored are kept"
+            )
 
     def set_thresholds(self, run_id: str, thresholds: Mapping[str, float]) -> None:
         """A resumed run takes the thresholds of the command that finishes it."""
@@ -130,6 +205,7 @@ class RunStore:
         """Store one scored sample, all metrics at once or nothing."""
         sample, usage = result.sample, result.usage
         with self._transaction("storing a sample's scores") as db:
+            self._renew(db, run_id)
             inserted = db.execute(
                 "INSERT OR IGNORE INTO run_samples (run_id, sample_id, position, line, category, "
                 "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds, inputs, "
@@ -150,7 +226,7 @@ class RunStore:
                 ),
             ).rowcount
             if not inserted:
-                return  # another process continuing the same run stored it first
+                return  # stored before (the lease rules out another process)
             db.executemany(
                 "INSERT INTO run_scores (run_id, sample_id, metric, score, undefined_reason, "
                 "details) VALUES (?, ?, ?, ?, ?, ?)",
@@ -166,9 +242,10 @@ class RunStore:
         if run.n_done != run.n_samples:
             raise ValueError(f"run {run_id} has {run.n_done} of {run.n_samples} samples")
         finished = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        with self._transaction("completing a run"):
-            self.connection.execute(
-                "UPDATE runs SET finished = ?, gates = ? WHERE id = ?",
+        with self._transaction("completing a run") as db:
+            self._renew(db, run_id)
+            db.execute(
+                "UPDATE runs SET finished = ?, gates = ?, owner = NULL WHERE id = ?",
                 (finished, json_text([g.as_dict() for g in gates]), run_id),
             )
         return self.get(run_id)
@@ -188,12 +265,12 @@ class RunStore:
             raise UsageError(f"no run '{run_id}' in {self.path} (see `localeval runs list`)")
         return runs[0]
 
-    def find_resumable(self, fingerprint_hex: str) -> StoredRun | None:
-        """The newest incomplete run of the same evaluation, if any."""
-        runs = self._runs(
+    def find_resumable(self, fingerprint_hex: str) -> list[StoredRun]:
+        """The incomplete runs of the same evaluation, newest first (some may be held by a
+        live process: see `claim`)."""
+        return self._runs(
             "WHERE fingerprint = ? AND finished IS NULL", (fingerprint_hex,), "ORDER BY rowid DESC"
         )
-        return runs[0] if runs else None
 
     def list_runs(self, limit: int | None = None) -> list[StoredRun]:
         """Runs, newest first (by start time), incomplete ones included."""
@@ -315,11 +392,10 @@ class RunStore:
         return entry
 
 
-def _judge_model_text(judge: dict[str, Any]) -> str | None:
-    """The judge's record besides its name, sha256 and settings (a server's base_url, model,
-    revision and what it reported about itself), as JSON; None for a judge file."""
-    rest = {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings")}
-    return json_text(rest) if rest else None
+def stored_owner(text: str | None) -> str:
+    """Who holds a lease, for a message."""
+    owner = Owner.parse(text)
+    return "no process" if owner is None else owner.describe()
 
 
 def _sample_key(row: Sequence[Any]) -> tuple[str, str | None]:

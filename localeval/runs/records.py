@@ -9,17 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.results.model import RunInfo
+from localeval.runs.lease import Owner
 
 
 def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def judge_model(judge: dict[str, Any]) -> dict[str, Any]:
-    """What names a judge that has no file (a server's base_url, model, revision); nothing
-    for a judge file. What the server reported about itself is not part of it: a server
-    restarted part-way through a run says it again, and the run continues."""
-    return {k: v for k, v in judge.items() if k not in ("name", "sha256", "settings", "server")}
 
 
 def fingerprint(info: RunInfo) -> str:
@@ -33,9 +27,17 @@ def fingerprint(info: RunInfo) -> str:
         # absent for runs recorded before settings were: their fingerprints stay as they were
         **({"judge_settings": judge["settings"]} if "settings" in judge else {}),
         "embedder_sha256": (info.embedder or {}).get("sha256"),
+        # what besides its weights changes its vectors; absent (as for older runs) without
+        **(
+            {"embedder_settings": info.embedder["settings"]}
+            if info.embedder and info.embedder.get("settings")
+            else {}
+        ),
         "prompt_version": info.prompt_version,
         "metrics": info.metrics,
         "metric_settings": info.metric_settings,
+        # the map from the judge's verdicts to scores; absent (as for older runs) without one
+        **({"calibration": judge["calibration"]} if "calibration" in judge else {}),
         # absent for a run of every sample: fingerprints of earlier runs stay as they were
         **({"shard": info.shard} if info.shard else {}),
     }
@@ -53,6 +55,10 @@ class StoredRun:
     n_done: int
     thresholds: dict[str, float]
     gates: list[dict[str, Any]] | None
+    #: the process that holds the run's lease (localeval.runs.lease), and when it last stored
+    #: a sample (unix time)
+    owner: Owner | None = None
+    heartbeat: float | None = None
 
     @property
     def id(self) -> str:
@@ -73,8 +79,29 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings, judge_model, shard"
+    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, shard"
 )
+
+#: the keys of a judge record that have columns of their own
+_JUDGE_COLUMNS = ("name", "sha256", "settings")
+
+
+def judge_extra(judge: dict[str, Any]) -> dict[str, Any]:
+    """What a judge record holds besides its name, sha256 and settings."""
+    return {k: v for k, v in judge.items() if k not in _JUDGE_COLUMNS}
+
+
+def judge_model(judge: dict[str, Any]) -> dict[str, Any]:
+    """What names a judge that has no file (a server's base_url, model, revision); nothing
+    for a judge file. Neither its calibration (a key of its own in the fingerprint) nor what
+    its server reported about itself is part of it: a server restarted part-way through a
+    run says it again, and the run continues."""
+    return {k: v for k, v in judge_extra(judge).items() if k not in ("calibration", "server")}
+
+
+def embedder_extra(embedder: dict[str, Any]) -> dict[str, Any]:
+    """What an embedder record holds besides its name and sha256."""
+    return {k: v for k, v in embedder.items() if k not in ("name", "sha256")}
 
 
 def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
@@ -83,15 +110,20 @@ def _model(name: str | None, sha256: str | None) -> dict[str, Any] | None:
     return {"name": name, "sha256": sha256} if sha256 else {"name": name}
 
 
-def _judge(
-    name: str | None, sha256: str | None, settings: str | None, model: str | None
-) -> dict[str, Any] | None:
-    judge = _model(name, sha256)
-    if judge is not None and model is not None:
-        judge.update(json.loads(model))  # base_url, model, revision, server
-    if judge is not None and settings is not None:
-        judge["settings"] = json.loads(settings)
+def _judge(row: Sequence[Any]) -> dict[str, Any] | None:
+    judge = _model(row[7], row[8])
+    if judge is not None and row[18] is not None:
+        judge["settings"] = json.loads(row[18])
+    if judge is not None and row[19] is not None:
+        judge.update(json.loads(row[19]))  # calibration; a server's base_url, model, ...
     return judge
+
+
+def _embedder(row: Sequence[Any]) -> dict[str, Any] | None:
+    embedder = _model(row[9], row[10])
+    if embedder is not None and row[20] is not None:
+        embedder.update(json.loads(row[20]))
+    return embedder
 
 
 def stored_run(row: Sequence[Any]) -> StoredRun:
@@ -99,14 +131,14 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         run_id=row[0],
         created=row[1],
         metrics=json.loads(row[12]),
-        judge=_judge(row[7], row[8], row[18], row[19]),
-        embedder=_model(row[9], row[10]),
+        judge=_judge(row),
+        embedder=_embedder(row),
         prompt_version=row[11],
         dataset=row[4],
         dataset_sha256=row[5],
         metric_settings=json.loads(row[13]),
         skipped_rows=json.loads(row[17]),
-        shard=row[20],
+        shard=row[23],
     )
     return StoredRun(
         info=info,
@@ -116,4 +148,6 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         n_done=row[16],
         thresholds=json.loads(row[14]),
         gates=json.loads(row[15]) if row[15] is not None else None,
+        owner=Owner.parse(row[21]),
+        heartbeat=row[22],
     )

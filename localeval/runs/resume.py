@@ -4,17 +4,19 @@ of the same evaluation, or a new one)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from localeval.backends.files import sha256_file
 from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
 from localeval.data.shards import Shard
-from localeval.errors import UsageError
+from localeval.errors import RunInUseError, UsageError
 from localeval.results.model import RunInfo
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun, fingerprint
+from localeval.text import detect_language
 
 #: `--resume` without a run id: continue this evaluation's interrupted run, which must exist
 RESUME_MATCHING = "matching"
@@ -28,29 +30,36 @@ class DatasetScan:
     path: Path
     n_samples: int
     sha256: str
+    #: samples by the language of their question ("en", "zh")
+    languages: Mapping[str, int] = field(default_factory=dict)
 
 
 def scan_dataset(
     path: Path,
     on_invalid: OnInvalid | None = None,
     on_warning: OnWarning | None = None,
+    name: str | None = None,
     shard: Shard | None = None,
 ) -> DatasetScan:
     """Validate every row in one streaming pass, before any model loads. Without
-    `on_invalid` the first invalid row raises; with it, invalid rows go there. With a
-    `shard`, every row is checked and the shard's samples counted."""
+    `on_invalid` the first invalid row raises; with it, invalid rows go there. Messages name
+    the file `name` (see read_samples). With a `shard`, every row is checked and the shard's
+    samples counted."""
     counter = InvalidRowCounter(on_invalid)
-    count = held = 0
-    for sample in read_samples(path, counter.handler(), on_warning):
+    languages: Counter[str] = Counter()
+    count = 0
+    for sample in read_samples(path, counter.handler(), on_warning, name):
         count += 1
-        held += shard is None or shard.holds(sample.sample_id)
+        if shard is None or shard.holds(sample.sample_id):
+            languages[detect_language(sample.question)] += 1
     if not count:
-        raise counter.no_samples(path)
+        raise counter.no_samples(name or path)
+    held = sum(languages.values())
     if not held:
         raise UsageError(
-            f"shard {shard} of {path} holds none of its {count} samples; use fewer shards"
+            f"shard {shard} of {name or path} holds none of its {count} samples; use fewer shards"
         )
-    return DatasetScan(path, held, sha256_file(path))
+    return DatasetScan(path, held, sha256_file(path), dict(languages))
 
 
 def check_resume_target(
@@ -74,6 +83,16 @@ def check_resume_target(
     return run
 
 
+@dataclass
+class ChosenRun:
+    """The run to record into, whether it is an interrupted one continued, and the runs of
+    the same evaluation passed over because a live process is writing them."""
+
+    run: StoredRun
+    resumed: bool
+    in_use: list[RunInUseError]
+
+
 def choose_run(
     store: RunStore,
     info: RunInfo,
@@ -82,10 +101,10 @@ def choose_run(
     resume: str | None,
     new_run: bool,
     target: StoredRun | None,
-) -> tuple[StoredRun, bool]:
-    """The run to record into: the one asked for, an interrupted run of the same evaluation,
-    or a new one; and whether it is an interrupted one, continued."""
-    same = None if new_run else store.find_resumable(fingerprint(info))
+) -> ChosenRun:
+    """The run to record into: the one asked for, an interrupted run of the same evaluation
+    that no live process is writing, or a new one. A run another process is writing is never
+    joined: asked for by `--resume`, that is an error; found by itself, a new run starts."""
     if target is not None:
         if target.fingerprint != fingerprint(info):
             raise UsageError(
@@ -93,13 +112,34 @@ def choose_run(
                 "embedder, prompt version or metric settings differ); use --no-resume to start "
                 "a new run"
             )
-        same = target
-    elif resume == RESUME_MATCHING and same is None:
+        try:
+            claimed = store.claim(target.id)
+        except RunInUseError as busy:
+            raise UsageError(
+                f"{busy}; wait for it to finish, or start a new run with --no-resume"
+            ) from None
+        if claimed is None:
+            raise UsageError(f"run {target.id} is already complete; there is nothing to resume")
+        return ChosenRun(_resumed(store, claimed, thresholds), True, [])
+    in_use: list[RunInUseError] = []
+    for candidate in [] if new_run else store.find_resumable(fingerprint(info)):
+        try:
+            claimed = store.claim(candidate.id)
+        except RunInUseError as busy:
+            in_use.append(busy)
+            continue
+        if claimed is not None:
+            return ChosenRun(_resumed(store, claimed, thresholds), True, in_use)
+    if resume == RESUME_MATCHING:
+        busy = f" ({'; '.join(str(e) for e in in_use)})" if in_use else ""
         raise UsageError(
-            "no interrupted run of this evaluation (same data, models, prompts and metrics) "
-            "to resume; run without --resume to start one"
+            f"no interrupted run of this evaluation (same data, models, prompts and metrics) "
+            f"to resume{busy}; run without --resume to start one"
         )
-    if same is None:
-        return store.start(info, n_samples, thresholds), False
-    store.set_thresholds(same.id, thresholds)
-    return same, True
+    return ChosenRun(store.start(info, n_samples, thresholds), False, in_use)
+
+
+def _resumed(store: RunStore, run: StoredRun, thresholds: Mapping[str, float]) -> StoredRun:
+    """A resumed run takes the thresholds of the command that finishes it."""
+    store.set_thresholds(run.id, thresholds)
+    return store.get(run.id)

@@ -42,15 +42,16 @@ def stored_run_scores(store: RunStore, run: StoredRun, label: str) -> RunScores:
     return RunScores(label, header["run"], columns, lambda s, m: store.sample_details(run.id, s, m))
 
 
-def open_history(db_path: Path | None) -> RunStore:
-    """The run history, which must exist already (reading it never creates one)."""
+def open_history(db_path: Path | None, writable: bool = False) -> RunStore:
+    """The run history, which must exist already, for reading (reading it never creates
+    one, and works where it cannot be written) or, `writable`, for changing it."""
     path = db_path or default_db_path()
     if not path.exists():
         raise UsageError(
             f"no run history at {path}: `localeval evaluate DATA` creates it "
             "(or give --db PATH / set LOCALEVAL_DB)"
         )
-    return RunStore.open(path)
+    return RunStore.open(path, readonly=not writable)
 
 
 @contextmanager
@@ -87,7 +88,7 @@ def load_results(ref: RunRef, db_path: Path | None = None) -> dict[str, Any]:
         if not ref.path.exists():
             raise UsageError(f"'{ref.text}': no such results file")
         return read_results_file(ref.path)
-    store = RunStore.open(db_path)
+    store = open_history(db_path)
     try:
         run = store.resolve(ref.text)
         if not run.complete:

@@ -11,6 +11,7 @@ from localeval.config import EmbedderConfig, JudgeConfig, ModelsConfig
 from localeval.embedder import Embedder
 from localeval.judge import Judge
 from localeval.metrics import Metric, Tools
+from localeval.prompts.sets import prompt_set
 from localeval.runs.cache import CachedEmbedder, CachedJudge
 
 
@@ -49,6 +50,8 @@ def load_tools(
     if any(m.uses_judge for m in metrics):
         judge_config = models.judge(judge_name)
         tools.verdict_thresholds = dict(judge_config.thresholds)
+        tools.calibration = dict(judge_config.calibration)
+        tools.prompts = prompt_set(judge_config.prompts)
         tools.judge = open_judge(judge_config, cache)
     if any(m.uses_embedder for m in metrics):
         tools.embedder = open_embedder(models.embedder(embedder_name), cache)

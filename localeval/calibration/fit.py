@@ -1,0 +1,173 @@
+"""Fitting a judge's calibration maps from labelled rows (`localeval calibrate --fit`), and
+measuring them only on rows they were not fitted on.
+
+Per kind of verdict, the rows of every labelled dataset that scores that kind (their raw
+verdicts and label) are pooled. The map's error is measured by leaving one dataset out at
+a time: fitted on the others, it predicts the held-out dataset's scores, and the expected
+calibration error (ECE) and the reliability diagram are read from those predictions
+alone. A kind with a single dataset is measured by five folds of its pairs (rows sharing
+a pair_id stay together). The map that is kept is then fitted on every row.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from localeval.calibration.agreement import RowScore
+from localeval.verdict_maps import (
+    ReliabilityBin,
+    VerdictMap,
+    expected_calibration_error,
+    fit_map,
+    reliability,
+    with_measurement,
+)
+
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One held-out part: its rows, and the ECE before and after the map fitted without it."""
+
+    name: str
+    rows: int
+    ece_raw: float
+    ece: float
+
+
+@dataclass
+class KindFit:
+    """The map of one kind of verdict and what was measured of it."""
+
+    kind: str
+    map: VerdictMap
+    held_out: list[HeldOut] = field(default_factory=list)
+    #: over every held-out prediction together
+    ece_raw: float = float("nan")
+    ece: float = float("nan")
+    bins: list[ReliabilityBin] = field(default_factory=list)
+    #: how the held-out parts were made: "by dataset" or "5 folds of <dataset>"
+    scheme: str = "by dataset"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "map": self.map.record(),
+            "scheme": self.scheme,
+            "ece_raw": round(self.ece_raw, 4),
+            "ece": round(self.ece, 4),
+            "held_out": [vars(h) for h in self.held_out],
+        }
+
+
+Row = tuple[list[float], float]
+
+
+def usable_rows(rows: Sequence[RowScore]) -> dict[str, dict[str, list[tuple[Any, Row]]]]:
+    """kind -> dataset -> [(pair_id, (raw verdicts, label))], for rows with labels in [0, 1]."""
+    found: dict[str, dict[str, list[tuple[Any, Row]]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        if row.verdict_kind is None or not row.verdicts or row.label is None:
+            continue
+        if 0.0 <= row.label <= 1.0:
+            found[row.verdict_kind][row.dataset].append((row.pair_id, (row.verdicts, row.label)))
+    return {kind: dict(by_dataset) for kind, by_dataset in found.items()}
+
+
+def _score(fitted: VerdictMap | None, verdicts: Sequence[float]) -> float:
+    values = verdicts if fitted is None else [fitted.apply(p) for p in verdicts]
+    return float(np.mean(values))
+
+
+def _folds(rows: list[tuple[Any, Row]]) -> list[list[int]]:
+    """Row indices in FOLDS parts, rows sharing a pair_id in the same part."""
+    groups: dict[Any, list[int]] = defaultdict(list)
+    for i, (pair, _) in enumerate(rows):
+        groups[pair if pair is not None else ("row", i)].append(i)
+    parts: list[list[int]] = [[] for _ in range(FOLDS)]
+    for n, members in enumerate(groups.values()):
+        parts[n % FOLDS] += members
+    return [p for p in parts if p]
+
+
+def fit_kind(kind: str, by_dataset: dict[str, list[tuple[Any, Row]]]) -> KindFit:
+    """The map for one kind, measured on held-out datasets (or folds of the only one)."""
+    names = sorted(by_dataset)
+    if len(names) > 1:
+        parts = [
+            (
+                name,
+                [r for n in names if n != name for _, r in by_dataset[n]],
+                [r for _, r in by_dataset[name]],
+            )
+            for name in names
+        ]
+        scheme = "by dataset"
+    else:
+        (name,) = names
+        rows = by_dataset[name]
+        parts = []
+        for number, held in enumerate(_folds(rows), start=1):
+            keep = set(held)
+            parts.append(
+                (
+                    f"{name} fold {number}",
+                    [r for i, (_, r) in enumerate(rows) if i not in keep],
+                    [r for i, (_, r) in enumerate(rows) if i in keep],
+                )
+            )
+        scheme = f"{len(parts)} folds of {name}"
+    held_out: list[HeldOut] = []
+    predicted: list[float] = []
+    raw: list[float] = []
+    labels: list[float] = []
+    for name, train, test in parts:
+        try:
+            fitted = fit_map(kind, train)
+        except ValueError:
+            continue  # what is left to fit on holds one label only: says nothing of a map
+        scores = [_score(fitted, verdicts) for verdicts, _ in test]
+        plain = [_score(None, verdicts) for verdicts, _ in test]
+        truth = [label for _, label in test]
+        held_out.append(
+            HeldOut(
+                name,
+                len(test),
+                expected_calibration_error(plain, truth),
+                expected_calibration_error(scores, truth),
+            )
+        )
+        predicted += scores
+        raw += plain
+        labels += truth
+    every = [r for name in names for _, r in by_dataset[name]]
+    described = ", ".join(f"{name} ({len(by_dataset[name])} rows)" for name in names)
+    final = fit_map(kind, every, fitted_on=described)
+    ece = expected_calibration_error(predicted, labels)
+    bins = reliability(predicted, labels)
+    return KindFit(
+        kind,
+        with_measurement(final, ece, bins),
+        held_out,
+        expected_calibration_error(raw, labels),
+        ece,
+        bins,
+        scheme,
+    )
+
+
+def fit_maps(rows: Sequence[RowScore]) -> dict[str, KindFit]:
+    """A map per kind of verdict the rows hold (kinds whose labels are all alike are left
+    out: they cannot say where a verdict should sit)."""
+    fits: dict[str, KindFit] = {}
+    for kind, by_dataset in sorted(usable_rows(rows).items()):
+        labels = {label for rows_ in by_dataset.values() for _, (_, label) in rows_}
+        if len(labels) > 1 and sum(len(r) for r in by_dataset.values()) >= 4:
+            fits[kind] = fit_kind(kind, by_dataset)
+    return fits

@@ -1,0 +1,53 @@
+"""Whether a run's scores are calibrated: for each metric made of judge verdicts, whether
+the judge had a map for that kind of verdict (then the score reads as the probability that
+a person agrees) or not (then it is the judge's raw P(Yes), on that judge's own scale)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from localeval.metrics import spec
+
+
+@dataclass(frozen=True)
+class CalibrationStatus:
+    """What a run's judge record says about the calibration of its metrics."""
+
+    judge: str
+    #: metrics whose verdicts the judge's maps calibrated, and those they did not
+    calibrated: list[str]
+    uncalibrated: list[str]
+    #: the maps as the run recorded them, by kind of verdict
+    maps: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def calibration_status(
+    judge: Mapping[str, Any] | None, metrics: Sequence[str]
+) -> CalibrationStatus | None:
+    """None when no metric of the run is made of judge verdicts."""
+    kinds = {m: found.verdict_kind for m in metrics if (found := spec(m)) and found.verdict_kind}
+    if judge is None or not kinds:
+        return None
+    maps = judge.get("calibration") or {}
+    return CalibrationStatus(
+        str(judge.get("name", "?")),
+        [m for m, kind in kinds.items() if kind in maps],
+        [m for m, kind in kinds.items() if kind not in maps],
+        {k: v for k, v in maps.items() if isinstance(v, Mapping)},
+    )
+
+
+def calibration_sentence(status: CalibrationStatus) -> str:
+    """One sentence for a summary or report."""
+    if not status.uncalibrated:
+        return (
+            f"Judge {status.judge} is calibrated: each verdict is the probability that a "
+            "person would agree, so scores read as shares and SPEC's gates apply."
+        )
+    names = ", ".join(status.uncalibrated)
+    return (
+        f"Judge {status.judge} is not calibrated for {names}: those scores are its raw "
+        "P(Yes), on its own scale (`localeval calibrate --fit` fits a map from labelled rows)."
+    )
