@@ -351,3 +351,40 @@ def test_calibrate_and_compare_answers_run_through_the_server(
     compared = CliRunner().invoke(main, ["compare-answers", str(pairs), "--no-progress"])
     assert compared.exit_code == 0, compared.output
     assert any(b.get("prompt", "").rstrip().endswith("assistant") for b in fake.completions())
+
+
+def test_a_server_judge_takes_its_prompt_set_and_calibration_from_its_entry(
+    fake: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`prompts` and calibration maps are every judge's, a server's too: the run records
+    both beside the server's name (judge_extra, read back from the history), and a new
+    revision is another judge whatever the calibration."""
+    models = tmp_path / "server.toml"
+
+    def run(revision: str) -> dict[str, Any]:
+        text = models_toml(fake.url, revision=revision, prompts="rag-4")
+        calibration = "[judges.server.calibration.supported]\na = 2.0\nb = 0.5\n"
+        models.write_text(text + calibration, encoding="utf-8")
+        monkeypatch.setenv("LOCALEVAL_MODELS", str(models))
+        out = tmp_path / f"{revision}.json"
+        command = ["evaluate", str(DEMO), "-o", str(out), "--no-progress", "-mfaithfulness"]
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code in (0, 1), result.output
+        return dict(json.loads(out.read_text()))
+
+    report = run("a")
+    assert report["run"]["prompt_version"] == "rag-4"
+    judge = report["run"]["judge"]
+    assert (judge["model"], judge["revision"]) == ("judge-model", "a")
+    assert judge["calibration"]["supported"]["a"] == 2.0
+    # rag-4 asks whether a statement is supported as an answer to the sample's question
+    assert any("Is the answer supported" in b["prompt"] for b in fake.completions())
+    store = RunStore.open(None)
+    try:
+        assert store.resolve("latest").info.judge == judge
+    finally:
+        store.close()
+    run("b")
+    diff = CliRunner().invoke(main, ["diff", "latest~1", "latest"])
+    assert "revision a at" in diff.output and "revision b at" in diff.output
+    assert "calibrated differently" not in diff.output
