@@ -4,22 +4,29 @@
 history (localeval.runs.evaluation, for `localeval evaluate`), or memory (`MemorySink`,
 for the Python API and the measuring scripts). It returns what it did; it prints nothing.
 
-Samples are scored one after another: the in-process judge is one model on the CPU, and
-its prefix reuse wants a sample's prompts together. The order of work is the scheduler's
-(`Sequential`); a backend that can hold several samples in flight (a judge server) would
-get a scheduler that scores several at once and still hands them to the sink in dataset
-order, each with its own usage counter.
+The order of work is the scheduler's. `Sequential` scores one sample after another: the
+in-process judge is one model on the CPU, and its prefix reuse wants a sample's prompts
+together. A judge that can hold several samples in flight (a judge server with
+`concurrency` > 1) gets `InFlight`, which scores that many at once, each through a
+session of the judge (its own usage counter and request stream), and still hands the
+results to the sink in dataset order, so resuming and the cache work as with one.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import queue
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from localeval.data.samples import Sample
-from localeval.errors import PromptTooLongError, UsageError
+from localeval.data.shards import Shard
+from localeval.errors import PromptTooLongError, UsageError, VerdictUnreadable
 from localeval.judge import Usage
 from localeval.metrics import (
     RAG_METRICS,
@@ -96,6 +103,8 @@ def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> Sam
                 f"too long for the judge: {exc.n_tokens} tokens needed, context holds "
                 f"{exc.n_ctx} (raise n_ctx in models.toml or shorten the contexts)"
             )
+        except VerdictUnreadable as exc:
+            results[metric.name] = MetricResult.undefined(str(exc))
     usage = tools.judge.usage - before if tools.judge is not None else Usage()
     usage.seconds = time.perf_counter() - started  # embedding included
     return SampleResult(sample, results, usage)
@@ -125,6 +134,7 @@ class MemorySink:
 
 
 Score = Callable[[Sample], SampleResult]
+Jobs = Iterable[tuple[int, Sample]]
 
 
 class Scheduler(Protocol):
@@ -138,11 +148,81 @@ class Scheduler(Protocol):
 class Sequential:
     """One sample after another: what an in-process judge wants."""
 
-    def run(
-        self, jobs: Iterable[tuple[int, Sample]], score: Score
-    ) -> Iterator[tuple[int, SampleResult]]:
+    def run(self, jobs: Jobs, score: Score) -> Iterator[tuple[int, SampleResult]]:
         for position, sample in jobs:
             yield position, score(sample)
+
+
+class InFlight:
+    """Up to `concurrency` samples scored at once, in threads; results yielded in order.
+
+    At most twice that many samples are taken from `jobs` ahead of the one yielded next,
+    so memory stays flat. When the consumer stops (an error, Ctrl-C) the samples not
+    started are dropped, `on_stop` cancels those in progress (a server judge aborts their
+    requests), and the threads, daemons, never hold the process open.
+    """
+
+    def __init__(self, concurrency: int, on_stop: Callable[[], None] | None = None):
+        self.concurrency = concurrency
+        self.on_stop = on_stop
+
+    def run(self, jobs: Jobs, score: Score) -> Iterator[tuple[int, SampleResult]]:
+        todo: queue.Queue[tuple[Sample, Future[SampleResult]] | None] = queue.Queue()
+        for number in range(self.concurrency):
+            name = f"localeval-sample-{number}"
+            threading.Thread(target=_work, args=(todo, score), name=name, daemon=True).start()
+        window: deque[tuple[int, Future[SampleResult]]] = deque()
+        source = iter(jobs)
+        try:
+            while True:
+                while len(window) < 2 * self.concurrency:
+                    job = next(source, None)
+                    if job is None:
+                        break
+                    future: Future[SampleResult] = Future()
+                    todo.put((job[1], future))
+                    window.append((job[0], future))
+                if not window:
+                    return
+                position, future = window.popleft()
+                yield position, future.result()
+        finally:
+            for _, waiting in window:
+                waiting.cancel()
+            if window and self.on_stop is not None:
+                self.on_stop()
+            for _ in range(self.concurrency):
+                todo.put(None)
+
+
+def _work(todo: queue.Queue[tuple[Sample, Future[SampleResult]] | None], score: Score) -> None:
+    """A worker of `InFlight`: scores samples until told to stop (None)."""
+    while (item := todo.get()) is not None:
+        sample, future = item
+        if not future.set_running_or_notify_cancel():
+            continue  # dropped before it started
+        try:
+            future.set_result(score(sample))
+        except BaseException as exc:  # handed to the consumer, in dataset order
+            future.set_exception(exc)
+
+
+def scheduler_for(tools: Tools) -> Scheduler:
+    """`InFlight` for a judge that holds several samples in flight, else `Sequential`."""
+    judge = tools.judge
+    concurrency = getattr(judge, "concurrency", 1)
+    if judge is not None and concurrency > 1 and hasattr(judge, "session"):
+        return InFlight(concurrency, getattr(judge, "cancel", None))
+    return Sequential()
+
+
+def sample_tools(tools: Tools) -> Tools:
+    """The tools for one sample: with a session of the judge when samples are in flight
+    (its own usage counter, so that each sample's cost is its own)."""
+    judge = tools.judge
+    if judge is None or getattr(judge, "concurrency", 1) <= 1 or not hasattr(judge, "session"):
+        return tools
+    return dataclasses.replace(tools, judge=judge.session())
 
 
 @dataclass
@@ -162,21 +242,25 @@ def score_samples(
     sink: Sink,
     on_scored: Callable[[SampleResult], None] | None = None,
     scheduler: Scheduler | None = None,
+    shard: Shard | None = None,
 ) -> Scored:
-    """Score every sample the sink lacks with every metric and hand it to the sink."""
+    """Score every sample the sink lacks with every metric and hand it to the sink (only
+    the samples of `shard`, when one is given, under their positions in the whole data)."""
     tally = Scored()
 
     def jobs() -> Iterator[tuple[int, Sample]]:
         for position, sample in enumerate(samples):
+            if shard is not None and not shard.holds(sample.sample_id):
+                continue
             if sink.has(position, sample):
                 tally.kept += 1  # scored before the run was interrupted
             else:
                 yield position, sample
 
     def score(sample: Sample) -> SampleResult:
-        return score_sample(sample, metrics, tools)
+        return score_sample(sample, metrics, sample_tools(tools))
 
-    for position, result in (scheduler or Sequential()).run(jobs(), score):
+    for position, result in (scheduler or scheduler_for(tools)).run(jobs(), score):
         sink.add(position, result)
         tally.scored += 1
         tally.usage += result.usage

@@ -78,6 +78,12 @@ class PromptTooLongError(JudgeError):
         super().__init__(f"prompt of {n_tokens} tokens does not fit the judge's context of {n_ctx}")
 
 
+class VerdictUnreadable(JudgeError):
+    """The judge's reply gives no probability to any of the answers asked for (a server
+    whose likeliest first tokens are none of Yes/No): the metric is undefined for that
+    sample, with this reason, never a silent 0.5."""
+
+
 class RunInUseError(UsageError):
     """A run is being written by another live process, so this one may not record into it."""
 

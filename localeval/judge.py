@@ -60,6 +60,8 @@ class Usage:
     prompt_tokens: int = 0
     generated_tokens: int = 0
     seconds: float = 0.0
+    #: requests sent again after a connection error or a server error (a server judge)
+    retries: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -83,13 +85,16 @@ class ModelIdentity:
     """Which model gave a run's numbers, as the run and the cache record it.
 
     `fields` say what the model is: {"sha256": ...} for a model file; a server's judge
-    would say {"base_url": ..., "model": ..., "revision": ...}. `settings` are what besides
-    the model changes its numbers (llama.cpp's batch size, ...).
+    says {"base_url": ..., "model": ..., "revision": ...}. `settings` are what besides
+    the model changes its numbers (llama.cpp's batch size, ...). `reported` is what a
+    server said about itself (its version, the file it serves): recorded with the run and
+    compared by `diff`, but not part of the key, since a restarted server says it again.
     """
 
     name: str
     fields: Mapping[str, str]
     settings: Mapping[str, Any] = field(default_factory=dict)
+    reported: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -104,6 +109,8 @@ class ModelIdentity:
         record: dict[str, Any] = {"name": self.name, **self.fields}
         if with_settings and self.settings:
             record["settings"] = dict(self.settings)
+        if self.reported:
+            record["server"] = dict(self.reported)
         return record
 
 

@@ -119,6 +119,41 @@ def to_gbnf(schema: Schema) -> str:
     return "\n".join(f"{name} ::= {body}" for name, body in builder.rules.items()) + "\n"
 
 
+def to_json_schema(schema: Schema) -> dict[str, Any]:
+    """The JSON Schema of `schema`, for servers that constrain output by JSON Schema (vLLM,
+    Ollama): the same bounds as the grammar (string lengths, no quote or backslash, item
+    counts, keys in order, no others), so `max_bytes` bounds the output as long as the
+    server adds no whitespace."""
+    if isinstance(schema, Str):
+        return {
+            "type": "string",
+            "minLength": schema.min_chars,
+            "maxLength": schema.max_chars,
+            "pattern": "^" + _STRING_CHAR.replace(r"\x", r"\u00") + "*$",
+        }
+    if isinstance(schema, Enum):
+        return {"enum": list(schema.values)}
+    if isinstance(schema, Bool):
+        return {"type": "boolean"}
+    if isinstance(schema, Int):
+        return {"type": "integer", "minimum": schema.low, "maximum": schema.high}
+    if isinstance(schema, Array):
+        return {
+            "type": "array",
+            "items": to_json_schema(schema.item),
+            "minItems": schema.min_items,
+            "maxItems": schema.max_items,
+        }
+    if isinstance(schema, Object):
+        return {
+            "type": "object",
+            "properties": {key: to_json_schema(value) for key, value in schema.fields},
+            "required": [key for key, _ in schema.fields],
+            "additionalProperties": False,
+        }
+    raise TypeError(f"not a schema: {schema!r}")
+
+
 def max_bytes(schema: Schema) -> int:
     """The longest output, in UTF-8 bytes, that `schema`'s grammar admits."""
     if isinstance(schema, Str):

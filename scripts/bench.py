@@ -13,7 +13,12 @@ then the warm re-run of the same data (answered from the cache), peak memory, an
 overhead ratio: wall time divided by the time llama.cpp needs for the same number of
 prompt and generated tokens at its raw speed on this machine, measured in the same run.
 
-Usage: python scripts/bench.py [--rows N] [--judge NAME]
+With --server, the same samples through the server judge instead: llama-cpp-python's
+OpenAI-compatible server started on the judge's GGUF, the four metrics scored with 1 and
+then 4 samples in flight (no cache), and for each the wall time, the requests sent, the
+tokens the server reports, and how far the scores of the two runs are apart.
+
+Usage: python scripts/bench.py [--rows N] [--judge NAME] [--server]
 """
 
 from __future__ import annotations
@@ -21,11 +26,14 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT.parent / "shared" / "bench"
@@ -88,11 +96,83 @@ def raw_speed(judge) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     return prompt_speed, generation_speed
 
 
+def start_server(gguf: Path, threads: int) -> tuple[subprocess.Popen[bytes], str]:
+    """llama-cpp-python's server on a free port of 127.0.0.1, answering; and its base_url."""
+    from localeval.backends.server_http import Endpoint, wait_until_up
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf)]
+    command += ["--model_alias", "judge", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--n_ctx", "8192", "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    process = subprocess.Popen([*command, "--verbose", "false"], stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    # the server loads the model before it listens: an open port is a ready server
+    if not wait_until_up(Endpoint(url), 120):
+        process.kill()
+        raise SystemExit("llama_cpp.server did not start")
+    return process, url
+
+
+def server_run(url: str, gguf: Path, samples: list[Any], concurrency: int) -> dict[str, Any]:
+    """The four metrics on `samples` through the server judge: what it took."""
+    from localeval.backends.fake import HashEmbedder
+    from localeval.backends.openai import OpenAIBackend
+    from localeval.engine import MemorySink, score_samples
+    from localeval.metrics import RAG_METRICS, Tools, build_metric
+
+    backend = OpenAIBackend()
+    table = {"base_url": url, "model": "judge", "chat_template": str(gguf)}
+    judge = backend.load("server", backend.settings(table | {"concurrency": concurrency}, "", ROOT))
+    metrics = [build_metric(m) for m in RAG_METRICS]
+    sink = MemorySink()
+    started = time.perf_counter()
+    # the embedder is a stand-in: what is measured is the judge
+    tally = score_samples(samples, metrics, Tools(judge, HashEmbedder()), sink)
+    wall = time.perf_counter() - started
+    scores = [v for r in sink.results for v in r.scores().values()]
+    return {"wall": wall, "requests": judge.counts.requests, "usage": tally.usage, "scores": scores}
+
+
+def server_bench(args: argparse.Namespace) -> None:
+    from localeval.config import load_models_config
+
+    config = load_models_config().judge(args.judge)
+    gguf = Path(config.settings.path)  # type: ignore[attr-defined]
+    samples = bench_samples(args.rows)
+    process, url = start_server(gguf, args.threads)
+    try:
+        print(f"{len(samples)} samples; llama_cpp.server on {gguf.name} ({args.threads} threads)")
+        print(f"{'in flight':>9} {'wall s':>7} {'requests':>8} {'prompt tok':>10} {'gen tok':>7}")
+        runs = {}
+        for concurrency in (1, 4):
+            runs[concurrency] = run = server_run(url, gguf, samples, concurrency)
+            usage = run["usage"]
+            print(
+                f"{concurrency:>9} {run['wall']:>7.1f} {run['requests']:>8} "
+                f"{usage.prompt_tokens:>10} {usage.generated_tokens:>7}"
+            )
+        apart = max(
+            (abs(a - b) for a, b in zip(runs[1]["scores"], runs[4]["scores"], strict=True)
+             if a is not None and b is not None),
+            default=0.0,
+        )  # fmt: skip
+        print(f"largest score difference between the two runs: {apart:.4f}")
+    finally:
+        process.kill()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=5, help="WikiEval rows to add (default 5)")
     parser.add_argument("--judge", default=None, help="judge name from models.toml")
+    parser.add_argument("--server", action="store_true", help="bench the server judge")
+    parser.add_argument("--threads", type=int, default=2, help="the server's threads")
     args = parser.parse_args()
+    if args.server:
+        server_bench(args)
+        return
 
     from localeval.backends.llama_judge import LlamaJudge
     from localeval.config import load_models_config

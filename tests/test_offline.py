@@ -5,6 +5,10 @@ it makes every socket connection and name lookup fail and logs each attempt. Whe
 system allows it (`unshare -rn`), the process also runs in a network namespace of its own,
 with no interface but a down loopback, so native code (llama.cpp, tokenizers) is cut off too.
 The offline switches are removed from the environment first: localeval must set them itself.
+
+A judge on an inference server is the one exception: the block then lets exactly its
+address through ($LOCALEVAL_NETWORK_ALLOW), without the namespace (which would cut off the
+loopback the server listens on), and every other address still fails and is logged.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from functools import cache
@@ -36,8 +41,13 @@ def isolation_prefix() -> tuple[str, ...]:
 
 
 def run_blocked(
-    args: list[str], log: Path, timeout: float, extra_env: dict[str, str] | None = None
+    args: list[str],
+    log: Path,
+    timeout: float,
+    extra_env: dict[str, str] | None = None,
+    allow: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Run Python with the network blocked; `allow` ("HOST:PORT") lets that address through."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -46,8 +56,10 @@ def run_blocked(
     env.update(extra_env or {})
     env["PYTHONPATH"] = str(BLOCK)
     env["LOCALEVAL_NETWORK_LOG"] = str(log)
+    if allow is not None:
+        env["LOCALEVAL_NETWORK_ALLOW"] = allow
     return subprocess.run(
-        [*isolation_prefix(), sys.executable, *args],
+        [*(isolation_prefix() if allow is None else ()), sys.executable, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -90,6 +102,57 @@ def test_the_block_stops_and_logs_a_connection(tmp_path: Path) -> None:
         "getaddrinfo",
         "socket.connect",
     ]
+
+
+def test_the_block_lets_through_the_allowed_address_and_no_other(tmp_path: Path) -> None:
+    log = tmp_path / "net.log"
+    with (
+        socket.create_server(("127.0.0.1", 0)) as allowed,
+        socket.create_server(("127.0.0.1", 0)) as other,
+    ):
+        ports = allowed.getsockname()[1], other.getsockname()[1]
+        code = (
+            "import socket\n"
+            f"for host, port in (('127.0.0.1', {ports[0]}), ('127.0.0.1', {ports[1]}),"
+            " ('example.com', 80)):\n"
+            "    try:\n"
+            "        socket.create_connection((host, port), timeout=5).close()\n"
+            "        print('connected')\n"
+            "    except OSError:\n"
+            "        print('failed')\n"
+        )
+        done = run_blocked(["-c", code], log, timeout=60, allow=f"127.0.0.1:{ports[0]}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["connected", "failed", "failed"]
+    assert [line.split()[:2] for line in attempts(log)] == [
+        ["attempt", "create_connection"],
+        ["attempt", "create_connection"],
+    ]
+    assert str(ports[1]) in attempts(log)[0] and "example.com" in attempts(log)[1]
+    assert all(str(ports[0]) in line for line in log_lines(log) if line.startswith("allowed"))
+
+
+def test_evaluate_with_a_judge_server_connects_to_it_and_nowhere_else(tmp_path: Path) -> None:
+    from server_fakes import FakeServer, models_toml
+
+    data = tmp_path / "one.jsonl"
+    data.write_text(DEMO.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    models = tmp_path / "models.toml"
+    cli = ["-m", "localeval.cli", "evaluate", str(data), "--no-progress", "-mfaithfulness"]
+    env = {"LOCALEVAL_MODELS": str(models), "LOCALEVAL_DB": str(tmp_path / "db")}
+    with FakeServer() as fake:
+        models.write_text(models_toml(fake.url, retries=0), encoding="utf-8")
+        log = tmp_path / "net.log"
+        done = run_blocked(cli, log, timeout=120, extra_env=env, allow=f"127.0.0.1:{fake.port}")
+        assert done.returncode in (0, 1), done.stderr
+        assert attempts(log) == []
+        allowed = [line for line in log_lines(log) if line.startswith("allowed ")]
+        assert allowed and all(f"127.0.0.1', {fake.port}" in line for line in allowed)
+        # the same run, with another address allowed: the server is refused, and logged
+        refused = tmp_path / "refused.log"
+        done = run_blocked(cli, refused, timeout=120, extra_env=env, allow="127.0.0.1:9")
+    assert done.returncode == 3
+    assert attempts(refused) and all(str(fake.port) in line for line in attempts(refused))
 
 
 def test_importing_localeval_and_its_libraries_sets_offline_and_connects_nowhere(

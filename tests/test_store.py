@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -43,7 +44,9 @@ def test_deleting_a_run_deletes_its_samples_and_scores(tmp_path: Path) -> None:
         "VALUES ('r', 't', 'f', 'd', 's', 1, 'p', '[]', '{}', '{}', 'v')"
     )
     connection.execute(
-        "INSERT INTO run_samples VALUES ('r', 'q1', 0, 1, NULL, 0, 0, 0, 0, 0.0, '{}')"
+        "INSERT INTO run_samples (run_id, sample_id, position, line, category, judge_calls, "
+        "cached_calls, prompt_tokens, generated_tokens, seconds, inputs) "
+        "VALUES ('r', 'q1', 0, 1, NULL, 0, 0, 0, 0, 0.0, '{}')"
     )
     connection.execute("INSERT INTO run_scores VALUES ('r', 'q1', 'm', 0.5, NULL, '{}')")
     with pytest.raises(sqlite3.IntegrityError):  # a score needs its sample
@@ -71,7 +74,7 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     a second open changes nothing."""
     from localeval.runs.history import RunStore
 
-    assert len(MIGRATIONS) == 6
+    assert len(MIGRATIONS) == 7
     path = tmp_path / "v5.db"
     old = sqlite3.connect(path, isolation_level=None)
     old.executescript(
@@ -88,7 +91,7 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
 
     store = RunStore.open(path)
     run = store.get("r")
-    assert schema_version(store.connection) == 6
+    assert schema_version(store.connection) == 7
     assert run.info.judge == {
         "name": "j",
         "sha256": "sha",
@@ -98,6 +101,45 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     assert run.info.embedder == {"name": "e", "prefix": "q: "}
     assert (run.owner, run.heartbeat) == (None, None)
     store.close()
-    again = RunStore.open(path)  # already at 6: nothing is applied twice
-    assert schema_version(again.connection) == 6 and again.get("r").owner is None
+    again = RunStore.open(path)  # already at 7: nothing is applied twice
+    assert schema_version(again.connection) == 7 and again.get("r").owner is None
+    again.close()
+
+
+def test_version_6_database_gets_shards_and_retries_and_keeps_its_runs(tmp_path: Path) -> None:
+    """Migration 7 (runs.shard, run_samples.retries) on a database of schema 6: a run and
+    its sample read back as they were, a run of every sample (no shard) that cost no
+    retries, and a second open changes nothing."""
+    from localeval.runs.history import RunStore
+
+    path = tmp_path / "v6.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n" + "\n".join(MIGRATIONS[:6]) + "\nPRAGMA user_version = 6;\nCOMMIT;"
+    )
+    server = {"base_url": "http://gpu:8000/v1", "model": "m", "revision": "r1"}
+    old.execute(
+        "INSERT INTO runs (id, created, finished, fingerprint, dataset_path, dataset_sha256, "
+        "n_samples, judge_name, prompt_version, metrics, metric_settings, thresholds, "
+        "localeval_version, judge_extra) VALUES ('r', 't', 't', 'f', 'd', 's', 1, 'j', 'rag-3', "
+        "'[\"bleu\"]', '{}', '{}', 'v', ?)",
+        (json.dumps(server),),
+    )
+    old.execute(
+        "INSERT INTO run_samples (run_id, sample_id, position, line, category, judge_calls, "
+        "cached_calls, prompt_tokens, generated_tokens, seconds, inputs) "
+        "VALUES ('r', 'q1', 0, 1, NULL, 2, 0, 30, 4, 0.5, '{}')"
+    )
+    old.close()
+
+    store = RunStore.open(path)
+    assert schema_version(store.connection) == len(MIGRATIONS) == 7
+    run = store.get("r")
+    assert run.info.judge == {"name": "j", **server}
+    assert run.info.shard is None
+    usage = store.usage("r")
+    assert (usage.judge_calls, usage.prompt_tokens, usage.retries) == (2, 30, 0)
+    store.close()
+    again = RunStore.open(path)  # already at 7: nothing is applied twice
+    assert schema_version(again.connection) == 7 and again.get("r").info.shard is None
     again.close()

@@ -6,7 +6,8 @@ offset into the data section, so the header alone says how long the whole file m
 Comparing that with the file's size finds a truncated download or copy in a few
 milliseconds, where hashing it would read every byte.
 
-Only the parts of the format needed for that are read; metadata values are skipped.
+Only the parts of the format needed for that are read; metadata values are skipped, but
+for the chat template (a server judge renders its prompts with it).
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ class GGUFHeader:
     #: bytes the file must hold: the end of the last tensor's data; None when a tensor
     #: has an element type this reader does not know (then only `data_start` is checked)
     required_size: int | None
+    #: the Jinja chat template the file carries (tokenizer.chat_template), if any
+    chat_template: str | None = None
 
 
 class _Reader:
@@ -197,6 +200,7 @@ def _parse(reader: _Reader) -> GGUFHeader:
     tensor_count = _count(reader.u64(), "tensors")
     metadata_count = _count(reader.u64(), "metadata entries")
     alignment = DEFAULT_ALIGNMENT
+    template: str | None = None
     for _ in range(metadata_count):
         key = reader.string()
         value_type = reader.u32()
@@ -204,6 +208,8 @@ def _parse(reader: _Reader) -> GGUFHeader:
             alignment = reader.u32()
             if alignment == 0 or alignment & (alignment - 1):
                 raise GGUFHeaderError(f"has a corrupt header (alignment {alignment})")
+        elif key == b"tokenizer.chat_template" and value_type == _STRING:
+            template = reader.string().decode("utf-8", errors="replace")
         else:
             _skip_value(reader, value_type)
     data_end: int | None = 0
@@ -225,7 +231,7 @@ def _parse(reader: _Reader) -> GGUFHeader:
         data_end = max(data_end, offset + size)
     data_start = -(-reader.position // alignment) * alignment
     required = None if data_end is None else data_start + data_end
-    return GGUFHeader(version, tensor_count, data_start, required)
+    return GGUFHeader(version, tensor_count, data_start, required, template)
 
 
 def truncation_problem(path: Path) -> str | None:

@@ -207,6 +207,13 @@ def show(outcome: EvaluationOutcome) -> None:
     "Answer judge calls and embeddings made before from the local cache (re-runs of "
     "unchanged data cost nothing); --no-cache asks the models again."
 )
+@click.option(
+    "--shard",
+    metavar="K/N",
+    default=None,
+    help="Score only shard K of N (the samples whose id hashes to it), e.g. one worker of "
+    "a CI matrix; `localeval runs merge` joins the shards into one run.",
+)
 @translate_errors
 def evaluate(
     data: Path,
@@ -225,6 +232,7 @@ def evaluate(
     max_drop: float,
     use_cache: bool,
     skip_invalid: bool,
+    shard: str | None,
     **options: Any,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
@@ -253,6 +261,7 @@ def evaluate(
         use_cache=use_cache,
         metric_options=options,
         min_defined=min_defined,
+        shard=shard,
     )
     if str(data) == STDIN:
         # read twice (checked, then scored) and hashed: a pipe is kept in a file meanwhile

@@ -3,6 +3,7 @@ database."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -156,6 +157,37 @@ def runs_prune(keep: int, db_path: Path | None, yes: bool) -> None:
         _deleted(store, plan.delete, yes)
     finally:
         store.close()
+
+
+@runs_group.command("merge")
+@click.argument("runs", nargs=-1, required=True)
+@db_option
+@output_option("Write the merged run's results.json here.")
+@translate_errors
+def runs_merge(runs: tuple[str, ...], db_path: Path | None, output: Path | None) -> None:
+    """Join the shards of one evaluation (`evaluate --shard K/N`, each RUN an id, latest~N
+    or a results.json file) into one run, with the summary, intervals and gates of a
+    single run over all samples. Exit status: 0 all gates pass, 1 a gate failed."""
+    from localeval.cli.options import EXIT_GATE_FAILED, EXIT_OK
+    from localeval.report import console
+    from localeval.runs.history import RunStore
+    from localeval.runs.merge import merge_shards
+
+    store = RunStore.open(db_path)
+    try:
+        outcome = merge_shards(runs, store, output)
+        for warning in outcome.warnings:
+            click.echo(f"Warning: {warning}", err=True)
+        click.echo(console.summary_table(outcome.summaries))
+        if outcome.gates:
+            click.echo("\n" + console.gates_text(outcome.gates))
+        click.echo("\n" + console.usage_text(outcome.usage))
+        if output is not None:
+            click.echo(f"Results written to {output}")
+        click.echo(f"Merged {len(runs)} shards into run {outcome.run.id} in {store.path}")
+    finally:
+        store.close()
+    sys.exit(EXIT_OK if outcome.passed else EXIT_GATE_FAILED)
 
 
 COMMAND = runs_group

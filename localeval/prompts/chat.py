@@ -62,9 +62,17 @@ class ChatTemplate:
             bos_token="",
             eos_token="",
         )
-        head, _, rest = rendered.partition(_SYSTEM_SLOT)
-        middle, found, tail = rest.partition(_USER_SLOT)
-        if not found or _SYSTEM_SLOT in tail or _USER_SLOT in tail:
+        return cls.split(rendered, owner)
+
+    @classmethod
+    def split(
+        cls, rendered: str, owner: str, system: str = _SYSTEM_SLOT, user: str = _USER_SLOT
+    ) -> ChatTemplate:
+        """The template's text around the `system` and `user` messages of `rendered` (a
+        system and a user message rendered through it, as a server renders them)."""
+        head, _, rest = rendered.partition(system)
+        middle, found, tail = rest.partition(user)
+        if not found or system in tail or user in tail:
             raise ConfigError(
                 f"{owner}: the chat template does not place a system and a user "
                 "message once each; set chat_template in models.toml"

@@ -68,10 +68,11 @@ def gates_text(
 
 
 def usage_text(usage: Usage) -> str:
+    retried = f", {usage.retries} requests retried" if usage.retries else ""
     return (
         f"judge: {usage.judge_calls} calls ({usage.cached_calls} from cache), "
-        f"{usage.prompt_tokens} prompt tokens evaluated, {usage.generated_tokens} generated; "
-        f"{usage.seconds:.1f} s"
+        f"{usage.prompt_tokens} prompt tokens evaluated, {usage.generated_tokens} generated"
+        f"{retried}; {usage.seconds:.1f} s"
     )
 
 

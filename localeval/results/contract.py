@@ -67,6 +67,8 @@ def run_header(
         run["dataset_sha256"] = info.dataset_sha256
     if info.metric_settings:
         run["metric_settings"] = info.metric_settings
+    if info.shard:
+        run["shard"] = info.shard
     return {
         "run": run,
         "summary": {m: s.as_dict() for m, s in summary.items()},

@@ -19,6 +19,7 @@ from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.metrics.base import Details
 from localeval.metrics.explain import generic_changes
+from localeval.results.comparability import comparability_warnings
 from localeval.results.scores import RunScores
 from localeval.results.summary import NO_CATEGORY
 from localeval.stats import bootstrap_ci
@@ -179,106 +180,6 @@ def compare_metric(metric: str, base: np.ndarray, new: np.ndarray) -> MetricChan
         float(differences.mean()),
         ci95,
         verdict(ci95),
-    )
-
-
-def _model_label(model: Any) -> str:
-    if not isinstance(model, dict):
-        return "none"
-    sha = model.get("sha256")
-    return f"{model.get('name')} ({sha[:12]})" if sha else str(model.get("name"))
-
-
-def _same_model(a: Any, b: Any) -> bool:
-    if not isinstance(a, dict) or not isinstance(b, dict):
-        return a == b
-    if a.get("sha256") and b.get("sha256"):
-        return bool(a["sha256"] == b["sha256"])
-    return bool(a.get("name") == b.get("name"))
-
-
-def comparability_warnings(
-    base: dict[str, Any], new: dict[str, Any], metrics: list[str]
-) -> list[str]:
-    """Why the two runs' scores may differ for reasons other than the system under test."""
-    warnings = []
-    if not _same_model(base.get("judge"), new.get("judge")):
-        warnings.append(
-            f"the runs used different judges ({_model_label(base.get('judge'))} vs "
-            f"{_model_label(new.get('judge'))}): their scores are not comparable"
-        )
-    else:
-        if changed := _changed_settings(base.get("judge"), new.get("judge")):
-            warnings.append(
-                f"the judge ran with different settings ({changed}): llama.cpp's numbers "
-                "depend on them, so small differences may come from that"
-            )
-        if calibration := _changed_calibration(base.get("judge"), new.get("judge")):
-            warnings.append(
-                f"the judge's verdicts were calibrated differently ({calibration}): its scores "
-                "are not comparable"
-            )
-    if (
-        base.get("embedder")
-        and new.get("embedder")
-        and not _same_model(base["embedder"], new["embedder"])
-    ):
-        warnings.append(
-            f"the runs used different embedders ({_model_label(base['embedder'])} vs "
-            f"{_model_label(new['embedder'])}): embedding-based scores are not comparable"
-        )
-    if base.get("prompt_version") != new.get("prompt_version"):
-        warnings.append(
-            f"the runs used different prompt versions ({base.get('prompt_version')} vs "
-            f"{new.get('prompt_version')}): their scores are not comparable"
-        )
-    base_data, new_data = base.get("dataset_sha256"), new.get("dataset_sha256")
-    if base_data and new_data and base_data != new_data:
-        warnings.append(
-            f"the runs used different datasets (sha256 {base_data[:12]} vs {new_data[:12]}): "
-            "samples are paired by sample_id, and a changed sample is not the same test"
-        )
-    base_settings = base.get("metric_settings") or {}
-    new_settings = new.get("metric_settings") or {}
-    for metric in metrics:
-        before, after = base_settings.get(metric), new_settings.get(metric)
-        if before is not None and after is not None and before != after:
-            warnings.append(
-                f"{metric} ran with different settings ({before} vs {after}): its scores are "
-                "not comparable"
-            )
-    return warnings
-
-
-def _changed_calibration(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
-    """Which kinds of verdict were mapped differently, as "supported, answers" (a run
-    without maps is uncalibrated)."""
-    before = (base or {}).get("calibration") or {}
-    after = (new or {}).get("calibration") or {}
-
-    def line(entry: Any) -> Any:
-        return (entry.get("a"), entry.get("b")) if isinstance(entry, dict) else entry
-
-    return ", ".join(
-        f"{kind} {'uncalibrated' if kind not in before else 'calibrated'} vs "
-        f"{'uncalibrated' if kind not in after else 'calibrated'}"
-        if (kind in before) != (kind in after)
-        else kind
-        for kind in sorted(before.keys() | after.keys())
-        if line(before.get(kind)) != line(after.get(kind))
-    )
-
-
-def _changed_settings(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
-    """The judge settings that differ, as "name before vs after, ..." (runs recorded before
-    settings were have none: nothing is said about them)."""
-    before, after = (base or {}).get("settings"), (new or {}).get("settings")
-    if not before or not after:
-        return ""
-    return ", ".join(
-        f"{name} {before.get(name)!r} vs {after.get(name)!r}"
-        for name in sorted(before.keys() | after.keys())
-        if before.get(name) != after.get(name)
     )
 
 

@@ -54,6 +54,8 @@ class RunInfo:
     metric_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: rows of the dataset left out by --skip-invalid: file, line, field, reason
     skipped_rows: list[dict[str, Any]] = field(default_factory=list)
+    #: "K/N" when the run scored the K-th of N shards of the dataset (evaluate --shard)
+    shard: str | None = None
 
 
 @dataclass

@@ -9,13 +9,20 @@ sample or one prompt re-judges only what changed.
 
 The models behind the cache are loaded lazily, on the first miss: a fully cached re-run
 never pays for loading them.
+
+With samples in flight (a server judge), each sample asks through a session of the cached
+judge, from a thread of its own; SQLite connections belong to the thread that made them,
+so each thread reads and writes the cache through a connection of its own to the same
+file (`ThreadConnections`).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import sqlite3
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,33 +43,94 @@ def _prompt_parts(prompt: Prompt) -> list[Any]:
     return [prompt.system, list(prompt.segments), prompt.reply_prefix]
 
 
+class ThreadConnections:
+    """The cache database for whichever thread asks: the given connection in the thread
+    that made it, a connection of its own to the same file in any other."""
+
+    def __init__(self, connection: sqlite3.Connection):
+        self._main = connection
+        self._owner = threading.get_ident()
+        self._local = threading.local()
+        # where the database is, asked now: only this thread may use `connection`
+        self._path: str = connection.execute("PRAGMA database_list").fetchone()[2]
+
+    def get(self) -> sqlite3.Connection:
+        if threading.get_ident() == self._owner:
+            return self._main
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            if not self._path:
+                raise RuntimeError("a cache used by samples in flight needs a database file")
+            # each thread's own, closed when the thread's storage goes
+            connection = sqlite3.connect(
+                self._path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            self._local.connection = connection
+        return connection
+
+
 class CachedJudge:
     """A Judge that answers from the cache when it can and asks the real judge otherwise.
 
     `load` builds the real judge; it is called at most once, on the first cache miss. The
     identity's settings (what besides the model can change its numbers) are part of every
-    key.
+    key. `concurrency` is the real judge's (it need not be loaded to say it); `session()`
+    gives a cached judge for one sample in flight.
     """
 
     def __init__(
-        self, identity: ModelIdentity, load: Callable[[], Judge], connection: sqlite3.Connection
+        self,
+        identity: ModelIdentity,
+        load: Callable[[], Judge],
+        connection: sqlite3.Connection | ThreadConnections,
+        concurrency: int = 1,
     ):
         self.identity = identity
         self.name = identity.name
         self.usage = Usage()
+        self.concurrency = concurrency
         self._load = load
         self._inner: Judge | None = None
-        self._db = connection
+        self._connections = (
+            connection
+            if isinstance(connection, ThreadConnections)
+            else ThreadConnections(connection)
+        )
+        self._loading = threading.Lock()
+        self._parent: CachedJudge | None = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._connections.get()
 
     @property
     def loaded(self) -> bool:
         return self._inner is not None
 
     def _judge(self) -> Judge:
-        if self._inner is None:
-            self._inner = self._load()
-            self._inner.usage = self.usage  # one set of counters for the run
+        with self._loading:  # sessions of samples in flight may miss at the same moment
+            if self._inner is None:
+                if self._parent is not None:
+                    self._inner = _session_of(self._parent._judge())
+                else:
+                    self._inner = self._load()
+                self._inner.usage = self.usage  # one set of counters for the run (or sample)
         return self._inner
+
+    def session(self) -> CachedJudge:
+        """A cached judge for one sample: its own counter, a session of the real judge."""
+        session = copy.copy(self)
+        session.usage = Usage()
+        session._inner = None
+        session._loading = threading.Lock()
+        session._parent = self
+        return session
+
+    def cancel(self) -> None:
+        """Stop the real judge's requests in progress (samples in flight, Ctrl-C)."""
+        cancel = getattr(self._inner, "cancel", None)
+        if cancel is not None:
+            cancel()
 
     def _key(self, kind: str, prompt: Prompt, extra: Any) -> str:
         identity = self.identity
@@ -137,6 +205,12 @@ class CachedJudge:
         )
 
 
+def _session_of(judge: Judge) -> Judge:
+    """A session of the real judge when it has them (a server judge), else the judge."""
+    session = getattr(judge, "session", None)
+    return session() if session is not None else judge
+
+
 class CachedEmbedder:
     """An Embedder that keeps every vector it computed; the model loads on the first miss."""
 
@@ -147,9 +221,14 @@ class CachedEmbedder:
         self.name = identity.name
         self._load = load
         self._inner: Embedder | None = None
-        self._db = connection
+        self._connections = ThreadConnections(connection)
+        self._loading = threading.Lock()
         self.cached = 0
         self.computed = 0
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._connections.get()
 
     def _key(self, text: str) -> str:
         # settings that change the vectors (a prefix) key them too; none for most models,
@@ -169,8 +248,9 @@ class CachedEmbedder:
                 found[key] = np.frombuffer(row[0], dtype="<f4")
         missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
         if missing:
-            if self._inner is None:
-                self._inner = self._load()
+            with self._loading:  # samples in flight may miss at the same moment
+                if self._inner is None:
+                    self._inner = self._load()
             vectors = self._inner.embed([t for _, t in missing])  # one batch for all misses
             for (key, _), vector in zip(missing, vectors, strict=True):
                 vector = np.asarray(vector, dtype="<f4")

@@ -114,6 +114,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN owner TEXT;      -- JSON: host, boot, pid, started, token
     ALTER TABLE runs ADD COLUMN heartbeat REAL;  -- unix time the owner last stored a sample
     """,
+    # 7: a run may score one shard of its dataset (evaluate --shard); a server judge's
+    #    retried requests are part of a sample's cost. (What names a server's judge is
+    #    kept in judge_extra, migration 5.)
+    """
+    ALTER TABLE runs ADD COLUMN shard TEXT;        -- "K/N"; NULL for a run of every sample
+    ALTER TABLE run_samples ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 

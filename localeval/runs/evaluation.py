@@ -21,6 +21,7 @@ from typing import Any
 from localeval.backends.files import sha256_file
 from localeval.config import load_models_config
 from localeval.data.samples import DatasetWarning, Sample, check_answered, read_samples
+from localeval.data.shards import Shard
 from localeval.engine import describe_run, order_metrics, score_samples
 from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
@@ -87,6 +88,8 @@ class EvaluationRequest:
     #: how messages and the run history name the data (default: its path, made printable;
     #: "<stdin>" for data read from standard input)
     data_label: str | None = None
+    #: "K/N": score only shard K of N (localeval.data.shards), for `runs merge` to join
+    shard: str | None = None
 
 
 class EvaluationEvents:
@@ -162,7 +165,10 @@ class Evaluation:
         self.label = request.data_label or printable(str(request.data))
         self.skipped: list[DatasetError] = []
         on_invalid = self._skip if request.skip_invalid else None
-        self.dataset = scan_dataset(request.data, on_invalid, self.events.warned, self.label)
+        self.shard = Shard.parse(request.shard) if request.shard else None
+        self.dataset = scan_dataset(
+            request.data, on_invalid, self.events.warned, self.label, self.shard
+        )
         # a generated test set not yet filled by `answer`
         check_answered(request.data, self.label)
         self.models = load_models_config(request.models)
@@ -276,6 +282,7 @@ class Evaluation:
         tools = load_tools(self.models, metrics, request.judge, request.embedder, cache=cache)
         info = describe_run(metrics, tools, self.label, self.dataset.sha256)
         info.skipped_rows = [skipped_row(error) for error in self.skipped]
+        info.shard = str(self.shard) if self.shard else None
         chosen = choose_run(
             self.store,
             info,
@@ -304,7 +311,8 @@ class Evaluation:
         rows = read_samples(self.request.data, on_invalid, name=self.label)
         self.events.scoring(run)
         try:
-            score_samples(rows, metrics, tools, RunSink(self.store, run), self.events.scored)
+            sink = RunSink(self.store, run)
+            score_samples(rows, metrics, tools, sink, self.events.scored, shard=self.shard)
         except BaseException:
             self.events.scoring_ended()
             self._stopped(run, resumed)

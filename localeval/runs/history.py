@@ -104,8 +104,8 @@ class RunStore:
                 "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
                 "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
                 "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, "
+                "shard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.run_id,
                     info.created,
@@ -128,6 +128,7 @@ class RunStore:
                     json_text(more) if (more := embedder_extra(embedder)) else None,
                     self._owner_text,
                     time.time(),
+                    info.shard,
                 ),
             )
         return self.get(info.run_id)
@@ -207,8 +208,8 @@ class RunStore:
             self._renew(db, run_id)
             inserted = db.execute(
                 "INSERT OR IGNORE INTO run_samples (run_id, sample_id, position, line, category, "
-                "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds, inputs) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds, inputs, "
+                "retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     sample.sample_id,
@@ -221,6 +222,7 @@ class RunStore:
                     usage.generated_tokens,
                     usage.seconds,
                     json_text(sample_inputs(sample)),
+                    usage.retries,
                 ),
             ).rowcount
             if not inserted:
@@ -308,7 +310,8 @@ class RunStore:
             row = self.connection.execute(
                 "SELECT coalesce(sum(judge_calls), 0), coalesce(sum(cached_calls), 0), "
                 "coalesce(sum(prompt_tokens), 0), coalesce(sum(generated_tokens), 0), "
-                "coalesce(sum(seconds), 0.0) FROM run_samples WHERE run_id = ?",
+                "coalesce(sum(seconds), 0.0), coalesce(sum(retries), 0) FROM run_samples "
+                "WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
         return Usage(*row)
@@ -339,23 +342,25 @@ class RunStore:
         )
 
     def sample_dicts(self, run: StoredRun) -> Iterator[dict[str, Any]]:
-        """Each stored sample as results.json writes it, in dataset order, one at a time."""
+        """Each stored sample as results.json writes it, in dataset order, one at a time. A
+        shard's samples also say their `position` in the whole dataset, the order
+        `runs merge` puts them back in."""
         order = {m: i for i, m in enumerate(run.info.metrics)}
         with self._errors("reading a run"):
             rows = self.connection.execute(
-                "SELECT r.sample_id, r.category, r.inputs, s.metric, s.score, s.undefined_reason, "
-                "s.details "
+                "SELECT r.sample_id, r.category, r.inputs, r.position, s.metric, s.score, "
+                "s.undefined_reason, s.details "
                 "FROM run_samples r JOIN run_scores s "
                 "ON s.run_id = r.run_id AND s.sample_id = r.sample_id "
                 "WHERE r.run_id = ? ORDER BY r.position",
                 (run.id,),
             )
-            for (sample_id, category, inputs), group in itertools.groupby(
-                rows, key=lambda row: (row[0], row[1], row[2])
+            for (sample_id, category, inputs, position), group in itertools.groupby(
+                rows, key=lambda row: (row[0], row[1], row[2], row[3])
             ):
                 scores: dict[str, float | None] = {}
                 details: dict[str, Any] = {}
-                for _, _, _, metric, score, reason, details_json in group:
+                for *_, metric, score, reason, details_json in group:
                     scores[metric] = score
                     entry = json.loads(details_json)
                     if reason is not None:
@@ -364,6 +369,7 @@ class RunStore:
                 names = sorted(scores, key=lambda m: order.get(m, len(order)))
                 yield {
                     "sample_id": sample_id,
+                    **({"position": position} if run.info.shard else {}),
                     "category": category,
                     "scores": {m: scores[m] for m in names},
                     "details": {m: details[m] for m in names},

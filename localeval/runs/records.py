@@ -19,8 +19,7 @@ def json_text(value: Any) -> str:
 def fingerprint(info: RunInfo) -> str:
     """What makes two runs the same evaluation, hashed: resuming one continues the other."""
     judge = info.judge or {}
-    # what names a judge that has no file (a server's URL, model, revision); none for a file
-    model = {k: v for k, v in judge_extra(judge).items() if k != "calibration"}
+    model = judge_model(judge)
     identity = {
         "dataset_sha256": info.dataset_sha256,
         "judge_sha256": judge.get("sha256"),
@@ -39,6 +38,8 @@ def fingerprint(info: RunInfo) -> str:
         "metric_settings": info.metric_settings,
         # the map from the judge's verdicts to scores; absent (as for older runs) without one
         **({"calibration": judge["calibration"]} if "calibration" in judge else {}),
+        # absent for a run of every sample: fingerprints of earlier runs stay as they were
+        **({"shard": info.shard} if info.shard else {}),
     }
     return hashlib.sha256(json_text(identity).encode()).hexdigest()
 
@@ -78,7 +79,7 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat"
+    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, shard"
 )
 
 #: the keys of a judge record that have columns of their own
@@ -88,6 +89,14 @@ _JUDGE_COLUMNS = ("name", "sha256", "settings")
 def judge_extra(judge: dict[str, Any]) -> dict[str, Any]:
     """What a judge record holds besides its name, sha256 and settings."""
     return {k: v for k, v in judge.items() if k not in _JUDGE_COLUMNS}
+
+
+def judge_model(judge: dict[str, Any]) -> dict[str, Any]:
+    """What names a judge that has no file (a server's base_url, model, revision); nothing
+    for a judge file. Neither its calibration (a key of its own in the fingerprint) nor what
+    its server reported about itself is part of it: a server restarted part-way through a
+    run says it again, and the run continues."""
+    return {k: v for k, v in judge_extra(judge).items() if k not in ("calibration", "server")}
 
 
 def embedder_extra(embedder: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +115,7 @@ def _judge(row: Sequence[Any]) -> dict[str, Any] | None:
     if judge is not None and row[18] is not None:
         judge["settings"] = json.loads(row[18])
     if judge is not None and row[19] is not None:
-        judge.update(json.loads(row[19]))
+        judge.update(json.loads(row[19]))  # calibration; a server's base_url, model, ...
     return judge
 
 
@@ -129,6 +138,7 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         dataset_sha256=row[5],
         metric_settings=json.loads(row[13]),
         skipped_rows=json.loads(row[17]),
+        shard=row[23],
     )
     return StoredRun(
         info=info,

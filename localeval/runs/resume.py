@@ -11,6 +11,7 @@ from pathlib import Path
 
 from localeval.backends.files import sha256_file
 from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
+from localeval.data.shards import Shard
 from localeval.errors import RunInUseError, UsageError
 from localeval.results.model import RunInfo
 from localeval.runs.history import RunStore
@@ -38,18 +39,27 @@ def scan_dataset(
     on_invalid: OnInvalid | None = None,
     on_warning: OnWarning | None = None,
     name: str | None = None,
+    shard: Shard | None = None,
 ) -> DatasetScan:
     """Validate every row in one streaming pass, before any model loads. Without
     `on_invalid` the first invalid row raises; with it, invalid rows go there. Messages name
-    the file `name` (see read_samples)."""
+    the file `name` (see read_samples). With a `shard`, every row is checked and the shard's
+    samples counted."""
     counter = InvalidRowCounter(on_invalid)
-    languages = Counter(
-        detect_language(s.question) for s in read_samples(path, counter.handler(), on_warning, name)
-    )
-    count = sum(languages.values())
+    languages: Counter[str] = Counter()
+    count = 0
+    for sample in read_samples(path, counter.handler(), on_warning, name):
+        count += 1
+        if shard is None or shard.holds(sample.sample_id):
+            languages[detect_language(sample.question)] += 1
     if not count:
         raise counter.no_samples(name or path)
-    return DatasetScan(path, count, sha256_file(path), dict(languages))
+    held = sum(languages.values())
+    if not held:
+        raise UsageError(
+            f"shard {shard} of {name or path} holds none of its {count} samples; use fewer shards"
+        )
+    return DatasetScan(path, held, sha256_file(path), dict(languages))
 
 
 def check_resume_target(

@@ -22,7 +22,11 @@ def open_judge(config: JudgeConfig, cache: sqlite3.Connection | None = None) -> 
     if cache is None or not backend.cacheable:
         return backend.load(config.name, config.settings)
     identity = backend.identify(config.name, config.settings)
-    return CachedJudge(identity, lambda: backend.load(config.name, config.settings), cache)
+    # samples in flight (a server judge's `concurrency`) are the backend's to allow
+    concurrency = getattr(config.settings, "concurrency", 1)
+    return CachedJudge(
+        identity, lambda: backend.load(config.name, config.settings), cache, concurrency
+    )
 
 
 def open_embedder(config: EmbedderConfig, cache: sqlite3.Connection | None = None) -> Embedder:
