@@ -38,6 +38,9 @@ class ContextRecall:
     needs = ("question", "contexts", "reference_answer")
     uses_judge = True
     uses_embedder = False
+    #: with an embedder, long contexts are narrowed to each statement's nearest sentences
+    #: (localeval.metrics.focus)
+    optional_embedder = True
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):

@@ -40,6 +40,9 @@ class Faithfulness:
     needs = ("question", "contexts", "answer")
     uses_judge = True
     uses_embedder = False
+    #: with an embedder, long contexts are narrowed to each statement's nearest sentences
+    #: (localeval.metrics.focus)
+    optional_embedder = True
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
