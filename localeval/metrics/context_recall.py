@@ -7,7 +7,7 @@ Details: statements (the reference's sentences), verdicts ("attributed" / "not a
 at the judge's context_recall threshold as for faithfulness), attribution probabilities.
 Undefined without a reference answer or contexts, or when the reference has no statements.
 With an empty list of contexts nothing is attributed: the score is 0, said in details.
-Contexts too long for the judge's window: as for faithfulness (localeval.metrics.long_context).
+Long contexts: as for faithfulness (localeval.metrics.focus, localeval.metrics.long_context).
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
 """Faithfulness: how much of the answer the retrieved passages support.
 
 Inputs: question, contexts, answer.
-Output: the mean, over the answer's statements, of the judge's probability that the
-statement is supported by the passages; in [0, 1], higher is better.
-Details: statements, verdicts ("supported" / "unsupported"), support probabilities; a
-verdict is "supported" at or above the judge's faithfulness threshold in models.toml
-(`verdict_threshold`, on that judge's scale), else at 0.5.
+Output: the mean, over the answer's statements, of the probability that the statement is
+supported by the passages (the judge's P(Yes) through its calibration map for
+"supported", when models.toml has one); in [0, 1], higher is better.
+Details: statements, verdicts ("supported" / "unsupported", at 0.5, or at an uncalibrated
+judge's own faithfulness threshold when models.toml gives one), support probabilities,
+and the judge's raw ones (`support_raw`) when calibrated.
 Undefined when the answer or contexts are missing or the answer has no statements.
 With an empty list of contexts nothing can be supported: the score is 0, said in details.
-Contexts too long for the judge's window: see localeval.metrics.long_context (each
-statement is judged against windows of chunks, the best support kept).
+Long contexts: with an embedder, each statement is judged against the context sentences
+nearest to it (localeval.metrics.focus); without one, contexts too long for the judge's
+window are judged window by window, the best support kept (localeval.metrics.long_context).
 """
 
 from __future__ import annotations
