@@ -402,3 +402,16 @@ def test_bad_judge_aliases_are_refused(tmp_path: Path, aliases: str, message: st
     with pytest.raises(ConfigError) as caught:
         load_models_config(models)
     assert str(caught.value) == f"{models} {message}"
+
+
+def test_a_map_that_does_not_lower_the_held_out_error_is_not_kept() -> None:
+    from localeval.calibration.fit import KindFit
+    from localeval.report.calibration_text import fits_text
+
+    fitted = VerdictMap("supported", 1.2, -0.6, "a (10 rows), b (10 rows)")
+    worse = KindFit("supported", fitted, [], ece_raw=0.107, ece=0.117)
+    better = KindFit("answers", VerdictMap("answers", 2.6, -5.6, "w"), [], 0.33, 0.08)
+    assert not worse.kept and better.kept
+    assert worse.as_dict()["kept"] is False
+    text = fits_text({"supported": worse, "answers": better})
+    assert text.count("not kept: on held-out rows it did not lower the error") == 1

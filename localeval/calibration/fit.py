@@ -55,9 +55,16 @@ class KindFit:
     #: how the held-out parts were made: "by dataset" or "5 folds of <dataset>"
     scheme: str = "by dataset"
 
+    @property
+    def kept(self) -> bool:
+        """Whether the map is worth applying: it lowered the error on rows it was not fitted
+        on (a map that does not would only move the scores away from the labels)."""
+        return bool(self.ece < self.ece_raw)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "kept": self.kept,
             "map": self.map.record(),
             "scheme": self.scheme,
             "ece_raw": round(self.ece_raw, 4),

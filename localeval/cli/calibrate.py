@@ -115,11 +115,13 @@ def calibrate(
         echo("\n" + fits_text(fits))
     entry = calibration.judge_entry
     if judge is not None and fits and entry is not None:
-        maps = {kind: f.map for kind, f in fits.items()}
+        maps = {kind: f.map for kind, f in fits.items() if f.kept}
+        if not maps:
+            echo("\nNo map is kept: none lowered the error on held-out rows.")
         if save:
             saved = save_calibration(calibration.models_file, entry, maps)
             echo(f"\nCalibration of judge {entry} saved in {saved}")
-        else:
+        elif maps:
             echo("\nFor models.toml (or run again with --save):\n")
             echo(calibration_toml(entry, maps).rstrip())
     elif judge is not None and suggested:

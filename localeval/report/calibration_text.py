@@ -42,6 +42,11 @@ def fits_text(fits: Mapping[str, KindFit]) -> str:
                 f"    held out {part.name}: {part.rows} rows, ECE {part.ece_raw:.3f} -> "
                 f"{part.ece:.3f}"
             )
+        if not fit.kept:
+            lines.append(
+                "  not kept: on held-out rows it did not lower the error, so this kind of "
+                "verdict stays uncalibrated (its raw P(Yes))"
+            )
         lines.append("  reliability on held-out rows:")
         lines += reliability_lines(fit.bins)
         parts.append("\n".join(lines))
