@@ -231,8 +231,10 @@ def test_cli_demo_end_to_end(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert report["run"]["judge"]["sha256"] == load_models_config().judge().settings.sha256
     assert [s["sample_id"] for s in report["samples"]] == ["billing-1", "billing-2"]
-    # the default judge is calibrated: a statement is supported when that is likelier than not
+    # the default judge has no thresholds of its own: a verdict flips at 0.5, and the raw
+    # P(Yes) is kept beside the calibrated one when its entry has a 'supported' map
     details = report["samples"][0]["details"]["faithfulness"]
     assert "verdict_threshold" not in details
-    assert details["support"] != details["support_raw"]
+    calibrated = "supported" in load_models_config().judge().calibration
+    assert ("support_raw" in details) == calibrated
     assert report["run"]["judge"]["settings"]["call_protocol"] >= 2
