@@ -82,3 +82,20 @@ def test_without_an_embedder_a_long_context_is_shown_whole() -> None:
     result = Faithfulness().score(long_sample(), Tools(judge=judge))
     assert "Filler number f399" in judge.prompts[0].user
     assert "long_context" not in result.details
+
+
+def test_focus_is_not_used_when_it_would_read_more_than_the_contexts() -> None:
+    # many statements, each shown 8 sentences, would read the context several times over
+    statements = [f"The tower was finished in {1880 + n}." for n in range(20)]
+    judge = ScriptedJudge([0.5] * len(statements))
+    sample = Sample(
+        sample_id="many",
+        question="When was the tower finished?",
+        contexts=[" ".join(FILLER[:130])],
+        answer=" ".join(statements),
+    )
+    assert sum(map(len, sample.contexts or [])) > FOCUS_ABOVE_CHARS
+    result = Faithfulness().score(sample, Tools(judge=judge, embedder=FakeEmbedder()))
+    judge.assert_done()
+    assert "long_context" not in result.details
+    assert all("Filler number f129" in p.user for p in judge.prompts)

@@ -4,7 +4,9 @@ A small judge loses the thread in a long context, and reading thousands of token
 sample costs minutes on a CPU. When a sample's contexts are longer than
 FOCUS_ABOVE_CHARS, faithfulness and context recall judge each statement against the
 FOCUS_SENTENCES context sentences whose embeddings are closest to the statement's, shown
-in the order they appear in the contexts; shorter contexts are shown whole. What was
+in the order they appear in the contexts, provided the statements' evidence together is
+shorter than the contexts (the whole contexts are read once for all statements, as a
+shared prompt prefix); otherwise the contexts are shown whole. What was
 kept is recorded in the details under "long_context" (docs/judge-quality.md has the
 measurements behind both numbers).
 """
@@ -40,6 +42,12 @@ class Focus:
 
     def evidence(self, statement_index: int) -> list[str]:
         return [self.sentences[i] for i in self.kept[statement_index]]
+
+    def reads_less_than(self, contexts: Sequence[str]) -> bool:
+        """Whether the statements' evidence together is shorter than the contexts, which
+        the whole-context prompts read once for all statements (their shared prefix)."""
+        shown = sum(len(self.sentences[i]) for kept in self.kept for i in kept)
+        return shown < sum(len(chunk) for chunk in contexts)
 
     def describe(self) -> dict[str, object]:
         return {

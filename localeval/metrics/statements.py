@@ -59,7 +59,7 @@ def statement_support(
         evidence = [
             prompts.context_says(focused.evidence(i), question, s) for i, s in enumerate(statements)
         ]
-        if fits_all(judge, evidence, reserve=1):
+        if focused.reads_less_than(contexts) and fits_all(judge, evidence, reserve=1):
             return [judge.yes_probability(p) for p in evidence], focused.describe()
     if fits_all(judge, prompts_for(contexts), reserve=1):
         return [judge.yes_probability(p) for p in prompts_for(contexts)], None
