@@ -33,7 +33,7 @@ from localeval.results.contract import run_to_dict
 from localeval.results.gates import GateResult, default_thresholds, evaluate_gates
 from localeval.results.model import RunResult
 from localeval.runs.database import open_store
-from localeval.runs.tools import load_tools, wants_embedder
+from localeval.runs.tools import load_tools
 
 #: how many of the worst samples a failure message names
 WORST_IN_MESSAGE = 3
@@ -87,13 +87,12 @@ class ModelCache:
             return Tools()
         config = load_models_config(models)
         judge_config = config.judge(judge) if any(m.uses_judge for m in built) else None
-        embedded = wants_embedder(config, built, embedder)
-        embedder_config = config.embedder(embedder) if embedded else None
+        embedder_config = config.embedder(embedder) if any(m.uses_embedder for m in built) else None
         missing = [
             m
             for m in built
             if (m.uses_judge and judge_config not in self.judges)
-            or (embedded and embedder_config not in self.embedders)
+            or (m.uses_embedder and embedder_config not in self.embedders)
         ]
         if missing:
             if self.use_cache and self._store is None:

@@ -411,7 +411,9 @@ def test_a_map_that_does_not_lower_the_held_out_error_is_not_kept() -> None:
     fitted = VerdictMap("supported", 1.2, -0.6, "a (10 rows), b (10 rows)")
     worse = KindFit("supported", fitted, [], ece_raw=0.107, ece=0.117)
     better = KindFit("answers", VerdictMap("answers", 2.6, -5.6, "w"), [], 0.33, 0.08)
-    assert not worse.kept and better.kept
+    one_set = KindFit("answers", better.map, [], 0.33, 0.08, scheme="5 folds of wikieval")
+    assert not worse.kept and better.kept and not one_set.kept
     assert worse.as_dict()["kept"] is False
     text = fits_text({"supported": worse, "answers": better})
-    assert text.count("not kept: on held-out rows it did not lower the error") == 1
+    assert text.count("not kept: on held-out datasets it did not lower the error") == 1
+    assert "not kept: it was measured on one labelled dataset only" in fits_text({"a": one_set})

@@ -155,22 +155,21 @@ def test_model_cache_loads_each_model_once(monkeypatch: pytest.MonkeyPatch) -> N
         tools = Tools()
         if any(m.uses_judge for m in metrics):
             tools.judge = ScriptedJudge()
-        if testing.wants_embedder(models, metrics, embedder):
+        if any(m.uses_embedder for m in metrics):
             tools.embedder = FakeEmbedder()
         return tools
 
     monkeypatch.setattr(testing, "load_tools", fake_load_tools)
     cache = ModelCache()
     models = ROOT / "models.toml"
-    first = cache.tools(["answer_relevancy"], models=models)
+    first = cache.tools(["faithfulness"], models=models)
     assert first.judge is not None and first.embedder is None
-    # faithfulness takes the embedder too (for long contexts), the judge already held
-    second = cache.tools(["faithfulness", "answer_relevancy"], models=models)
+    second = cache.tools(["faithfulness", "context_precision"], models=models)
     assert second.judge is first.judge and second.embedder is not None
     third = cache.tools(["context_precision"], models=models)
     assert third.judge is None and third.embedder is second.embedder
     # only what was missing was asked for, behind the persistent cache
-    assert calls == [(["answer_relevancy"], True), (["faithfulness", "answer_relevancy"], True)]
+    assert calls == [(["faithfulness"], True), (["context_precision"], True)]
     cache.close()
     uncached = ModelCache(use_cache=False)
     uncached.tools(["context_recall"], models=models)

@@ -7,7 +7,7 @@ Details: statements (the reference's sentences), verdicts ("attributed" / "not a
 at the judge's context_recall threshold as for faithfulness), attribution probabilities.
 Undefined without a reference answer or contexts, or when the reference has no statements.
 With an empty list of contexts nothing is attributed: the score is 0, said in details.
-Long contexts: as for faithfulness (localeval.metrics.focus, localeval.metrics.long_context).
+Contexts too long for the judge's window: as for faithfulness (localeval.metrics.long_context).
 """
 
 from __future__ import annotations
@@ -38,9 +38,6 @@ class ContextRecall:
     needs = ("question", "contexts", "reference_answer")
     uses_judge = True
     uses_embedder = False
-    #: with an embedder, long contexts are narrowed to each statement's nearest sentences
-    #: (localeval.metrics.focus)
-    optional_embedder = True
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):

@@ -9,9 +9,8 @@ judge's own faithfulness threshold when models.toml gives one), support probabil
 and the judge's raw ones (`support_raw`) when calibrated.
 Undefined when the answer or contexts are missing or the answer has no statements.
 With an empty list of contexts nothing can be supported: the score is 0, said in details.
-Long contexts: with an embedder, each statement is judged against the context sentences
-nearest to it (localeval.metrics.focus); without one, contexts too long for the judge's
-window are judged window by window, the best support kept (localeval.metrics.long_context).
+Contexts too long for the judge's window: see localeval.metrics.long_context (each
+statement is judged against windows of chunks, the best support kept).
 """
 
 from __future__ import annotations
@@ -42,9 +41,6 @@ class Faithfulness:
     needs = ("question", "contexts", "answer")
     uses_judge = True
     uses_embedder = False
-    #: with an embedder, long contexts are narrowed to each statement's nearest sentences
-    #: (localeval.metrics.focus)
-    optional_embedder = True
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):

@@ -14,10 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.embedder import Embedder
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import LIKELIER, MetricResult, Tools, require_judge, verdict_label
-from localeval.metrics.focus import focus, needs_focus
 from localeval.metrics.long_context import (
     NoRoomForContext,
     describe,
@@ -41,26 +39,16 @@ def statement_support(
     statements: Sequence[str],
     prompts: RagPrompts = RAG_3,
     question: str = "",
-    embedder: Embedder | None = None,
 ) -> tuple[list[float], dict[str, Any] | None]:
-    """P(the contexts state s) for each statement, and what was done if they were long.
+    """P(the contexts state s) for each statement, and what was done if they did not fit.
 
-    Long contexts, with an embedder, are narrowed to each statement's nearest sentences
-    (localeval.metrics.focus). Otherwise all statements' prompts share the contexts as
-    prefix, and contexts too long for the window are asked window by window. Raises
-    NoRoomForContext when a statement alone does not fit.
+    All statements' prompts share the contexts as prefix, so they are asked window by
+    window. Raises NoRoomForContext when a statement alone does not fit.
     """
 
     def prompts_for(texts: Sequence[str]) -> list[Prompt]:
         return [prompts.context_says(texts, question, s) for s in statements]
 
-    if embedder is not None and needs_focus(contexts):
-        focused = focus(embedder, contexts, statements)
-        evidence = [
-            prompts.context_says(focused.evidence(i), question, s) for i, s in enumerate(statements)
-        ]
-        if focused.reads_less_than(contexts) and fits_all(judge, evidence, reserve=1):
-            return [judge.yes_probability(p) for p in evidence], focused.describe()
     if fits_all(judge, prompts_for(contexts), reserve=1):
         return [judge.yes_probability(p) for p in prompts_for(contexts)], None
     windows = split_into_windows(judge, contexts, prompts_for, reserve=1)
@@ -119,7 +107,7 @@ def judge_statements(
     #    nothing the passages could support without the question it answers)
     try:
         probabilities, long_context = statement_support(
-            require_judge(tools), contexts, statements, tools.prompts, question, tools.embedder
+            require_judge(tools), contexts, statements, tools.prompts, question
         )
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)

@@ -43,9 +43,13 @@ def fits_text(fits: Mapping[str, KindFit]) -> str:
                 f"{part.ece:.3f}"
             )
         if not fit.kept:
+            why = (
+                "it was measured on one labelled dataset only"
+                if fit.scheme != "by dataset"
+                else "on held-out datasets it did not lower the error"
+            )
             lines.append(
-                "  not kept: on held-out rows it did not lower the error, so this kind of "
-                "verdict stays uncalibrated (its raw P(Yes))"
+                f"  not kept: {why}, so this kind of verdict stays uncalibrated (its raw P(Yes))"
             )
         lines.append("  reliability on held-out rows:")
         lines += reliability_lines(fit.bins)

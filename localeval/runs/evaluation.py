@@ -55,7 +55,7 @@ from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
 from localeval.runs.sources import header_of, load_scores, stored_run_scores
-from localeval.runs.tools import load_tools, wants_embedder
+from localeval.runs.tools import load_tools
 from localeval.stats import MetricSummary
 from localeval.text import printable
 
@@ -201,7 +201,7 @@ class Evaluation:
                 )
         if request.embedder is not None:
             self.models.embedder(request.embedder)
-            if not wants_embedder(self.models, self.metrics):
+            if not any(m.uses_embedder for m in self.metrics):
                 self.events.noted(
                     f"--embedder {request.embedder} has no effect: no metric of this run "
                     f"({names}) uses an embedder"

@@ -53,17 +53,6 @@ def load_tools(
         tools.calibration = dict(judge_config.calibration)
         tools.prompts = prompt_set(judge_config.prompts)
         tools.judge = open_judge(judge_config, cache)
-    if wants_embedder(models, metrics, embedder_name):
+    if any(m.uses_embedder for m in metrics):
         tools.embedder = open_embedder(models.embedder(embedder_name), cache)
     return tools
-
-
-def wants_embedder(
-    models: ModelsConfig, metrics: Sequence[Metric], embedder_name: str | None = None
-) -> bool:
-    """Whether these metrics get an embedder: one needs it, or one would use it (on long
-    contexts, see localeval.metrics.focus) and models.toml names one."""
-    if any(m.uses_embedder for m in metrics):
-        return True
-    optional = any(getattr(m, "optional_embedder", False) for m in metrics)
-    return optional and bool(embedder_name or models.default_embedder)
