@@ -43,15 +43,17 @@ def test_real_judge_gate_fails_then_reruns_from_the_cache() -> None:
         cache.close()
 
 
-def test_the_default_judges_own_thresholds_pass_the_supported_answer_only() -> None:
-    """SPEC's 0.80 would fail both answers with this judge (its P(Yes) is compressed); the
-    thresholds in its models.toml entry must tell them apart."""
+def test_the_fast_judges_own_thresholds_pass_the_supported_answer_only() -> None:
+    """SPEC's 0.80 would fail both answers with the 0.5B judge (`fast`: its P(Yes) is
+    compressed and uncalibrated); the thresholds in its models.toml entry tell them apart."""
     cache = ModelCache()
     try:
         made_up, supported = SAMPLES
-        quality = assert_rag_quality([supported], metrics=["faithfulness"], cache=cache)
+        quality = assert_rag_quality(
+            [supported], metrics=["faithfulness"], judge="fast", cache=cache
+        )
         assert [g.threshold for g in quality.gates] == [0.56]
         with pytest.raises(AssertionError, match=r"below the threshold 0\.56"):
-            assert_rag_quality([made_up], metrics=["faithfulness"], cache=cache)
+            assert_rag_quality([made_up], metrics=["faithfulness"], judge="fast", cache=cache)
     finally:
         cache.close()
