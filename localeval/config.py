@@ -22,6 +22,7 @@ from localeval.backends import (
 from localeval.errors import ConfigError
 from localeval.metrics import metric_names
 from localeval.prompts.sets import DEFAULT_PROMPTS, prompt_set
+from localeval.text import LANGUAGES
 from localeval.verdict_maps import KINDS, VerdictMap
 
 MODELS_ENV = "LOCALEVAL_MODELS"
@@ -108,8 +109,6 @@ def find_models_file(explicit: str | os.PathLike[str] | None = None) -> Path:
 #: keys every judge entry may have, whatever its backend
 _JUDGE_KEYS = {"backend", "thresholds", "calibration", "prompts", "provision"}
 _EMBEDDER_KEYS = {"backend", "languages", "provision"}
-#: the languages localeval tells apart (localeval.text.detect_language)
-LANGUAGES = ("en", "zh")
 
 
 def _thresholds(table: Any, where: str) -> dict[str, float]:

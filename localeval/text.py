@@ -82,6 +82,10 @@ def is_cjk_char(char: str) -> bool:
     return bool(_CJK.match(char))
 
 
+#: the languages localeval tells apart (detect_language)
+LANGUAGES = ("en", "zh")
+
+
 def detect_language(text: str) -> str:
     """'zh' when Chinese characters make up a good share of the letters, else 'en'.
 

@@ -360,8 +360,9 @@ def suggested_thresholds(calibration: Calibration) -> dict[str, float]:
     for (_, metric), rows in groups.items():
         name = SCORED_AS.get(metric, metric)
         # graded labels say nothing about a pass/fail line; context precision is on the
-        # embedder's scale, not the judge's
-        if {r.label for r in rows} == {0.0, 1.0} and REGISTRY[name].uses_judge:
+        # embedder's scale for some samples, not the judge's
+        described = REGISTRY[name]
+        if {r.label for r in rows} == {0.0, 1.0} and described.uses_judge and described.judge_gate:
             pooled[name] += rows
     found: dict[str, float] = {}
     for name, rows in sorted(pooled.items()):

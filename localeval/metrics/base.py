@@ -171,6 +171,9 @@ class MetricSpec:
     #: the details key of those verdicts (a list, or one number), calibrated when the judge
     #: has a map; the judge's raw P(Yes) is then under the same key + "_raw"
     verdicts: str = ""
+    #: whether its score is on the judge's scale, so that `calibrate` may suggest a judge's
+    #: own gate for it (not for a score the embedder makes for some samples)
+    judge_gate: bool = True
 
     def raw_verdicts(self, details: Details) -> list[float] | None:
         """The judge's raw verdicts in a sample's details (None if it has none)."""
@@ -191,7 +194,9 @@ class MetricSpec:
 
     @property
     def uses_judge(self) -> bool:
-        return self.build.uses_judge
+        # whether it may, as for uses_embedder
+        value = self.build.uses_judge
+        return value if isinstance(value, bool) else True
 
     @property
     def uses_embedder(self) -> bool:
