@@ -26,7 +26,7 @@ from localeval.embedder import Embedder
 from localeval.engine import evaluate, order_metrics
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Judge
-from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names
+from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names, on_judge_scale
 from localeval.prompts.sets import RAG_3, prompt_set
 from localeval.results import view
 from localeval.results.contract import run_to_dict
@@ -217,7 +217,7 @@ def assert_rag_quality(
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     names = order_metrics(metrics if metrics is not None else RAG_METRICS)
-    judged = {n for n in names if build_metric(n).uses_judge}
+    judged = on_judge_scale(n for n in names if build_metric(n).uses_judge)
     # test doubles (`tools`) have no models.toml entry, so SPEC.md's defaults apply to them
     from_models = judged and tools is None
     judge_thresholds = load_models_config(models).judge(judge).thresholds if from_models else {}

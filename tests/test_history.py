@@ -68,7 +68,7 @@ def test_stored_run_reads_back_as_the_in_memory_results(tmp_path: Path) -> None:
         "undefined_reason": "no reference_answer"
     }
     assert actual["run"]["metric_settings"] == {
-        "context_precision": {},
+        "context_precision": {"usefulness": "en=embedder zh=judge"},
         "faithfulness": {},
         "context_recall": {},
         "answer_relevancy": {"n_questions": 0},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from localeval.metrics.base import (
@@ -53,6 +53,12 @@ def spec(name: str) -> MetricSpec | None:
     return REGISTRY.get(name)
 
 
+def on_judge_scale(judged: Iterable[str]) -> set[str]:
+    """Those of the judged metrics whose score is on the judge's scale: where a judge's own
+    gate threshold applies (not context precision, the embedder's score for some samples)."""
+    return {name for name in judged if name in REGISTRY and REGISTRY[name].judge_gate}
+
+
 def metric_names() -> frozenset[str]:
     return frozenset(REGISTRY)
 
@@ -93,5 +99,6 @@ __all__ = [
     "configure_metrics",
     "metric_names",
     "metric_options",
+    "on_judge_scale",
     "spec",
 ]

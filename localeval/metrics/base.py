@@ -171,8 +171,9 @@ class MetricSpec:
     #: the details key of those verdicts (a list, or one number), calibrated when the judge
     #: has a map; the judge's raw P(Yes) is then under the same key + "_raw"
     verdicts: str = ""
-    #: whether its score is on the judge's scale, so that `calibrate` may suggest a judge's
-    #: own gate for it (not for a score the embedder makes for some samples)
+    #: whether its score is on the judge's scale, so that a judge's own gate threshold
+    #: (models.toml, or one `calibrate` suggests) applies to it; not for a score the
+    #: embedder makes for some samples
     judge_gate: bool = True
 
     def raw_verdicts(self, details: Details) -> list[float] | None:

@@ -5,38 +5,56 @@ Output: with v_k the usefulness of chunk k for reaching the reference (else the 
 precision@k = sum(v_1..v_k) / k and score = sum_k precision@k * v_k / sum_k v_k; 0 when
 no chunk is useful. In [0, 1].
 
-A chunk's usefulness is how close its meaning is to the target's: the cosine similarity
-(clipped at 0) of the mean of its sentences' embeddings and the mean of the target's.
-This separates the chunks people marked as needed far better than asking a small judge
-"is this chunk useful?" (docs/decisions.md), costs no judge call, and averaging sentences
-avoids the embedder's truncation of long chunks.
-Details: per-chunk verdicts ("useful" when v_k >= 0.5) and usefulness, and which answer
-the chunks were compared with.
+A chunk's usefulness comes, per sample language (of the question), from one of two
+sources (`usefulness`, default DEFAULT_USEFULNESS, chosen by measurement in
+docs/judge-quality.md; `--cp-usefulness` overrides it):
+* "embedder": how close its meaning is to the target's: the cosine similarity (clipped at
+  0) of the mean of its sentences' embeddings and the mean of the target's. No judge
+  call; averaging sentences avoids the embedder's truncation of long chunks. Good where
+  the embedder reads the language (English for the default one).
+* "judge": the judge's P(Yes) that the chunk, read alone, is useful for reaching the
+  target as the answer to the question (one short yes/no question per chunk; a chunk too
+  long for the judge's window is judged on its beginning).
+Details: which source decided ("usefulness_by") and the sample's language, per-chunk
+verdicts ("useful" when v_k >= 0.5) and usefulness, and which answer the chunks were
+compared with.
 Undefined without contexts (or with an empty list), or with neither reference nor answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from localeval.data.samples import Sample
+from localeval.errors import UsageError
 from localeval.metrics.base import (
     Details,
     Evidence,
     EvidenceTable,
+    MetricOption,
     MetricResult,
     MetricSpec,
     Note,
     Tools,
     missing_field,
     require_embedder,
+    require_judge,
     verdict_label,
 )
 from localeval.metrics.explain import NOTABLE_SHIFT, pairs
+from localeval.metrics.long_context import NoRoomForContext, fit_text
 from localeval.prompts.neutral import without_orders
-from localeval.text import split_sentences
+from localeval.text import LANGUAGES, detect_language, split_sentences
+
+EMBEDDER = "embedder"
+JUDGE = "judge"
+SOURCES = (EMBEDDER, JUDGE)
+#: per sample language, what measures a chunk's usefulness: the embedder where it separates
+#: the labelled chunks better, the judge where it does (docs/judge-quality.md)
+DEFAULT_USEFULNESS: Mapping[str, str] = {"en": EMBEDDER, "zh": JUDGE}
 
 
 def average_precision(useful: Sequence[float]) -> float:
@@ -68,11 +86,72 @@ def meaning_vectors(texts: Sequence[str], tools: Tools) -> np.ndarray:
     return out
 
 
+def embedded_usefulness(target: str, chunks: Sequence[str], tools: Tools) -> list[float]:
+    """Each chunk's closeness of meaning to the target (an empty chunk: 0, not embedded)."""
+    filled = [i for i, chunk in enumerate(chunks) if chunk.strip()]
+    # a chunk is compared without what speaks to the evaluator: an order appended to it
+    # would move its meaning, and so its rank's weight
+    texts = [without_orders(chunks[i]) or chunks[i] for i in filled]
+    vectors = meaning_vectors([target, *texts], tools)
+    useful = [0.0] * len(chunks)
+    for row, i in enumerate(filled, start=1):
+        # within [0, 1]: float32 rounding puts identical texts at 1.00000007
+        useful[i] = min(1.0, max(0.0, float(vectors[0] @ vectors[row])))
+    return useful
+
+
+def judged_usefulness(
+    question: str, target: str, chunks: Sequence[str], language: str, tools: Tools
+) -> tuple[list[float], list[int]]:
+    """The judge's P(chunk k is useful for reaching the target), chunk by chunk (an empty
+    chunk: 0, not asked), and which chunks were judged on their beginning only.
+
+    Raises NoRoomForContext when the question and target leave no room for a chunk."""
+    judge, ask = require_judge(tools), tools.prompts.chunk_useful
+    useful = [0.0] * len(chunks)
+    cut: list[int] = []
+    for i, chunk in enumerate(chunks):
+        if not chunk.strip():
+            continue
+        text = fit_text(judge, chunk, lambda t: ask(t, question, target, language), reserve=1)
+        if text != chunk:
+            cut.append(i + 1)
+        useful[i] = judge.yes_probability(ask(text, question, target, language))
+    return useful, cut
+
+
+def describe_usefulness(usefulness: Mapping[str, str]) -> str:
+    """The setting as one plain value, as runs record it: "en=embedder zh=judge"."""
+    return " ".join(f"{language}={usefulness[language]}" for language in sorted(usefulness))
+
+
 class ContextPrecision:
     name = "context_precision"
     needs = ("question", "contexts")
-    uses_judge = False
-    uses_embedder = True
+
+    def __init__(self, usefulness: Mapping[str, str] | None = None):
+        by_language = {**DEFAULT_USEFULNESS, **(usefulness or {})}
+        self._by_language = by_language
+        #: the setting, as runs record it (a run with another one is another evaluation)
+        self.usefulness = describe_usefulness(by_language)
+
+    @property
+    def uses_judge(self) -> bool:  # type: ignore[override]
+        """Whether any language's chunks are judged (read on the class: it may)."""
+        return JUDGE in self._by_language.values()
+
+    @property
+    def uses_embedder(self) -> bool:  # type: ignore[override]
+        """Whether any language's chunks are embedded (read on the class: it may)."""
+        return EMBEDDER in self._by_language.values()
+
+    def source_for(self, language: str) -> str:
+        """What measures chunk usefulness for samples in `language` ("embedder", "judge")."""
+        return self._by_language.get(language, EMBEDDER)
+
+    def embeds_in(self, language: str) -> bool:
+        """Whether samples in `language` are embedded (the run's embedder language check)."""
+        return self.source_for(language) == EMBEDDER
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
@@ -87,33 +166,68 @@ class ContextPrecision:
             target, against = sample.answer, "answer"
         else:
             return MetricResult.undefined("no reference_answer or answer to judge chunks against")
-        # 2. each chunk's usefulness: closeness of meaning to the target; an empty chunk is
-        #    useless without asking
-        filled = [i for i, chunk in enumerate(sample.contexts) if chunk.strip()]
-        # a chunk is compared without what speaks to the evaluator: an order appended to it
-        # would move its meaning, and so its rank's weight
-        chunks = [without_orders(sample.contexts[i]) or sample.contexts[i] for i in filled]
-        vectors = meaning_vectors([target, *chunks], tools)
-        useful = [0.0] * len(sample.contexts)
-        for row, i in enumerate(filled, start=1):
-            # within [0, 1]: float32 rounding puts identical texts at 1.00000007
-            useful[i] = min(1.0, max(0.0, float(vectors[0] @ vectors[row])))
+        # 2. each chunk's usefulness, from the source set for the sample's language; an
+        #    empty chunk is useless without asking
+        language = detect_language(sample.question)
+        source = self.source_for(language)
+        details: dict[str, Any] = {"judged_against": against}
+        if source == JUDGE:
+            try:
+                useful, cut = judged_usefulness(
+                    sample.question, target, sample.contexts, language, tools
+                )
+            except NoRoomForContext:
+                return MetricResult.undefined(
+                    f"the question and {against} are too long for the judge's context window"
+                )
+            if cut:
+                details["long_context"] = {
+                    "rule": "chunks too long for the judge's window: their beginning judged",
+                    "chunks": cut,
+                }
+        else:
+            useful = embedded_usefulness(target, sample.contexts, tools)
         # 3. average precision over the ranks, weighted by usefulness
-        return MetricResult(
-            average_precision(useful),
-            {
-                "judged_against": against,
-                "verdicts": [verdict_label(v, "useful", "not useful") for v in useful],
-                "usefulness": [round(v, 4) for v in useful],
-            },
+        details.update(
+            usefulness_by=source,
+            language=language,
+            verdicts=[verdict_label(v, "useful", "not useful") for v in useful],
+            usefulness=[round(v, 4) for v in useful],
         )
+        return MetricResult(average_precision(useful), details)
+
+
+def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
+    """--cp-usefulness [LANGUAGE=]SOURCE, repeatable: a bare SOURCE sets every language."""
+    given = values.get("usefulness_options") or ()
+    if not given:
+        return {}
+    if not requested:
+        raise UsageError(
+            "--cp-usefulness sets context_precision's chunk usefulness; add -m context_precision"
+        )
+    chosen: dict[str, str] = {}
+    for value in given:
+        language, given_one, source = value.partition("=")
+        languages = [language] if given_one else list(LANGUAGES)
+        source = source if given_one else value
+        if source not in SOURCES or not set(languages) <= set(LANGUAGES):
+            raise UsageError(
+                f"--cp-usefulness takes SOURCE or LANGUAGE=SOURCE (SOURCE: "
+                f"{' or '.join(SOURCES)}; LANGUAGE: {' or '.join(LANGUAGES)}), got {value!r}"
+            )
+        chosen.update(dict.fromkeys(languages, source))
+    return {"usefulness": chosen}
 
 
 def explain(base: Details | None, new: Details | None) -> list[tuple[float, str]]:
-    """Which chunks became useful or irrelevant, and what they were judged against."""
+    """Which chunks became useful or irrelevant, what they were judged against and by what."""
     before = [p for _, p in pairs(base, "verdicts", "usefulness")]
     after = [p for _, p in pairs(new, "verdicts", "usefulness")]
     lines: list[tuple[float, str]] = []
+    was, now = (d.get("usefulness_by") if d else None for d in (base, new))
+    if base and new and was != now:
+        lines.append((1.0, f"chunk usefulness from the {now} (before: the {was})"))
     if base and new and base.get("judged_against") != new.get("judged_against"):
         lines.append(
             (
@@ -144,12 +258,22 @@ def hint(details: Details) -> Evidence | None:
     return None
 
 
+_BY = {JUDGE: "by the judge", EMBEDDER: "by closeness of meaning (the embedder)"}
+_LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
 def notes(details: Details) -> list[Note]:
     if "judged_against" not in details:
         return []
     against = details["judged_against"]
-    text = "" if against is None else f"Chunks judged useful or not for reaching the {against}."
-    return [Note(text, consumes=("judged_against",))]
+    text = "" if against is None else f"Chunks judged useful or not for reaching the {against}"
+    by, language = details.get("usefulness_by"), details.get("language")
+    if text and isinstance(by, str) and by in _BY:
+        text += f" {_BY[by]}"
+        if isinstance(language, str) and language in _LANGUAGE_NAMES:
+            text += f", as set for {_LANGUAGE_NAMES[language]} samples"
+    text += "." if text else ""
+    return [Note(text, consumes=("judged_against", "usefulness_by", "language"))]
 
 
 SPEC = MetricSpec(
@@ -163,4 +287,20 @@ SPEC = MetricSpec(
     hint=hint,
     table=EvidenceTable("chunk", "", "usefulness", "not useful", "contexts"),
     notes=notes,
+    options=(
+        MetricOption(
+            "--cp-usefulness",
+            "usefulness_options",
+            "context_precision: what measures each chunk's usefulness, 'judge' or "
+            "'embedder', for every sample or per language ('zh=judge'); repeat for several. "
+            "Default: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(DEFAULT_USEFULNESS.items()))
+            + ".",
+            metavar="[LANGUAGE=]SOURCE",
+            multiple=True,
+        ),
+    ),
+    configure=configure,
+    # chunk verdicts are on the judge's scale for some languages only: no judge threshold
+    judge_gate=False,
 )

@@ -1,4 +1,4 @@
-"""Prompts for the RAG metrics that ask the judge (context precision asks the embedder).
+"""Prompts for the RAG metrics that ask the judge.
 
 Every wording here was chosen by measuring it with `localeval calibrate` on
 ../shared/bench and `scripts/injection_bench.py`; the variants tried and their figures are
@@ -163,4 +163,21 @@ def question_then_answer(question: str, answer: str, language: str, tail: str) -
         question_segment(question, language),
         answer_segment(answer, language),
         f"\n\nDoes the answer above answer the question?{tail}",
+    )
+
+
+# -- context precision: is one chunk useful for reaching the answer? -----------------------
+# Asked only for the sample languages whose chunk usefulness the judge decides
+# (localeval.metrics.context_precision); measured in docs/judge-quality.md.
+
+
+def chunk_useful(chunk: str, question: str, target: str, language: str) -> Prompt:
+    """Context precision: is this chunk, read alone, useful for reaching the answer (the
+    reference, else the answer) to the question? The chunk comes first, as the first
+    chunk of the other metrics' prompts does, so the judge reads chunk 1 once for all."""
+    return Prompt.of(
+        SYSTEM_JUDGE,
+        *context_segments([chunk]),
+        f'\n\nQuestion: "{quoted(question)}"\nAnswer: "{quoted(target)}"\n\n'
+        "Is the context above useful for reaching this answer? Answer Yes or No.",
     )

@@ -35,6 +35,10 @@ class RagPrompts:
     answer_noncommittal: Callable[[str, str], Prompt]
     #: write n questions the answer would answer (evidence)
     questions_for_answer: Callable[[str, int, str], Prompt]
+    #: is this chunk useful for reaching the answer (chunk, question, target, language)?
+    #: (context precision, for the languages the judge decides; the same in every set, as
+    #: no run before the sets' first one with it asked the judge about chunks)
+    chunk_useful: Callable[[str, str, str, str], Prompt] = rag.chunk_useful
 
 
 RAG_3 = RagPrompts(

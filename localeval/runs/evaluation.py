@@ -32,6 +32,7 @@ from localeval.metrics import (
     build_metric,
     configure_metrics,
     metric_names,
+    on_judge_scale,
 )
 from localeval.results.contract import check_output, write_results
 from localeval.results.diff import DEFAULT_MAX_DROP, Comparison, compare_runs
@@ -146,6 +147,13 @@ class EvaluationOutcome:
         return all(g.passed for g in self.gates)
 
 
+def embeds(metric: Metric, language: str) -> bool:
+    """Whether `metric` embeds the text of samples in `language` (a metric that decides per
+    language says so with `embeds_in`)."""
+    decides = getattr(metric, "embeds_in", None)
+    return metric.uses_embedder and (decides is None or bool(decides(language)))
+
+
 class Evaluation:
     """One `localeval evaluate`: checked when made, scored by `run()`; close it after."""
 
@@ -233,16 +241,20 @@ class Evaluation:
         self.events.loaded(self.dataset.n_samples, len(self.skipped), self.names)
 
     def _embedder_language_warning(self) -> DatasetWarning | None:
-        """Samples in a language the embedder does not read, when a metric embeds text."""
-        users = [m.name for m in self.metrics if m.uses_embedder]
-        if not users:
+        """Samples in a language the embedder does not read, when a metric embeds their text."""
+        if not any(m.uses_embedder for m in self.metrics):
             return None
         embedder = self.models.embedder(self.request.embedder)
         if not embedder.languages:
             return None
-        other = {k: n for k, n in self.dataset.languages.items() if k not in embedder.languages}
+        other = {
+            k: n
+            for k, n in self.dataset.languages.items()
+            if k not in embedder.languages and any(embeds(m, k) for m in self.metrics)
+        }
         if not other:
             return None
+        users = [m.name for m in self.metrics if any(embeds(m, k) for k in other)]
         names = {"zh": "Chinese", "en": "English"}
         which = ", ".join(f"{n} in {names.get(k, k)}" for k, n in sorted(other.items()))
         return DatasetWarning(
@@ -273,10 +285,11 @@ class Evaluation:
         judged = {m.name for m in metrics if m.uses_judge}
         judge_config = self.models.judge(request.judge) if judged else None
         judge_thresholds = judge_config.thresholds if judge_config else {}
-        defaults = default_thresholds(judged, judge_thresholds) | self.overrides
+        scaled = on_judge_scale(judged)
+        defaults = default_thresholds(scaled, judge_thresholds) | self.overrides
         # only the metrics of this run are gated, and only theirs are recorded and shown
         thresholds = {m: v for m, v in defaults.items() if m in self.names}
-        from_judge = sorted(m for m in judged & set(judge_thresholds) if m not in self.overrides)
+        from_judge = sorted(m for m in scaled & set(judge_thresholds) if m not in self.overrides)
         # the judge/embedding cache lives in the same database as the run history
         cache = self.store.connection if request.use_cache else None
         tools = load_tools(self.models, metrics, request.judge, request.embedder, cache=cache)
