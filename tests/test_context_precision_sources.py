@@ -53,7 +53,7 @@ def english(**fields: object) -> Sample:
 
 
 def test_a_chinese_sample_is_judged_chunk_by_chunk_by_default() -> None:
-    judge = ScriptedJudge([0.2, 0.9, 0.7])
+    judge = ScriptedJudge([0.7, 0.9, 0.2])  # asked from the last chunk to the first
     result = ContextPrecision().score(chinese(), Tools(judge=judge))  # no embedder needed
     judge.assert_done()  # one question per chunk; the empty chunk is not asked about
     assert result.details == {
@@ -72,6 +72,16 @@ def test_a_chinese_sample_is_judged_chunk_by_chunk_by_default() -> None:
         f'\n\nQuestion: "{QUESTION_ZH}"\nAnswer: "1月3日"\n\n'
         "Is the context above useful for reaching this answer? Answer Yes or No.",
     )
+    # chunk 1's, asked last, starts as faithfulness's prompts do: the judge keeps it
+    faithfulness = Tools(judge=judge).prompts.context_says(CHUNKS_ZH, QUESTION_ZH, "1月3日")
+    assert (
+        judge.prompts[-1].segments[:2]
+        == faithfulness.segments[:2]
+        == (
+            "Context:",
+            "\n香蕉是黄色的。",
+        )
+    )
 
 
 def test_an_english_sample_is_embedded_by_default_and_the_judge_not_asked() -> None:
@@ -84,7 +94,7 @@ def test_an_english_sample_is_embedded_by_default_and_the_judge_not_asked() -> N
 
 
 def test_the_setting_overrides_the_source_per_language() -> None:
-    judge = ScriptedJudge([0.1, 0.8])
+    judge = ScriptedJudge([0.8, 0.1])
     by_judge = ContextPrecision({"en": "judge"}).score(english(), Tools(judge=judge))
     judge.assert_done()
     assert by_judge.details["usefulness_by"] == "judge"
@@ -124,14 +134,16 @@ def test_sample_text_stays_data_in_the_chunk_question() -> None:
 
 def test_a_chunk_too_long_for_the_judge_is_judged_on_its_beginning() -> None:
     long_chunk = " ".join(["词"] * 60)
-    judge = ScriptedJudge([0.6], n_ctx=40)  # the fake counts words
-    result = ContextPrecision().score(chinese(contexts=[long_chunk]), Tools(judge=judge))
+    judge = ScriptedJudge([0.6, 0.5, 0.4], n_ctx=40)  # the fake counts words
+    contexts = [long_chunk, "短。", long_chunk]
+    result = ContextPrecision().score(chinese(contexts=contexts), Tools(judge=judge))
     judge.assert_done()
     assert result.details["long_context"] == {
         "rule": "chunks too long for the judge's window: their beginning judged",
-        "chunks": [1],
+        "chunks": [1, 3],
     }
-    assert judge.fits(judge.prompts[0], 1)
+    assert all(judge.fits(prompt, 1) for prompt in judge.prompts)
+    assert judge.prompts[1].segments[1] == "\n短。"
     tiny = ScriptedJudge([], n_ctx=5)
     undefined = ContextPrecision().score(chinese(), Tools(judge=tiny))
     assert undefined.score is None
@@ -233,7 +245,7 @@ WARNING = (
 def test_chinese_chunks_judged_give_no_embedder_warning(
     tmp_path: Path, stand_ins: StandIns
 ) -> None:
-    judge = ScriptedJudge([0.9, 0.1])
+    judge = ScriptedJudge([0.1, 0.9])  # chunk 2, then chunk 1
     stand_ins.use(judge, FakeEmbedder())
     data, out = write_rows(tmp_path), tmp_path / "results.json"
     args = ["evaluate", str(data), "-m", "context_precision", "--no-progress"]
@@ -282,7 +294,7 @@ def test_the_option_misused_exits_2(tmp_path: Path, stand_ins: StandIns) -> None
 def test_the_report_says_which_source_decided_and_shows_the_chunks() -> None:
     from localeval.report.html_evidence import metric_details
 
-    details = ContextPrecision().score(chinese(), Tools(judge=ScriptedJudge([0.2, 0.9, 0.7])))
+    details = ContextPrecision().score(chinese(), Tools(judge=ScriptedJudge([0.7, 0.9, 0.2])))
     html = metric_details("context_precision", details.details, details.score)
     assert (
         "<p>Chunks judged useful or not for reaching the reference_answer by the judge, as "

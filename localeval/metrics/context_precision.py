@@ -110,12 +110,15 @@ def judged_usefulness(
     judge, ask = require_judge(tools), tools.prompts.chunk_useful
     useful = [0.0] * len(chunks)
     cut: list[int] = []
-    for i, chunk in enumerate(chunks):
+    # the last chunk first: chunk 1's prompt, asked last, begins as the next metric's
+    # prompts do (the contexts from chunk 1), so the judge keeps chunk 1 evaluated for them
+    for i in reversed(range(len(chunks))):
+        chunk = chunks[i]
         if not chunk.strip():
             continue
         text = fit_text(judge, chunk, lambda t: ask(t, question, target, language), reserve=1)
         if text != chunk:
-            cut.append(i + 1)
+            cut.insert(0, i + 1)
         useful[i] = judge.yes_probability(ask(text, question, target, language))
     return useful, cut
 
