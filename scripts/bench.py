@@ -18,7 +18,7 @@ OpenAI-compatible server started on the judge's GGUF, the four metrics scored wi
 then 4 samples in flight (no cache), and for each the wall time, the requests sent, the
 tokens the server reports, and how far the scores of the two runs are apart.
 
-Usage: python scripts/bench.py [--rows N] [--judge NAME] [--server]
+Usage: python scripts/bench.py [--rows N] [--judge NAME] [--ar-questions N] [--server]
 """
 
 from __future__ import annotations
@@ -167,6 +167,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=5, help="WikiEval rows to add (default 5)")
     parser.add_argument("--judge", default=None, help="judge name from models.toml")
+    parser.add_argument(
+        "--ar-questions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="answer relevancy also writes N questions as evidence (evaluate's --ar-questions)",
+    )
     parser.add_argument("--server", action="store_true", help="bench the server judge")
     parser.add_argument("--threads", type=int, default=2, help="the server's threads")
     args = parser.parse_args()
@@ -177,13 +184,16 @@ def main() -> None:
     from localeval.backends.llama_judge import LlamaJudge
     from localeval.config import load_models_config
     from localeval.engine import evaluate
-    from localeval.metrics import RAG_METRICS, build_metric
+    from localeval.metrics import RAG_METRICS, build_metric, configure_metrics
     from localeval.runs.database import open_store
     from localeval.runs.tools import load_tools
 
     models = load_models_config()
     samples = bench_samples(args.rows)
-    metrics = [build_metric(m) for m in RAG_METRICS]
+    # --ar-questions N benches answer relevancy with its generated questions, as the
+    # default did before they became opt-in
+    options = configure_metrics(list(RAG_METRICS), {"questions": args.ar_questions})
+    metrics = [build_metric(m, options) for m in RAG_METRICS]
     with tempfile.TemporaryDirectory() as tmp:
         db = open_store(Path(tmp) / "bench.db")
         tools = load_tools(models, metrics, args.judge, cache=db)
@@ -204,7 +214,7 @@ def main() -> None:
         for sample in samples:
             before = tools.judge.usage.snapshot()  # type: ignore[union-attr]
             started = time.perf_counter()
-            evaluate([sample], RAG_METRICS, tools)
+            evaluate([sample], RAG_METRICS, tools, options=options)
             seconds = time.perf_counter() - started
             used = tools.judge.usage - before  # type: ignore[union-attr]
             inner = tools.judge._judge()  # type: ignore[union-attr]
