@@ -405,15 +405,41 @@ def test_bad_judge_aliases_are_refused(tmp_path: Path, aliases: str, message: st
 
 
 def test_a_map_that_does_not_lower_the_held_out_error_is_not_kept() -> None:
-    from localeval.calibration.fit import KindFit
+    from localeval.calibration.fit import HeldOut, KindFit
     from localeval.report.calibration_text import fits_text
 
     fitted = VerdictMap("supported", 1.2, -0.6, "a (10 rows), b (10 rows)")
     worse = KindFit("supported", fitted, [], ece_raw=0.107, ece=0.117)
-    better = KindFit("answers", VerdictMap("answers", 2.6, -5.6, "w"), [], 0.33, 0.08)
+    lowered = [HeldOut("a", 10, 0.40, 0.10), HeldOut("b", 10, 0.30, 0.06)]
+    better = KindFit("answers", VerdictMap("answers", 2.6, -5.6, "w"), lowered, 0.33, 0.08)
     one_set = KindFit("answers", better.map, [], 0.33, 0.08, scheme="5 folds of wikieval")
     assert not worse.kept and better.kept and not one_set.kept
     assert worse.as_dict()["kept"] is False
     text = fits_text({"supported": worse, "answers": better})
     assert text.count("not kept: on held-out datasets it did not lower the error") == 1
     assert "not kept: it was measured on one labelled dataset only" in fits_text({"a": one_set})
+
+
+def test_a_map_that_lowers_only_the_pooled_error_is_not_kept() -> None:
+    from localeval.calibration.fit import HeldOut, KindFit
+    from localeval.report.calibration_text import fits_text
+
+    # the 1.5B's support map on four bench datasets: pooled 0.102 -> 0.096, because the
+    # errors of different datasets cancel, while three of the four got worse
+    parts = [
+        HeldOut("halueval_qa", 100, 0.176, 0.187),
+        HeldOut("rgb_zh", 72, 0.073, 0.139),
+        HeldOut("uhgeval_zh", 40, 0.109, 0.273),
+        HeldOut("wikieval", 50, 0.297, 0.280),
+    ]
+    fit = KindFit("supported", VerdictMap("supported", 1.17, -0.74, "4 sets"), parts, 0.102, 0.096)
+    assert not fit.kept
+    assert fit.as_dict()["kept"] is False
+    assert (
+        "  not kept: it lowered the error on only 1 of the 4 held-out datasets, so this kind "
+        "of verdict stays uncalibrated (its raw P(Yes))"
+    ) in fits_text({"supported": fit})
+    # lowered on three of four and over them all: kept
+    parts[1] = HeldOut("rgb_zh", 72, 0.139, 0.073)
+    parts[2] = HeldOut("uhgeval_zh", 40, 0.273, 0.109)
+    assert KindFit("supported", fit.map, parts, 0.102, 0.096).kept

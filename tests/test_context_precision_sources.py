@@ -131,7 +131,7 @@ def test_sample_text_stays_data_in_the_chunk_question() -> None:
     # the staged dialogue is dropped from its first control string on (prompts.neutral)
     assert prompt.segments[1] == "\n无关。"
     # a quote in the reference cannot close the quoted answer early
-    assert 'Answer: "1月3日\' 并非\'12月"\n\n' in prompt.segments[2]
+    assert "Answer: \"1月3日' 并非'12月\"\n\n" in prompt.segments[2]
 
 
 def test_a_chunk_too_long_for_the_judge_is_judged_on_its_beginning() -> None:

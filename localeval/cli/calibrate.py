@@ -117,7 +117,10 @@ def calibrate(
     if judge is not None and fits and entry is not None:
         maps = {kind: f.map for kind, f in fits.items() if f.kept}
         if not maps:
-            echo("\nNo map is kept: none lowered the error on datasets left out of its fit.")
+            echo(
+                "\nNo map is kept: none lowered the error on most of the datasets left out "
+                "of its fit and over them all."
+            )
         if save:
             saved = save_calibration(calibration.models_file, entry, maps)
             echo(f"\nCalibration of judge {entry} saved in {saved}")

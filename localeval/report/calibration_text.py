@@ -42,12 +42,8 @@ def fits_text(fits: Mapping[str, KindFit]) -> str:
                 f"    held out {part.name}: {part.rows} rows, ECE {part.ece_raw:.3f} -> "
                 f"{part.ece:.3f}"
             )
-        if not fit.kept:
-            why = (
-                "it was measured on one labelled dataset only"
-                if fit.scheme != "by dataset"
-                else "on held-out datasets it did not lower the error"
-            )
+        why = fit.not_kept_because()
+        if why is not None:
             lines.append(
                 f"  not kept: {why}, so this kind of verdict stays uncalibrated (its raw P(Yes))"
             )
