@@ -140,7 +140,7 @@ def test_chinese_samples_and_an_english_only_embedder_give_a_warning(
     assert (
         f"Warning: {data}: 1 in Chinese of 2 samples, but embedder 'e' is for English only "
         "(models.toml 'languages'): context_precision will separate chunks poorly there; use "
-        "a multilingual embedder (README, Models)\n"
+        "a multilingual embedder (README, models.toml)\n"
     ) in result.stderr
     # no embedding metric, no warning
     quiet = CliRunner().invoke(

@@ -262,7 +262,7 @@ class Evaluation:
             f"{which} of {self.dataset.n_samples} samples, but embedder '{embedder.name}' is "
             f"for {', '.join(names.get(k, k) for k in embedder.languages)} only (models.toml "
             f"'languages'): {', '.join(users)} will separate chunks poorly there; use a "
-            "multilingual embedder (README, Models)",
+            "multilingual embedder (README, models.toml)",
         )
 
     def __enter__(self) -> Evaluation:
