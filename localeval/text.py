@@ -82,8 +82,9 @@ def is_cjk_char(char: str) -> bool:
     return bool(_CJK.match(char))
 
 
-#: the languages localeval tells apart (detect_language)
-LANGUAGES = ("en", "zh")
+#: the languages localeval tells apart (detect_language), and their names in messages
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+LANGUAGES = tuple(LANGUAGE_NAMES)
 
 
 def detect_language(text: str) -> str:

@@ -47,7 +47,7 @@ from localeval.metrics.base import (
 from localeval.metrics.explain import NOTABLE_SHIFT, pairs
 from localeval.metrics.long_context import NoRoomForContext, fit_text
 from localeval.prompts.neutral import without_orders
-from localeval.text import LANGUAGES, detect_language, split_sentences
+from localeval.text import LANGUAGE_NAMES, LANGUAGES, detect_language, split_sentences
 
 EMBEDDER = "embedder"
 JUDGE = "judge"
@@ -262,7 +262,6 @@ def hint(details: Details) -> Evidence | None:
 
 
 _BY = {JUDGE: "by the judge", EMBEDDER: "by closeness of meaning (the embedder)"}
-_LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 
 
 def notes(details: Details) -> list[Note]:
@@ -273,8 +272,8 @@ def notes(details: Details) -> list[Note]:
     by, language = details.get("usefulness_by"), details.get("language")
     if text and isinstance(by, str) and by in _BY:
         text += f" {_BY[by]}"
-        if isinstance(language, str) and language in _LANGUAGE_NAMES:
-            text += f", as set for {_LANGUAGE_NAMES[language]} samples"
+        if isinstance(language, str) and language in LANGUAGE_NAMES:
+            text += f", as set for {LANGUAGE_NAMES[language]} samples"
     text += "." if text else ""
     return [Note(text, consumes=("judged_against", "usefulness_by", "language"))]
 

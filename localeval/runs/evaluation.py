@@ -58,7 +58,7 @@ from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_r
 from localeval.runs.sources import header_of, load_scores, stored_run_scores
 from localeval.runs.tools import load_tools
 from localeval.stats import MetricSummary
-from localeval.text import printable
+from localeval.text import LANGUAGE_NAMES, printable
 
 
 @dataclass(frozen=True)
@@ -255,12 +255,12 @@ class Evaluation:
         if not other:
             return None
         users = [m.name for m in self.metrics if any(embeds(m, k) for k in other)]
-        names = {"zh": "Chinese", "en": "English"}
-        which = ", ".join(f"{n} in {names.get(k, k)}" for k, n in sorted(other.items()))
+        which = ", ".join(f"{n} in {LANGUAGE_NAMES.get(k, k)}" for k, n in sorted(other.items()))
+        reads = ", ".join(LANGUAGE_NAMES.get(k, k) for k in embedder.languages)
         return DatasetWarning(
             str(self.request.data),
             f"{which} of {self.dataset.n_samples} samples, but embedder '{embedder.name}' is "
-            f"for {', '.join(names.get(k, k) for k in embedder.languages)} only (models.toml "
+            f"for {reads} only (models.toml "
             f"'languages'): {', '.join(users)} will separate chunks poorly there; use a "
             "multilingual embedder (README, models.toml)",
         )
