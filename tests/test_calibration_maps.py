@@ -24,7 +24,7 @@ from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.data.samples import Sample
 from localeval.errors import ConfigError
-from localeval.metrics import Tools, build_metric
+from localeval.metrics import Tools, build_metric, spec
 from localeval.results.calibration import calibration_sentence, calibration_status
 from localeval.results.diff import comparability_warnings
 from localeval.results.model import RunInfo
@@ -111,6 +111,19 @@ def test_one_dataset_is_measured_by_folds_of_its_pairs() -> None:
     fit = fit_maps(rows)["supported"]
     assert fit.scheme == "5 folds of solo"
     assert [h.rows for h in fit.held_out] == [8, 8, 8, 8, 8]  # pairs stay together
+
+
+def test_chunk_verdicts_are_fitted_against_each_chunks_label() -> None:
+    rows = []
+    for _ in range(10):
+        found = RowScore("rgb", "context_precision", None, None, 0.5, chunk_labels=[1, 0, 0])
+        found.verdict_kind, found.verdicts = "useful", [0.9, 0.6, 0.2]
+        rows.append(found)
+    fit = fit_maps(rows)["useful"]
+    assert fit.scheme == "5 folds of rgb"
+    assert [h.rows for h in fit.held_out] == [6, 6, 6, 6, 6]  # a row's chunks stay together
+    assert fit.map.fitted_on == "rgb (30 chunks)" and fit.unit == "chunks"
+    assert fit.ece < fit.ece_raw  # 0.6 said for chunks that are never useful
 
 
 # -- models.toml -------------------------------------------------------------------------------
@@ -238,6 +251,47 @@ def test_an_uncalibrated_judge_says_so() -> None:
     assert calibration_status({"name": "j"}, ["bleu"]) is None
 
 
+def test_chinese_chunks_the_judge_decides_are_calibrated_with_the_useful_map() -> None:
+    useful = VerdictMap("useful", 2.0, -1.0)
+    judge = ScriptedJudge([0.3, 0.8])  # asked from the last chunk to the first
+    sample = Sample(
+        sample_id="z", question="宣誓的时间", contexts=["甲。", "乙。"], answer="1月3日"
+    )
+    result = build_metric("context_precision").score(
+        sample, Tools(judge=judge, calibration={"useful": useful})
+    )
+    judge.assert_done()
+    assert result.details["usefulness_raw"] == [0.8, 0.3]
+    assert result.details["usefulness"] == [
+        round(useful.apply(0.8), 4),
+        round(useful.apply(0.3), 4),
+    ]
+    spec_cp = spec("context_precision")
+    assert spec_cp is not None and spec_cp.raw_verdicts(result.details) == [0.8, 0.3]
+    # an embedded sample's similarities are no judge verdicts: nothing for calibrate to fit
+    assert spec_cp.raw_verdicts({"usefulness_by": "embedder", "usefulness": [0.9]}) is None
+
+
+def test_context_precision_is_named_uncalibrated_only_where_the_judge_decides() -> None:
+    metrics = ["faithfulness", "context_precision"]
+    judged = {"context_precision": {"usefulness": "en=embedder zh=judge"}}
+    status = calibration_status({"name": "j"}, metrics, judged)
+    assert status is not None and status.uncalibrated == metrics
+    assert calibration_sentence(status) == (
+        "Judge j is not calibrated for faithfulness, context_precision (the chunks of Chinese "
+        "samples): those scores are its raw P(Yes), on its own scale (`localeval calibrate "
+        "--fit` fits a map from labelled rows)."
+    )
+    embedded = {"context_precision": {"usefulness": "en=embedder zh=embedder"}}
+    for settings in (embedded, {}, None):
+        status = calibration_status({"name": "j"}, metrics, settings)
+        assert status is not None and status.uncalibrated == ["faithfulness"]
+    assert calibration_status({"name": "j"}, ["context_precision"], embedded) is None
+    mapped = {"name": "j", "calibration": {"useful": {}}}
+    status = calibration_status(mapped, ["context_precision"], judged)
+    assert status is not None and status.calibrated == ["context_precision"]
+
+
 # -- the command -----------------------------------------------------------------------------
 
 
@@ -322,6 +376,21 @@ def test_the_markdown_report_warns_of_an_uncalibrated_judge() -> None:
     assert "not calibrated" not in render_markdown(
         results({"name": "j", "calibration": {"supported": MAP.record()}})
     )
+
+
+def test_reports_name_the_judged_part_of_context_precision() -> None:
+    from localeval.report.html import render_html
+    from localeval.report.markdown import render_markdown
+
+    run = results({"name": "j"})
+    run["run"]["metrics"] = ["context_precision"]
+    run["run"]["metric_settings"] = {"context_precision": {"usefulness": "en=embedder zh=judge"}}
+    run["summary"] = {"context_precision": run["summary"]["faithfulness"]}
+    named = "not calibrated for context_precision (the chunks of Chinese samples)"
+    assert named in render_markdown(run)
+    assert named in render_html(run)
+    run["run"]["metric_settings"] = {"context_precision": {"usefulness": "en=embedder zh=embedder"}}
+    assert "calibrated" not in render_markdown(run)
 
 
 # -- prompt sets ---------------------------------------------------------------------------------

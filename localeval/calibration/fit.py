@@ -54,6 +54,8 @@ class KindFit:
     bins: list[ReliabilityBin] = field(default_factory=list)
     #: how the held-out parts were made: "by dataset" or "5 folds of <dataset>"
     scheme: str = "by dataset"
+    #: what one verdict measured is: a labelled row's, or one chunk's of a row ("chunks")
+    unit: str = "rows"
 
     @property
     def kept(self) -> bool:
@@ -88,6 +90,7 @@ class KindFit:
             "ece_raw": round(self.ece_raw, 4),
             "ece": round(self.ece, 4),
             "held_out": [vars(h) for h in self.held_out],
+            "unit": self.unit,
         }
 
 
@@ -95,12 +98,22 @@ Row = tuple[list[float], float]
 
 
 def usable_rows(rows: Sequence[RowScore]) -> dict[str, dict[str, list[tuple[Any, Row]]]]:
-    """kind -> dataset -> [(pair_id, (raw verdicts, label))], for rows with labels in [0, 1]."""
+    """kind -> dataset -> [(pair_id, (raw verdicts, label))], for rows with labels in [0, 1]
+    and for each chunk of rows with chunk labels."""
     found: dict[str, dict[str, list[tuple[Any, Row]]]] = defaultdict(lambda: defaultdict(list))
-    for row in rows:
-        if row.verdict_kind is None or not row.verdicts or row.label is None:
+    for number, row in enumerate(rows):
+        if row.verdict_kind is None or not row.verdicts:
             continue
-        if 0.0 <= row.label <= 1.0:
+        chunks = row.chunk_labels
+        if chunks is not None and len(chunks) == len(row.verdicts):
+            # a chunk-labelled row: each chunk's verdict against its own label, the row's
+            # chunks kept in one fold
+            for verdict, label in zip(row.verdicts, chunks, strict=True):
+                found[row.verdict_kind][row.dataset].append(
+                    (("chunks", number), ([verdict], label))
+                )
+            continue
+        if row.label is not None and 0.0 <= row.label <= 1.0:
             found[row.verdict_kind][row.dataset].append((row.pair_id, (row.verdicts, row.label)))
     return {kind: dict(by_dataset) for kind, by_dataset in found.items()}
 
@@ -172,7 +185,11 @@ def fit_kind(kind: str, by_dataset: dict[str, list[tuple[Any, Row]]]) -> KindFit
         raw += plain
         labels += truth
     every = [r for name in names for _, r in by_dataset[name]]
-    described = ", ".join(f"{name} ({len(by_dataset[name])} rows)" for name in names)
+    # a chunk verdict is one of its row's chunks
+    unit = (
+        "chunks" if any(isinstance(p, tuple) for n in names for p, _ in by_dataset[n]) else "rows"
+    )
+    described = ", ".join(f"{name} ({len(by_dataset[name])} {unit})" for name in names)
     final = fit_map(kind, every, fitted_on=described)
     ece = expected_calibration_error(predicted, labels)
     bins = reliability(predicted, labels)
@@ -184,6 +201,7 @@ def fit_kind(kind: str, by_dataset: dict[str, list[tuple[Any, Row]]]) -> KindFit
         ece,
         bins,
         scheme,
+        unit,
     )
 
 

@@ -142,7 +142,8 @@ def show(outcome: EvaluationOutcome) -> None:
     categories = console.category_tables(outcome.by_category)
     if categories:
         echo("\n" + categories)
-    status = calibration_status(outcome.run.info.judge, outcome.run.info.metrics)
+    info = outcome.run.info
+    status = calibration_status(info.judge, info.metrics, info.metric_settings)
     if status is not None:
         echo("\n" + textwrap.fill(calibration_sentence(status), 88))
     if outcome.gates:

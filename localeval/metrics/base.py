@@ -171,6 +171,11 @@ class MetricSpec:
     #: the details key of those verdicts (a list, or one number), calibrated when the judge
     #: has a map; the judge's raw P(Yes) is then under the same key + "_raw"
     verdicts: str = ""
+    #: for a metric whose score is made of judge verdicts for some samples only: which of
+    #: its scores are, given the run's settings for it ("the chunks of Chinese samples";
+    #: None: none are), and the details entry that says a sample's are (key, value)
+    judged_part: Callable[[Mapping[str, Any]], str | None] | None = None
+    judged_when: tuple[str, str] | None = None
     #: whether its score is on the judge's scale, so that a judge's own gate threshold
     #: (models.toml, or one `calibrate` suggests) applies to it; not for a score the
     #: embedder makes for some samples
@@ -178,6 +183,10 @@ class MetricSpec:
 
     def raw_verdicts(self, details: Details) -> list[float] | None:
         """The judge's raw verdicts in a sample's details (None if it has none)."""
+        if self.judged_when is not None:
+            key, judged = self.judged_when
+            if details.get(key) != judged:
+                return None  # that sample was scored without the judge
         value = details.get(f"{self.verdicts}_raw", details.get(self.verdicts))
         if isinstance(value, int | float) and not isinstance(value, bool):
             return [float(value)]

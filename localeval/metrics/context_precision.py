@@ -14,7 +14,8 @@ docs/judge-quality.md; `--cp-usefulness` overrides it):
   the embedder reads the language (English for the default one).
 * "judge": the judge's P(Yes) that the chunk, read alone, is useful for reaching the
   target as the answer to the question (one short yes/no question per chunk; a chunk too
-  long for the judge's window is judged on its beginning).
+  long for the judge's window is judged on its beginning), through the judge's "useful"
+  calibration map when it has one (the raw P(Yes) then in "usefulness_raw").
 Details: which source decided ("usefulness_by") and the sample's language, per-chunk
 verdicts ("useful" when v_k >= 0.5) and usefulness, and which answer the chunks were
 compared with.
@@ -55,6 +56,8 @@ SOURCES = (EMBEDDER, JUDGE)
 #: per sample language, what measures a chunk's usefulness: the embedder where it separates
 #: the labelled chunks better, the judge where it does (docs/judge-quality.md)
 DEFAULT_USEFULNESS: Mapping[str, str] = {"en": EMBEDDER, "zh": JUDGE}
+#: the kind of verdict the judge gives about a chunk (its calibration map's name)
+USEFUL = "useful"
 
 
 def average_precision(useful: Sequence[float]) -> float:
@@ -176,13 +179,17 @@ class ContextPrecision:
         details: dict[str, Any] = {"judged_against": against}
         if source == JUDGE:
             try:
-                useful, cut = judged_usefulness(
+                raw, cut = judged_usefulness(
                     sample.question, target, sample.contexts, language, tools
                 )
             except NoRoomForContext:
                 return MetricResult.undefined(
                     f"the question and {against} are too long for the judge's context window"
                 )
+            # each verdict as the probability that a person agrees, when the judge has a map
+            useful = [tools.calibrated(USEFUL, p) for p in raw]
+            if USEFUL in tools.calibration:
+                details["usefulness_raw"] = [round(p, 4) for p in raw]
             if cut:
                 details["long_context"] = {
                     "rule": "chunks too long for the judge's window: their beginning judged",
@@ -221,6 +228,19 @@ def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
             )
         chosen.update(dict.fromkeys(languages, source))
     return {"usefulness": chosen}
+
+
+def judged_part(settings: Mapping[str, Any]) -> str | None:
+    """Which of a run's scores the judge's verdicts make, from the run's setting
+    ("en=embedder zh=judge"): the chunks of the languages set to the judge."""
+    setting = settings.get("usefulness")
+    if not isinstance(setting, str):
+        return None  # a run from before the judge could decide: the embedder's alone
+    chosen = dict(pair.partition("=")[::2] for pair in setting.split())
+    judged = [LANGUAGE_NAMES.get(k, k) for k, source in sorted(chosen.items()) if source == JUDGE]
+    if not judged:
+        return None
+    return f"the chunks of {' and '.join(judged)} samples"
 
 
 def explain(base: Details | None, new: Details | None) -> list[tuple[float, str]]:
@@ -305,4 +325,8 @@ SPEC = MetricSpec(
     configure=configure,
     # chunk verdicts are on the judge's scale for some languages only: no judge threshold
     judge_gate=False,
+    verdict_kind=USEFUL,
+    verdicts="usefulness",
+    judged_part=judged_part,
+    judged_when=("usefulness_by", JUDGE),
 )

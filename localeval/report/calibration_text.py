@@ -34,12 +34,12 @@ def fits_text(fits: Mapping[str, KindFit]) -> str:
             f"  p' = sigmoid({fit.map.a:.3f} * logit(p) {'-' if fit.map.b < 0 else '+'} "
             f"{abs(fit.map.b):.3f}), fitted on "
             f"{fit.map.fitted_on}",
-            f"  expected calibration error on held-out rows ({fit.scheme}): "
+            f"  expected calibration error on held-out {fit.unit} ({fit.scheme}): "
             f"{fit.ece_raw:.3f} raw -> {fit.ece:.3f} calibrated",
         ]
         for part in fit.held_out:
             lines.append(
-                f"    held out {part.name}: {part.rows} rows, ECE {part.ece_raw:.3f} -> "
+                f"    held out {part.name}: {part.rows} {fit.unit}, ECE {part.ece_raw:.3f} -> "
                 f"{part.ece:.3f}"
             )
         why = fit.not_kept_because()
@@ -47,7 +47,7 @@ def fits_text(fits: Mapping[str, KindFit]) -> str:
             lines.append(
                 f"  not kept: {why}, so this kind of verdict stays uncalibrated (its raw P(Yes))"
             )
-        lines.append("  reliability on held-out rows:")
+        lines.append(f"  reliability on held-out {fit.unit}:")
         lines += reliability_lines(fit.bins)
         parts.append("\n".join(lines))
     return "\n\n".join(parts)

@@ -123,7 +123,9 @@ def _calibration(results: Mapping[str, Any]) -> str:
     run = results.get("run", {})
     judge = run.get("judge") if isinstance(run, Mapping) else None
     metrics = view.metric_names(results)
-    status = calibration_status(judge if isinstance(judge, Mapping) else None, metrics)
+    status = calibration_status(
+        judge if isinstance(judge, Mapping) else None, metrics, view.metric_settings(results)
+    )
     if status is None:
         return ""
     figures = []

@@ -58,13 +58,15 @@ def render_markdown(
     run = results.get("run", {})
     judge = run.get("judge") if isinstance(run, Mapping) else None
     status = calibration_status(
-        judge if isinstance(judge, Mapping) else None, view.metric_names(results)
+        judge if isinstance(judge, Mapping) else None,
+        view.metric_names(results),
+        view.metric_settings(results),
     )
     if status is not None and status.uncalibrated:
         # dataset text never reaches this line: the judge's name is put in a code span
         lines += [
             f"{WARN} Judge {md_code(status.judge, in_table=False)} is not calibrated for "
-            f"{', '.join(status.uncalibrated)}: those scores are its raw P(Yes), on its own "
+            f"{status.named(status.uncalibrated)}: those scores are its raw P(Yes), on its own "
             "scale.",
             "",
         ]

@@ -21,13 +21,36 @@ class CalibrationStatus:
     uncalibrated: list[str]
     #: the maps as the run recorded them, by kind of verdict
     maps: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: for a metric the judge scores only in part, which part ("the chunks of Chinese
+    #: samples"), by metric
+    parts: Mapping[str, str] = field(default_factory=dict)
+
+    def named(self, metrics: Sequence[str]) -> str:
+        """The metrics as a reader sees them: "faithfulness, context_precision (the chunks
+        of Chinese samples)"."""
+        return ", ".join(f"{m} ({self.parts[m]})" if m in self.parts else m for m in metrics)
 
 
 def calibration_status(
-    judge: Mapping[str, Any] | None, metrics: Sequence[str]
+    judge: Mapping[str, Any] | None,
+    metrics: Sequence[str],
+    settings: Mapping[str, Any] | None = None,
 ) -> CalibrationStatus | None:
-    """None when no metric of the run is made of judge verdicts."""
-    kinds = {m: found.verdict_kind for m in metrics if (found := spec(m)) and found.verdict_kind}
+    """None when no metric of the run is made of judge verdicts. `settings`: the run's
+    metric settings, which say whether a metric judged by the judge in part did."""
+    kinds: dict[str, str] = {}
+    parts: dict[str, str] = {}
+    for name in metrics:
+        found = spec(name)
+        if found is None or not found.verdict_kind:
+            continue
+        if found.judged_part is not None:
+            own = (settings or {}).get(name)
+            part = found.judged_part(own if isinstance(own, Mapping) else {})
+            if part is None:
+                continue  # the run's setting kept the judge out of this metric
+            parts[name] = part
+        kinds[name] = found.verdict_kind
     if judge is None or not kinds:
         return None
     maps = judge.get("calibration") or {}
@@ -36,6 +59,7 @@ def calibration_status(
         [m for m, kind in kinds.items() if kind in maps],
         [m for m, kind in kinds.items() if kind not in maps],
         {k: v for k, v in maps.items() if isinstance(v, Mapping)},
+        parts,
     )
 
 
@@ -46,8 +70,8 @@ def calibration_sentence(status: CalibrationStatus) -> str:
             f"Judge {status.judge} is calibrated: each verdict is the probability that a "
             "person would agree, so scores read as shares and SPEC's gates apply."
         )
-    names = ", ".join(status.uncalibrated)
     return (
-        f"Judge {status.judge} is not calibrated for {names}: those scores are its raw "
-        "P(Yes), on its own scale (`localeval calibrate --fit` fits a map from labelled rows)."
+        f"Judge {status.judge} is not calibrated for {status.named(status.uncalibrated)}: "
+        "those scores are its raw P(Yes), on its own scale (`localeval calibrate --fit` "
+        "fits a map from labelled rows)."
     )

@@ -53,6 +53,12 @@ def metric_names(results: Mapping[str, Any]) -> list[str]:
     return [str(m) for m in results.get("summary", {})]
 
 
+def metric_settings(results: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The run's settings per metric ({} for a file without them)."""
+    settings = results.get("run", {}).get("metric_settings")
+    return settings if isinstance(settings, Mapping) else {}
+
+
 def gate_results(results: Mapping[str, Any]) -> list[GateResult]:
     gates = []
     for gate in results.get("gates", []):
