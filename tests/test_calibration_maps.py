@@ -436,6 +436,27 @@ def test_rag_4_asks_each_statement_as_an_answer_to_the_question() -> None:
     assert asked.segments[-1] == "\n\nDoes the answer above answer the question? Answer Yes or No."
 
 
+def test_rag_5_asks_chinese_statements_as_rag_3_and_others_as_rag_4() -> None:
+    from localeval.prompts.sets import RAG_3, RAG_4, RAG_5
+
+    contexts = ["上下文。"]
+    zh = RAG_5.context_says(contexts, "宣誓的时间", "1月3日")
+    assert zh == RAG_3.context_says(contexts, "宣誓的时间", "1月3日")
+    assert zh.segments[-1] == ' "1月3日"? Answer Yes or No.'
+    assert RAG_5.context_says(contexts, "When?", "1889.") == RAG_4.context_says(
+        contexts, "When?", "1889."
+    )
+    # without a question, the statement's own language decides
+    assert RAG_5.context_says(contexts, " ", "他来了。") == RAG_3.context_says(
+        contexts, "", "他来了。"
+    )
+    # relevancy is asked as rag-4 asks it, in every language
+    judge = ScriptedJudge([0.1, 0.7])
+    chinese = Sample(sample_id="z", question="几点？", answer="三点。")
+    build_metric("answer_relevancy").score(chinese, Tools(judge=judge, prompts=RAG_5))
+    assert judge.prompts[1].segments[0] == "问题： 几点？\n\n"
+
+
 def test_a_judge_alias_names_an_entry_and_is_listed(tmp_path: Path) -> None:
     models = tmp_path / "models.toml"
     models.write_text(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from localeval.errors import ConfigError
 from localeval.judge import Prompt
 from localeval.prompts import rag
+from localeval.text import detect_language
 
 #: what rag-4's relevancy question ends with; its support question ends bare, which the
 #: 1.5B judge separated better (docs/judge-quality.md)
@@ -57,8 +58,27 @@ RAG_4 = RagPrompts(
     rag.questions_for_answer,
 )
 
+
+def supported_by_language(contexts: Sequence[str], question: str, statement: str) -> Prompt:
+    """rag-5's support question: rag-3's "Does the context above say that ...?" for a
+    Chinese sample (by its question), rag-4's "Is the answer supported ...?" for others.
+    On the 1.5B judge rag-4's wording lost on both Chinese sets it was measured on
+    (docs/judge-quality.md)."""
+    if detect_language(question if question.strip() else statement) == "zh":
+        return rag.context_says(contexts, statement)
+    return rag.answer_supported(contexts, question, statement, "")
+
+
+RAG_5 = RagPrompts(
+    "rag-5",
+    supported_by_language,
+    RAG_4.answer_answers,
+    rag.answer_noncommittal,
+    rag.questions_for_answer,
+)
+
 #: every released set, by name
-PROMPT_SETS: dict[str, RagPrompts] = {s.version: s for s in (RAG_3, RAG_4)}
+PROMPT_SETS: dict[str, RagPrompts] = {s.version: s for s in (RAG_3, RAG_4, RAG_5)}
 DEFAULT_PROMPTS = RAG_3.version
 
 
