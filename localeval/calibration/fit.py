@@ -95,6 +95,8 @@ class KindFit:
 
 
 Row = tuple[list[float], float]
+#: what groups a chunk-labelled row's chunks (in place of a pair id)
+CHUNKS = "chunks of row"
 
 
 def usable_rows(rows: Sequence[RowScore]) -> dict[str, dict[str, list[tuple[Any, Row]]]]:
@@ -109,9 +111,7 @@ def usable_rows(rows: Sequence[RowScore]) -> dict[str, dict[str, list[tuple[Any,
             # a chunk-labelled row: each chunk's verdict against its own label, the row's
             # chunks kept in one fold
             for verdict, label in zip(row.verdicts, chunks, strict=True):
-                found[row.verdict_kind][row.dataset].append(
-                    (("chunks", number), ([verdict], label))
-                )
+                found[row.verdict_kind][row.dataset].append(((CHUNKS, number), ([verdict], label)))
             continue
         if row.label is not None and 0.0 <= row.label <= 1.0:
             found[row.verdict_kind][row.dataset].append((row.pair_id, (row.verdicts, row.label)))
@@ -185,10 +185,9 @@ def fit_kind(kind: str, by_dataset: dict[str, list[tuple[Any, Row]]]) -> KindFit
         raw += plain
         labels += truth
     every = [r for name in names for _, r in by_dataset[name]]
-    # a chunk verdict is one of its row's chunks
-    unit = (
-        "chunks" if any(isinstance(p, tuple) for n in names for p, _ in by_dataset[n]) else "rows"
-    )
+    # a chunk verdict is one of its row's chunks (usable_rows groups them by CHUNKS)
+    chunked = any(isinstance(p, tuple) and p[0] == CHUNKS for n in names for p, _ in by_dataset[n])
+    unit = "chunks" if chunked else "rows"
     described = ", ".join(f"{name} ({len(by_dataset[name])} {unit})" for name in names)
     final = fit_map(kind, every, fitted_on=described)
     ece = expected_calibration_error(predicted, labels)
