@@ -27,11 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.data import strict_json
-from localeval.data.csv_rows import csv_rows
 from localeval.data.fields import ALIASES, CANONICAL, GENERATED_FIELDS
+from localeval.data.file_rows import Row, file_rows
 from localeval.data.ids import DefaultIds, content_id
-from localeval.data.textstream import json_array_values, text_chunks, text_lines
 from localeval.errors import DatasetError, UsageError, locate
 from localeval.text import printable
 
@@ -216,38 +214,6 @@ def sample_from_row(
     )
 
 
-# what a row generator yields: the line a row starts on, and the decoded row or the error
-# that makes it unusable (a row-level error the caller may skip)
-Row = tuple[int, Any]
-
-
-def _row_error(path: Path, exc: BaseException, line: int, text: str = "") -> DatasetError:
-    message, name = strict_json.describe(exc, text)
-    return DatasetError(str(path), message, line, name)
-
-
-def _jsonl_rows(path: Path, lines: Iterator[str]) -> Iterator[Row]:
-    for number, raw_line in enumerate(lines, start=1):
-        # without its line end (columns count within the line), and without a byte-order
-        # mark where files were joined with cat
-        raw_line = raw_line.rstrip("\r\n").lstrip("\ufeff")
-        if not raw_line.strip():
-            continue
-        try:
-            yield number, strict_json.DECODER.decode(raw_line)
-        except strict_json.DECODE_ERRORS as exc:
-            yield number, _row_error(path, exc, number, raw_line)
-
-
-def _json_array_rows(path: Path, chunks: Iterator[str]) -> Iterator[Row]:
-    return json_array_values(
-        path,
-        chunks,
-        strict_json.DECODER,
-        lambda exc, line: _row_error(path, exc, line),
-    )
-
-
 def _unknown_field_warning(
     path: str, line: int, names: list[str], row: int | None = None
 ) -> DatasetWarning:
@@ -263,33 +229,6 @@ def _unknown_field_warning(
         line,
         row=row,
     )
-
-
-#: the data files read_samples knows, by (lower-case) suffix; each may also end in .gz
-FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
-
-
-def _rows(file: Path) -> tuple[str, Iterator[Row]]:
-    """The file's format and its rows, read piece by piece (memory does not grow with it)."""
-    suffixes = [s.lower() for s in file.suffixes]
-    compressed = bool(suffixes) and suffixes[-1] == ".gz"
-    suffix = (suffixes[-2] if len(suffixes) > 1 else "") if compressed else file.suffix.lower()
-    kind = FORMATS.get(suffix)
-    if str(file) == "-":  # `evaluate -` spools standard input to a file before reading it
-        raise DatasetError("-", "standard input is read by `localeval evaluate` only; give a file")
-    if kind is None:
-        if file.is_dir():
-            raise DatasetError(str(file), "is a directory, not a data file")
-        shown = "".join(suffixes[-2:]) if compressed else file.suffix.lower()
-        raise DatasetError(
-            str(file), f"unknown file type '{shown}' (use .jsonl, .json or .csv, or .gz of one)"
-        )
-    chunks = text_chunks(file, compressed)
-    if kind == "jsonl":
-        return kind, _jsonl_rows(file, text_lines(chunks))
-    if kind == "json":
-        return kind, _json_array_rows(file, chunks)
-    return kind, csv_rows(file, text_lines(chunks))
 
 
 def read_samples(
@@ -309,7 +248,7 @@ def read_samples(
     file = Path(path)
     where = name or printable(str(file))
     try:
-        kind, rows = _rows(file)
+        kind, rows = file_rows(file)
         yield from _validated(rows, where, kind == "json", on_invalid, on_warning)
     except DatasetError as exc:
         raise exc.at(where) from None
