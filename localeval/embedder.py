@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -31,3 +32,31 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     made of it would be outside [0, 1]."""
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
     return min(1.0, max(-1.0, float(np.dot(a, b) / norm))) if norm else 0.0
+
+
+@dataclass(frozen=True)
+class EmbedderSpeed:
+    """How fast an embedder works on one machine, measured there once (localeval.runs.speed)."""
+
+    texts_per_s: float
+    #: loading the model before the first text (the library and the weights)
+    load_seconds: float = 0.0
+
+    def seconds(self, texts: int) -> float:
+        """What embedding that many texts takes, loading not included."""
+        return texts / self.texts_per_s
+
+
+class CountingEmbedder:
+    """Stands in for an embedder while an estimate counts what it would embed (`computed`
+    texts): every text gets the same unit vector, and no model is loaded."""
+
+    def __init__(self, identity: ModelIdentity, dimensions: int = 8):
+        self.identity = identity
+        self.name = identity.name
+        self.computed = 0
+        self._vector = np.eye(1, dimensions, dtype=np.float32)[0]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.computed += len(texts)
+        return np.tile(self._vector, (len(texts), 1))

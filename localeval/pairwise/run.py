@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,11 @@ from localeval.pairwise.rows import (
 from localeval.results.contract import check_output
 from localeval.results.files import OutputTarget, database_files
 from localeval.runs.database import default_db_path, open_store
+from localeval.runs.estimate import Counting, Estimate
 from localeval.runs.tools import load_tools
+
+#: what an estimate calls the work of judging the pairs
+ESTIMATED_PART = "pairs"
 
 
 @dataclass(frozen=True)
@@ -86,13 +91,7 @@ class PairComparison:
         before = tools.judge.usage.snapshot()
         verdicts: list[PairVerdict | None] = []
         for row in self.rows:
-            try:
-                verdict: PairVerdict | None = compare_pair(
-                    row.question, row.contexts, row.reference, row.answer_a, row.answer_b, tools
-                )
-            except PromptTooLongError:
-                verdict = None
-            verdicts.append(verdict)
+            verdicts.append(pair_verdict(row, tools))
             if on_row is not None:
                 on_row()
         usage = tools.judge.usage - before
@@ -102,3 +101,32 @@ class PairComparison:
             [r for r, _ in judged], [v for _, v in judged], n_undefined=len(self.rows) - len(judged)
         )
         return PairsOutcome(self.rows, verdicts, summary, usage, tools)
+
+    def estimate(self, measure: bool = True) -> Estimate:
+        """What `run()` will cost, counted without judging (localeval.runs.estimate); a
+        judge whose speed here is not kept yet is measured when `measure`."""
+        request = self.request
+        with Counting(
+            self.models,
+            [build_metric("faithfulness")],
+            request.judge,
+            None,
+            request.db,
+            request.use_cache,
+            [ESTIMATED_PART],
+            ("pair", "step"),
+        ) as counting:
+            for number, row in enumerate(self.rows, start=1):
+                judge_row = partial(pair_verdict, row, counting.tools)
+                counting.count(str(number), ESTIMATED_PART, judge_row)
+            return counting.estimate(measure)
+
+
+def pair_verdict(row: PairRow, tools: Tools) -> PairVerdict | None:
+    """The judge's verdict on a row; None when its prompts are too long for the judge."""
+    try:
+        return compare_pair(
+            row.question, row.contexts, row.reference, row.answer_a, row.answer_b, tools
+        )
+    except PromptTooLongError:
+        return None

@@ -121,6 +121,17 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN shard TEXT;        -- "K/N"; NULL for a run of every sample
     ALTER TABLE run_samples ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
     """,
+    # 8: how fast each judge and embedder works on each machine, measured once for
+    #    `evaluate --estimate` (see localeval.runs.speed)
+    """
+    CREATE TABLE model_speed (
+        key TEXT PRIMARY KEY,          -- sha256 of the model's identity, settings, machine
+        model TEXT NOT NULL,           -- the models.toml entry's name, for people
+        machine TEXT NOT NULL,         -- host, CPU, cores
+        speed TEXT NOT NULL,           -- JSON: the measured figures
+        measured TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+    );
+    """,
 ]
 
 
