@@ -14,6 +14,7 @@ name. Fakes are never cached: asking them again costs nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -218,8 +219,9 @@ class FakeJudgeBackend:
         return judge
 
     def counter(self, name: str, settings: FakeJudgeSettings) -> HashJudge | ScriptedJudge:
-        """A fresh fake counts as it answers: each call one step, each word a token."""
-        return self.load(name, settings)
+        """A fresh fake, without its delay, counts as it answers: each call one step, each
+        word a token."""
+        return self.load(name, dataclasses.replace(settings, delay_s=0.0))
 
     def measure(self, name: str, settings: FakeJudgeSettings) -> JudgeSpeed:
         """A fake's speed is its delay per call."""

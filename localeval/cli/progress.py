@@ -100,7 +100,9 @@ class Progress:
 
     def _left_text(self, _item: object = None) -> str:
         remaining = self.left(time.monotonic() - self.started)
-        return "" if remaining is None else f"about {duration(remaining)} left"
+        if remaining is None or self.done >= self.total:
+            return ""
+        return f"about {duration(remaining)} left"
 
     def close(self) -> None:
         if self._bar is not None:

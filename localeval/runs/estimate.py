@@ -158,6 +158,8 @@ class Estimate:
     counting_seconds: float
     #: texts the embedder will embed (those the cache lacks)
     embedded: int = 0
+    #: the judge's steps: llama.cpp calls, or requests to a server
+    steps: int = 0
     notes: list[str] = field(default_factory=list)
     #: what an item and a part are ("sample", "metric"; "pair", "step")
     item: str = "sample"
@@ -176,6 +178,7 @@ class Estimate:
                 "judge": self.judge,
                 "embedder": self.embedder,
                 "usage": _usage_dict(self.usage),
+                "judge_steps": self.steps,
                 "embedded_texts": self.embedded,
                 f"by_{self.part}": {name: _usage_dict(u) for name, u in self.parts.items()},
                 "loading_seconds": {k: round(v, 3) for k, v in self.loading.items()},
@@ -234,6 +237,7 @@ def priced(
         timed=pricing.known(total),
         counting_seconds=counting_seconds,
         embedded=total.embedded,
+        steps=total.steps,
         notes=notes,
         item=kinds[0],
         part=kinds[1],
