@@ -40,18 +40,19 @@ class DecodesCounted(LlamaJudge):
 
 def run(judge: LlamaJudge) -> Usage:
     samples = load_samples(DEMO)[:4]
-    # chunks long for a 400-token window: they are judged window by window
+    # chunks long for a 1,200-token window: they are judged window by window
     first = samples[0]
     samples[0] = dataclasses.replace(
-        first, contexts=[" ".join([c] * 6) for c in first.contexts or []]
+        first, contexts=[" ".join([c] * 20) for c in first.contexts or []]
     )
     tools = Tools(judge=judge, embedder=HashEmbedder())
-    return evaluate(samples, METRICS, tools).usage
+    # answer relevancy's questions: a generated reply, with the rubric's feedback
+    return evaluate(samples, METRICS, tools, options={"answer_relevancy": {"n_questions": 1}}).usage
 
 
 def test_the_counter_counts_what_the_judge_evaluates() -> None:
     config = load_models_config().judge("smollm2-135m")
-    settings = dataclasses.replace(config.settings, n_ctx=400, batch_size=32, threads=1)
+    settings = dataclasses.replace(config.settings, n_ctx=1200, batch_size=32, threads=1)
     real = DecodesCounted(config.name, settings)
     counter = CountingLlamaJudge(config.name, settings)
     evaluated, counted = run(real), run(counter)
