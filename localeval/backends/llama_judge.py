@@ -96,24 +96,27 @@ class LlamaJudge:
     def __init__(self, name: str, settings: LlamaCppSettings):
         self.identity = verified_identity(name, settings)
         from llama_cpp import Llama
+        from llama_cpp._utils import suppress_stdout_stderr
 
         self.name = name
         self.config = settings
         self.usage = Usage()
         threads = settings.threads or os.cpu_count() or 1
         try:
-            self._llm = Llama(
-                model_path=str(settings.path),
-                n_ctx=settings.n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=settings.gpu_layers,
-                n_batch=settings.batch_size,
-                seed=settings.seed,
-                logits_all=False,
-                vocab_only=self.vocab_only,
-                verbose=False,
-            )
+            # a vocabulary has no training context: llama.cpp warns of one it cannot check
+            with suppress_stdout_stderr(disable=not self.vocab_only):
+                self._llm = Llama(
+                    model_path=str(settings.path),
+                    n_ctx=settings.n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_gpu_layers=settings.gpu_layers,
+                    n_batch=settings.batch_size,
+                    seed=settings.seed,
+                    logits_all=False,
+                    vocab_only=self.vocab_only,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError) as exc:
             raise JudgeError(f"llama.cpp could not load {settings.path}: {exc}") from exc
         # llama.cpp rounds the context up (to a multiple of 256), but llama-cpp-python's
