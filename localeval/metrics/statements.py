@@ -64,6 +64,14 @@ def statement_support(
     return best, info
 
 
+def support_threshold(tools: Tools, metric: str) -> float:
+    """Where a "supported" verdict of `metric` flips: 0.5 for a calibrated verdict, else at
+    the judge's own threshold for the metric (models.toml), else 0.5."""
+    if "supported" in tools.calibration:
+        return LIKELIER
+    return tools.verdict_thresholds.get(metric, LIKELIER)
+
+
 @dataclass(frozen=True)
 class StatementEvidence:
     """How a statement-checking metric names its evidence in a sample's details."""
@@ -115,8 +123,7 @@ def judge_statements(
     #    and the share of the text the passages state, weighted by that confidence
     calibrated = "supported" in tools.calibration
     support = [tools.calibrated("supported", p) for p in probabilities]
-    # a calibrated verdict flips at 0.5; an uncalibrated one at the judge's own threshold
-    threshold = LIKELIER if calibrated else tools.verdict_thresholds.get(evidence.metric, LIKELIER)
+    threshold = support_threshold(tools, evidence.metric)
     details: dict[str, Any] = {
         "statements": statements,
         "verdicts": [
