@@ -264,7 +264,7 @@ class Evaluation:
             str(self.request.data),
             f"{which} of {self.dataset.n_samples} samples, but embedder '{embedder.name}' is "
             f"for {reads} only (models.toml "
-            f"'languages'): {', '.join(users)} will separate chunks poorly there; use a "
+            f"'languages'): {', '.join(users)} will compare its texts poorly there; use a "
             "multilingual embedder (README, models.toml)",
         )
 
