@@ -45,7 +45,7 @@ from localeval.results.gates import (
     check_thresholds_run,
     default_thresholds,
     evaluate_gates,
-    parse_threshold,
+    parse_thresholds,
 )
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
@@ -167,7 +167,7 @@ class Evaluation:
         options = configure_metrics(self.names, request.metric_options)
         self.metrics = [build_metric(n, options) for n in self.names]
         self.extended = [m for m in self.metrics if isinstance(m, WithSubScores)]
-        self.overrides = dict(parse_threshold(t, metric_names()) for t in request.thresholds)
+        self.overrides = parse_thresholds(request.thresholds, metric_names())
         check_thresholds_run(self.overrides, self.names)
         check_min_defined(request.min_defined)
         self.label = request.data_label or printable(str(request.data))
