@@ -237,3 +237,28 @@ def test_report_and_diff_never_overwrite_what_they_read(data: Path, tmp_path: Pa
     assert link.is_symlink() and page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     again = CliRunner().invoke(main, ["runs", "show", "latest", "-o", os.environ["LOCALEVAL_DB"]])
     assert again.exit_code == 2
+
+
+def test_a_replaced_output_keeps_its_permissions(data: Path, tmp_path: Path) -> None:
+    """Results hold the data's text: a private file stays private when it is replaced."""
+    private = tmp_path / "private.json"
+    private.write_text("{}", encoding="utf-8")
+    private.chmod(0o600)
+    assert evaluate(data, private).exit_code == 0
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert json.loads(private.read_text(encoding="utf-8"))["run"]["metrics"] == ["bleu"]
+    # through a symlink, the target's permissions
+    target = tmp_path / "target.json"
+    target.write_text("{}", encoding="utf-8")
+    target.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert evaluate(data, link).exit_code == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    # a new file: an ordinary one under the umask, as open() would make it
+    umask = os.umask(0o027)
+    try:
+        assert evaluate(data, tmp_path / "new.json").exit_code == 0
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o640
