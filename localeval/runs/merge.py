@@ -20,7 +20,8 @@ from localeval.data.shards import Shard
 from localeval.errors import UsageError
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
-from localeval.results.contract import check_writable, read_results_file, write_results
+from localeval.results.contract import check_output, read_results_file, write_results
+from localeval.results.files import OutputTarget, Protected, database_files
 from localeval.results.gates import GateResult, evaluate_gates
 from localeval.results.model import RunInfo, SampleResult, new_run_id, now
 from localeval.results.refs import RunRef
@@ -50,8 +51,18 @@ class MergeOutcome:
     def passed(self) -> bool:
         return all(g.passed for g in self.gates)
 
-    def write(self, path: Path) -> None:
-        write_results(path, self.header, self.samples)
+
+def merge_inputs(refs: Sequence[str], db: Path) -> Protected:
+    """The files the merged run's output must never be: the shards' results files and the
+    run database with its journals."""
+    files = [(path, "a shard merged") for ref in refs if (path := RunRef(ref).path) is not None]
+    return files + database_files(db)
+
+
+def check_merge_output(refs: Sequence[str], db: Path, output: Path) -> OutputTarget:
+    """What writing the merged run to `output` will do, checked before any work (UsageError
+    when it would overwrite a shard, the database, or cannot be written)."""
+    return check_output(output, merge_inputs(refs, db))
 
 
 def load_shard(ref: RunRef, store: RunStore) -> dict[str, Any]:
@@ -151,8 +162,7 @@ def _ordered(
 
 def merge_shards(refs: Sequence[str], store: RunStore, output: Path | None = None) -> MergeOutcome:
     """Join the shards named into one complete run of the history (and `output`)."""
-    if output is not None:
-        check_writable(output)
+    target = check_merge_output(refs, store.path, output) if output is not None else None
     shards = [(ref, load_shard(RunRef(ref), store)) for ref in refs]
     if not shards:
         raise UsageError("name the shards to merge: run ids or results.json files")
@@ -189,6 +199,6 @@ def merge_shards(refs: Sequence[str], store: RunStore, output: Path | None = Non
     for merged, (_, sample, _) in zip(samples, rows, strict=True):
         merged["scores"].update({k: v for k, v in sample["scores"].items() if k not in metrics})
     outcome = MergeOutcome(run, header, samples, summaries, gates, store.usage(run.id), warnings)
-    if output is not None:
-        outcome.write(output)
+    if target is not None:
+        write_results(target, header, samples)
     return outcome
