@@ -22,6 +22,7 @@ from localeval.backends.files import sha256_file
 from localeval.config import load_models_config
 from localeval.data.samples import DatasetWarning, Sample, check_answered, read_samples
 from localeval.data.shards import Shard
+from localeval.data.stdin import is_pipe
 from localeval.engine import describe_run, order_metrics, score_samples
 from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
@@ -171,6 +172,11 @@ class Evaluation:
         check_thresholds_run(self.overrides, self.names)
         check_min_defined(request.min_defined)
         self.label = request.data_label or printable(str(request.data))
+        if is_pipe(request.data):  # `evaluate` itself copies a pipe to a file first
+            raise UsageError(
+                f"{self.label} is a pipe, which can be read only once, and an evaluation reads "
+                "its data more than once; write it to a file first"
+            )
         self.skipped: list[DatasetError] = []
         on_invalid = self._skip if request.skip_invalid else None
         self.shard = Shard.parse(request.shard) if request.shard else None
