@@ -132,6 +132,13 @@ class Printed(EvaluationEvents):
             err=True,
         )
 
+    def invalidated(self, run: StoredRun, reason: str) -> None:
+        echo(
+            f"{reason}: run {run.id} is never continued; re-run the same command to start a "
+            "new run.",
+            err=True,
+        )
+
 
 def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""

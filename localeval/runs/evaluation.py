@@ -126,6 +126,10 @@ class EvaluationEvents:
     def stopped(self, run: StoredRun, n_done: int) -> None:
         """Scoring stopped part-way (an error or Ctrl-C); `n_done` samples are kept."""
 
+    def invalidated(self, run: StoredRun, reason: str) -> None:
+        """Scoring stopped part-way, and the data changed meanwhile (`reason`): the run is
+        marked never to be continued."""
+
     def scoring_ended(self) -> None:
         """Scoring ended, finished or not."""
 
@@ -316,10 +320,12 @@ class Evaluation:
         if chosen.resumed:
             self.events.resuming(chosen.run)
         self._score(chosen.run, chosen.resumed, metrics, tools)
-        if sha256_file(request.data) != self.dataset.sha256:
+        if (changed := self._data_change()) is not None:
+            # samples of two contents: the run must never be continued into completion
+            self.store.invalidate(chosen.run.id, changed)
             raise UsageError(
-                f"{self.label} changed while it was being evaluated; the run is not complete "
-                "(evaluate it again with --no-resume)"
+                f"{changed}; run {chosen.run.id} is not complete and is never continued: "
+                "evaluate it again to start a new run"
             )
         judge = judge_config.name if judge_config else None
         return self._complete(chosen.run, thresholds, from_judge, judge)
@@ -346,10 +352,22 @@ class Evaluation:
             done = self.store.get(run.id).n_done
             if not done and not resumed and self.store.discard_empty(run.id):
                 return
+            if (changed := self._data_change()) is not None:
+                self.store.invalidate(run.id, changed)
+                self.events.invalidated(run, changed)
+                return
             self.store.release(run.id)
         except UsageError:
             return  # the database itself failed; its error says so
         self.events.stopped(run, done)
+
+    def _data_change(self) -> str | None:
+        """What happened to the data file since it was checked, if it is not the same."""
+        try:
+            same = sha256_file(self.request.data) == self.dataset.sha256
+        except OSError as exc:
+            return f"{self.label} could not be read again ({exc.strerror or exc})"
+        return None if same else f"{self.label} changed while it was being evaluated"
 
     def _complete(
         self,
