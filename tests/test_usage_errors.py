@@ -239,6 +239,23 @@ def test_a_foreign_sqlite_file_is_left_alone(tmp_path: Path, data: Path) -> None
     assert foreign.read_bytes() == before
 
 
+def test_a_damaged_database_is_not_said_to_be_intact(tmp_path: Path, data: Path) -> None:
+    """Its pages past the first overwritten (its header still reads): the error says the file
+    is damaged, never that the runs stored in it are intact."""
+    db = tmp_path / "runs.db"
+    assert run("evaluate", data, "-m", "bleu", "--db", db).exit_code == 0
+    page = 4096
+    with db.open("r+b") as handle:
+        handle.seek(page)
+        handle.write(b"\xff" * (db.stat().st_size - page))
+    result = run("runs", "list", "--db", db)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: database {db}: database disk image is malformed while reading runs; the file "
+        "is damaged or was overwritten: use --db PATH to put the database elsewhere\n",
+    )
+
+
 def test_runs_delete_and_prune(tmp_path: Path, data: Path) -> None:
     for _ in range(4):
         assert run("evaluate", data, "-m", "bleu", "--no-progress").exit_code == 0

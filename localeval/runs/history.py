@@ -47,6 +47,9 @@ from localeval.runs.records import (
     stored_run,
 )
 
+#: SQLite's errors for a file that is no longer a sound database
+_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
 
 class RunStore:
     """Reads and writes runs in the localeval database."""
@@ -75,6 +78,11 @@ class RunStore:
         try:
             yield
         except sqlite3.Error as exc:
+            if getattr(exc, "sqlite_errorname", None) in _DAMAGED:
+                raise UsageError(  # nothing here can say what of it is still intact
+                    f"database {self.path}: {exc} while {doing}; the file is damaged or was "
+                    "overwritten: use --db PATH to put the database elsewhere"
+                ) from None
             raise UsageError(
                 f"database {self.path}: {exc} while {doing}. Runs stored so far are intact; "
                 "fix the cause, or use --db PATH to put the database elsewhere"
