@@ -67,7 +67,7 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     from localeval.results.files import database_files
     from localeval.results.gates import GateResult
     from localeval.runs.database import default_db_path
-    from localeval.runs.sources import header_of, open_history
+    from localeval.runs.sources import open_history, report_columns, stored_report
 
     target = None
     if output is not None:
@@ -76,7 +76,7 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     store = open_history(db_path)
     try:
         stored = store.resolve(run)
-        columns = store.score_columns(stored)
+        columns = report_columns(store, stored)
         parts = [history_text.run_description(stored), console.summary_table(columns.summaries())]
         categories = console.category_tables(columns.summaries_by_category())
         if categories:
@@ -85,7 +85,7 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
             parts.append(console.gates_text([GateResult.from_dict(g) for g in stored.gates]))
         parts.append(console.usage_text(store.usage(stored.id)))
         if target is not None:
-            write_results(target, header_of(store, stored), store.sample_dicts(stored))
+            write_results(target, *stored_report(store, stored))
             parts.append(f"Results written to {output}")
         echo("\n\n".join(parts))
     finally:

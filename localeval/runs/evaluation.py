@@ -12,7 +12,7 @@ Nothing here prints: what happens along the way goes to an `EvaluationEvents`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -29,7 +29,6 @@ from localeval.judge import Usage
 from localeval.metrics import (
     Metric,
     Tools,
-    WithSubScores,
     build_metric,
     configure_metrics,
     metric_names,
@@ -51,12 +50,11 @@ from localeval.results.gates import (
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores
-from localeval.results.summary import sub_score_summaries, with_sub_scores
 from localeval.runs.database import default_db_path
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
-from localeval.runs.sources import header_of, load_scores, stored_run_scores
+from localeval.runs.sources import load_scores, report_columns, stored_report, stored_run_scores
 from localeval.runs.tools import load_tools
 from localeval.stats import MetricSummary
 from localeval.text import LANGUAGE_NAMES, printable
@@ -171,7 +169,6 @@ class Evaluation:
         self.names = order_metrics(request.metrics)
         options = configure_metrics(self.names, request.metric_options)
         self.metrics = [build_metric(n, options) for n in self.names]
-        self.extended = [m for m in self.metrics if isinstance(m, WithSubScores)]
         self.overrides = parse_thresholds(request.thresholds, metric_names())
         check_thresholds_run(self.overrides, self.names)
         check_min_defined(request.min_defined)
@@ -376,12 +373,9 @@ class Evaluation:
         from_judge: list[str],
         judge: str | None,
     ) -> EvaluationOutcome:
-        columns = self.store.score_columns(run)
+        # with the sub-scores (each rubric criterion), summarised like metrics of their own
+        columns = report_columns(self.store, run)
         summaries = columns.summaries()
-        for metric in self.extended:
-            # e.g. each rubric criterion, summarised like a metric of its own
-            details = (s["details"].get(metric.name, {}) for s in self.store.sample_dicts(run))
-            summaries.update(sub_score_summaries(details, metric.sub_scores))
         gates = evaluate_gates(summaries, thresholds, self.request.min_defined)
         run = self.store.complete(run.id, gates)
         by_category = columns.summaries_by_category()
@@ -389,13 +383,9 @@ class Evaluation:
         return EvaluationOutcome(run, summaries, by_category, gates, from_judge, judge, usage)
 
     def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
-        """The run's results.json, streamed from the database (sub-scores added); the path
-        is checked again, since hours may have passed since it was."""
-        header = header_of(self.store, outcome.run)
-        samples: Iterator[dict[str, Any]] = self.store.sample_dicts(outcome.run)
-        if self.extended:
-            header["summary"] = {m: s.as_dict() for m, s in outcome.summaries.items()}
-            samples = with_sub_scores(samples, self.extended)
+        """The run's results.json, streamed from the database; the path is checked again,
+        since hours may have passed since it was."""
+        header, samples = stored_report(self.store, outcome.run)
         try:
             write_results(check_output(path, self._inputs()), header, samples)
         except UsageError as exc:
