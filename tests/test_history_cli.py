@@ -381,3 +381,35 @@ def test_a_run_whose_data_changed_is_never_completed(tmp_path: Path, stop: bool)
         f"Error: run {first} can never be resumed: {data} changed while it was being "
         "evaluated; evaluate without --resume to start a new run\n",
     )
+
+
+class RewritingJudge(InterruptingJudge):
+    """Rewrites the data file in place, then Ctrl-C, after a number of judge calls."""
+
+    def __init__(self, calls: int, data: Path):
+        super().__init__(calls)
+        self.data = data
+
+    def yes_probability(self, prompt: Prompt) -> float:
+        if self.calls_left == 0:
+            self.data.write_text(self.data.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        return super().yes_probability(prompt)
+
+
+def test_a_run_stopped_after_its_data_changed_says_it_is_never_continued(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    data = tmp_path / "demo.jsonl"
+    shutil.copy(DEMO, data)
+    use_judge(stand_ins, RewritingJudge(calls=5, data=data))
+    stopped = run("evaluate", data, "-m", "faithfulness")
+    assert stopped.exit_code == 130
+    (run_id,) = [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]]
+    assert stopped.stderr.endswith(
+        f"{data} changed while it was being evaluated: run {run_id} is never continued; "
+        "re-run the same command to start a new run.\nInterrupted.\n"
+    )
+    shutil.copy(DEMO, data)
+    use_judge(stand_ins)
+    again = run("evaluate", data, "-m", "faithfulness")
+    assert again.exit_code == 1 and "Resuming" not in again.stderr
