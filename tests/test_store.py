@@ -74,7 +74,6 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     a second open changes nothing."""
     from localeval.runs.history import RunStore
 
-    assert len(MIGRATIONS) == 7
     path = tmp_path / "v5.db"
     old = sqlite3.connect(path, isolation_level=None)
     old.executescript(
@@ -91,7 +90,7 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
 
     store = RunStore.open(path)
     run = store.get("r")
-    assert schema_version(store.connection) == 7
+    assert schema_version(store.connection) == len(MIGRATIONS)
     assert run.info.judge == {
         "name": "j",
         "sha256": "sha",
@@ -101,8 +100,8 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     assert run.info.embedder == {"name": "e", "prefix": "q: "}
     assert (run.owner, run.heartbeat) == (None, None)
     store.close()
-    again = RunStore.open(path)  # already at 7: nothing is applied twice
-    assert schema_version(again.connection) == 7 and again.get("r").owner is None
+    again = RunStore.open(path)  # already up to date: nothing is applied twice
+    assert schema_version(again.connection) == len(MIGRATIONS) and again.get("r").owner is None
     again.close()
 
 
@@ -133,13 +132,38 @@ def test_version_6_database_gets_shards_and_retries_and_keeps_its_runs(tmp_path:
     old.close()
 
     store = RunStore.open(path)
-    assert schema_version(store.connection) == len(MIGRATIONS) == 7
+    assert schema_version(store.connection) == len(MIGRATIONS)
     run = store.get("r")
     assert run.info.judge == {"name": "j", **server}
     assert run.info.shard is None
     usage = store.usage("r")
     assert (usage.judge_calls, usage.prompt_tokens, usage.retries) == (2, 30, 0)
     store.close()
-    again = RunStore.open(path)  # already at 7: nothing is applied twice
-    assert schema_version(again.connection) == 7 and again.get("r").info.shard is None
+    again = RunStore.open(path)  # already up to date: nothing is applied twice
+    assert schema_version(again.connection) == len(MIGRATIONS)
+    assert again.get("r").info.shard is None
     again.close()
+
+
+def test_version_7_database_marks_no_run_invalid_and_keeps_them_resumable(tmp_path: Path) -> None:
+    """Migration 8 (runs.invalid) on a database of schema 7: an interrupted run reads back
+    as one that may be continued, and is still found to resume."""
+    from localeval.runs.history import RunStore
+
+    path = tmp_path / "v7.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n" + "\n".join(MIGRATIONS[:7]) + "\nPRAGMA user_version = 7;\nCOMMIT;"
+    )
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 2, 'rag-3', '[\"bleu\"]', '{}', '{}', 'v')"
+    )
+    old.close()
+
+    store = RunStore.open(path)
+    assert schema_version(store.connection) == len(MIGRATIONS)
+    assert store.get("r").invalid is None
+    assert [run.id for run in store.find_resumable("f")] == ["r"]
+    store.close()

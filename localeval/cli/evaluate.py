@@ -27,7 +27,7 @@ from localeval.cli.options import (
 )
 from localeval.cli.progress import Progress
 from localeval.data.samples import DatasetWarning
-from localeval.data.stdin import STDIN, STDIN_NAME, spooled
+from localeval.data.stdin import readable_data
 from localeval.errors import DatasetError, RunInUseError
 from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import DEFAULT_MIN_DEFINED
@@ -134,6 +134,13 @@ class Printed(EvaluationEvents):
         echo(
             f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; re-run the "
             "same command to continue it.",
+            err=True,
+        )
+
+    def invalidated(self, run: StoredRun, reason: str) -> None:
+        echo(
+            f"{reason}: run {run.id} is never continued; re-run the same command to start a "
+            "new run.",
             err=True,
         )
 
@@ -273,12 +280,9 @@ def evaluate(
         min_defined=min_defined,
         shard=shard,
     )
-    if str(data) == STDIN:
-        # read twice (checked, then scored) and hashed: a pipe is kept in a file meanwhile
-        with spooled(sys.stdin.buffer) as path:
-            passed = _evaluate(replace(request, data=path, data_label=STDIN_NAME), progress)
-    else:
-        passed = _evaluate(request, progress)
+    # read twice (checked, then scored) and hashed: stdin or a pipe is kept in a file meanwhile
+    with readable_data(data, sys.stdin.buffer) as (path, label):
+        passed = _evaluate(replace(request, data=path, data_label=label), progress)
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 
 

@@ -19,7 +19,6 @@ from localeval.metrics.base import (
     MetricResult,
     MetricSpec,
     Tools,
-    WithSubScores,
 )
 
 #: per metric, the keyword arguments its class is built with (from its options)
@@ -94,7 +93,6 @@ __all__ = [
     "MetricResult",
     "MetricSpec",
     "Tools",
-    "WithSubScores",
     "build_metric",
     "configure_metrics",
     "metric_names",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from localeval.data.samples import Sample
 from localeval.embedder import Embedder
@@ -61,18 +61,6 @@ class Metric(Protocol):
     uses_embedder: bool
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult: ...
-
-
-@runtime_checkable
-class WithSubScores(Protocol):
-    """A metric whose details hold scores of their own ("rubric.accuracy"), reported and
-    summarised beside its score."""
-
-    name: str
-
-    def sub_scores(self, details: Mapping[str, Any]) -> dict[str, float | None]:
-        """Each sub-score from one sample's details ({} gives every name, with None)."""
-        ...
 
 
 Details = Mapping[str, Any]
@@ -167,6 +155,9 @@ class MetricSpec:
     #: more evidence tables, shown after `table` (answer correctness' reference statements)
     extra_tables: tuple[EvidenceTable, ...] = ()
     notes: Callable[[Details], list[Note]] | None = None
+    #: scores of its own that a sample's details hold ("rubric.accuracy": 0.78; {} for a
+    #: sample without them), which every report lists and summarises beside its score
+    sub_scores: Callable[[Details], dict[str, float | None]] | None = None
     #: its options, and how their values become the metric's constructor arguments
     #: (UsageError when they cannot); `requested`: whether the metric is evaluated at all
     options: tuple[MetricOption, ...] = ()

@@ -66,7 +66,8 @@ class RunResult:
     samples: list[SampleResult]
     usage: Usage = field(default_factory=Usage)
 
-    def columns(self) -> ScoreColumns:
+    def metric_columns(self) -> ScoreColumns:
+        """The metrics' scores, in sample order."""
         return ScoreColumns.of(
             [r.sample.sample_id for r in self.samples],
             [r.sample.category for r in self.samples],
@@ -76,7 +77,15 @@ class RunResult:
             },
         )
 
+    def columns(self) -> ScoreColumns:
+        """The metrics' scores and their sub-scores ("rubric.accuracy"), as reported."""
+        return self.metric_columns().with_sub_scores(
+            self.info.metrics,
+            ({name: r.details for name, r in s.results.items()} for s in self.samples),
+        )
+
     def summary(self) -> dict[str, MetricSummary]:
+        """Each metric's summary, and each sub-score's, as results.json holds them."""
         return self.columns().summaries()
 
     def summary_by_category(self) -> dict[str, dict[str, MetricSummary]]:

@@ -121,6 +121,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN shard TEXT;        -- "K/N"; NULL for a run of every sample
     ALTER TABLE run_samples ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
     """,
+    # 8: a run whose data changed while it was scored holds samples of two contents: it is
+    #    marked, never continued nor completed
+    """
+    ALTER TABLE runs ADD COLUMN invalid TEXT;  -- why it can never be completed; NULL if it can
+    """,
 ]
 
 

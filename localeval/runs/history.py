@@ -43,8 +43,12 @@ from localeval.runs.records import (
     fingerprint,
     json_text,
     judge_extra,
+    not_resumable,
     stored_run,
 )
+
+#: SQLite's errors for a file that is no longer a sound database
+_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 
 
 class RunStore:
@@ -74,6 +78,11 @@ class RunStore:
         try:
             yield
         except sqlite3.Error as exc:
+            if getattr(exc, "sqlite_errorname", None) in _DAMAGED:
+                raise UsageError(  # nothing here can say what of it is still intact
+                    f"database {self.path}: {exc} while {doing}; the file is damaged or was "
+                    "overwritten: use --db PATH to put the database elsewhere"
+                ) from None
             raise UsageError(
                 f"database {self.path}: {exc} while {doing}. Runs stored so far are intact; "
                 "fix the cause, or use --db PATH to put the database elsewhere"
@@ -144,6 +153,8 @@ class RunStore:
             run = stored_run(row)
             if run.complete:
                 return None
+            if run.invalid is not None:
+                raise not_resumable(run)
             now = time.time()
             other = run.owner is not None and run.owner.token != self.owner.token
             if other and run.owner is not None and alive(run.owner, run.heartbeat, now):
@@ -161,6 +172,15 @@ class RunStore:
             self.connection.execute(
                 "UPDATE runs SET owner = NULL WHERE id = ? AND owner = ?",
                 (run_id, self._owner_text),
+            )
+
+    def invalidate(self, run_id: str, reason: str) -> None:
+        """Mark a run this store holds as never to be continued (`reason`: why), and give up
+        its lease."""
+        with self._transaction("marking a run invalid"):
+            self.connection.execute(
+                "UPDATE runs SET invalid = ?, owner = NULL WHERE id = ? AND owner = ?",
+                (reason, run_id, self._owner_text),
             )
 
     def discard_empty(self, run_id: str) -> bool:
@@ -266,10 +286,12 @@ class RunStore:
         return runs[0]
 
     def find_resumable(self, fingerprint_hex: str) -> list[StoredRun]:
-        """The incomplete runs of the same evaluation, newest first (some may be held by a
-        live process: see `claim`)."""
+        """The incomplete runs of the same evaluation that may be continued, newest first
+        (some may be held by a live process: see `claim`)."""
         return self._runs(
-            "WHERE fingerprint = ? AND finished IS NULL", (fingerprint_hex,), "ORDER BY rowid DESC"
+            "WHERE fingerprint = ? AND finished IS NULL AND invalid IS NULL",
+            (fingerprint_hex,),
+            "ORDER BY rowid DESC",
         )
 
     def list_runs(self, limit: int | None = None) -> list[StoredRun]:
