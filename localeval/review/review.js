@@ -8,7 +8,6 @@ const state = {
   labels: [], // every reviewer's current label of each item
   sample: 0, // index into data.samples of the sample shown
   item: 0, // index into that sample's items
-  saving: false,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -305,54 +304,58 @@ function moveSample(delta, item) {
   show(target, item < 0 ? Math.max(0, count - 1) : 0);
 }
 
-async function label(item, mark) {
-  if (state.saving) return;
-  if (item.kind === "verdict" && !["right", "wrong"].includes(mark)) return;
-  if (item.kind === "score" && !["too_high", "right", "too_low"].includes(mark)) return;
-  state.saving = true;
-  status("saving…");
-  try {
-    const data = await post("/api/labels", {
-      sample_id: state.data.samples[state.sample].id,
-      metric: item.metric,
-      verdict: item.verdict,
-      mark,
-    });
-    state.labels = data.labels;
-    status("saved");
-    const items = itemsOf(state.data.samples[state.sample]);
-    const at = items.findIndex((i) => i.key === item.key);
-    if (at === state.item) step(1);
-    else render();
-  } catch (error) {
-    status(`not saved: ${error.message}`, true);
-  } finally {
-    state.saving = false;
-  }
+// labels and undos are sent one after another, in the order they were asked for; the next
+// item is selected at once, so a reviewer can keep typing while a label is being saved
+let queue = Promise.resolve();
+
+function enqueue(work) {
+  queue = queue.then(work).catch(() => {});
+  return queue;
 }
 
-async function undo() {
-  if (state.saving) return;
-  state.saving = true;
-  try {
-    const data = await post("/api/undo", {});
-    state.labels = data.labels;
-    if (data.undone) {
-      const u = data.undone;
-      const index = state.data.samples.findIndex((s) => s.id === u.sample_id);
-      const items = itemsOf(state.data.samples[index]);
-      const at = items.findIndex((i) => i.key === keyOf(u.sample_id, u.metric, u.verdict));
-      status(`undone: ${u.metric} ${MARK_WORDS[u.mark] || u.label}`);
-      show(index, Math.max(0, at));
-    } else {
-      status("nothing to undo");
-      render();
+function saved(data) {
+  state.labels = data.labels;
+  document.body.dataset.saves = String(Number(document.body.dataset.saves || 0) + 1);
+}
+
+function label(item, mark) {
+  if (item.kind === "verdict" && !["right", "wrong"].includes(mark)) return;
+  if (item.kind === "score" && !["too_high", "right", "too_low"].includes(mark)) return;
+  const body = { sample_id: state.data.samples[state.sample].id, metric: item.metric, verdict: item.verdict, mark };
+  const items = itemsOf(state.data.samples[state.sample]);
+  if (items.findIndex((i) => i.key === item.key) === state.item) step(1);
+  status("saving…");
+  enqueue(async () => {
+    try {
+      saved(await post("/api/labels", body));
+      status("saved");
+    } catch (error) {
+      status(`not saved: ${error.message}`, true);
     }
-  } catch (error) {
-    status(`not undone: ${error.message}`, true);
-  } finally {
-    state.saving = false;
-  }
+    render();
+  });
+}
+
+function undo() {
+  enqueue(async () => {
+    try {
+      const data = await post("/api/undo", {});
+      saved(data);
+      if (data.undone) {
+        const u = data.undone;
+        const index = state.data.samples.findIndex((s) => s.id === u.sample_id);
+        const items = itemsOf(state.data.samples[index]);
+        const at = items.findIndex((i) => i.key === keyOf(u.sample_id, u.metric, u.verdict));
+        status(`undone: ${u.metric} ${MARK_WORDS[u.mark] || u.label}`);
+        show(index, Math.max(0, at));
+      } else {
+        status("nothing to undo");
+        render();
+      }
+    } catch (error) {
+      status(`not undone: ${error.message}`, true);
+    }
+  });
 }
 
 function toggle(id) {

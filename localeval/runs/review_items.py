@@ -107,7 +107,7 @@ class ReviewRun:
         return {
             "run": {
                 "id": self.run.id,
-                "dataset": self.run.info.dataset,
+                "dataset": Path(self.run.info.dataset or "").name,
                 "judge": (self.run.info.judge or {}).get("name"),
                 "metrics": self.run.info.metrics,
             },
