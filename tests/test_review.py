@@ -22,6 +22,8 @@ from fakes import FakeEmbedder, HashJudge
 from review_runs import demo_copy, evaluate, rows, run_cli
 from standins import StandIns
 
+from localeval.calibration.agreement import RowScore
+from localeval.calibration.fit import MIN_FOLDED_ROWS, fit_maps
 from localeval.config import load_models_config
 from localeval.metrics import spec
 from localeval.results.verdicts import rests_on, sample_verdicts
@@ -134,6 +136,30 @@ def test_labels_are_kept_as_events_per_reviewer_and_undo_takes_back_ones_own(
     }
     assert store.undo(run_id, "carl") is None
     store.close()
+
+
+def test_a_database_from_before_labels_gets_their_table_and_keeps_its_runs(
+    demo_run: ReviewRun, tmp_path: Path
+) -> None:
+    labels = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE run_labels" in sql)
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n" + "\n".join(MIGRATIONS[:labels]) + f"\nPRAGMA user_version = {labels};\nCOMMIT;"
+    )
+    source = sqlite3.connect(demo_run.db)
+    columns = [row[1] for row in old.execute("PRAGMA table_info(runs)")]
+    row = source.execute(f"SELECT {', '.join(columns)} FROM runs").fetchone()
+    old.execute(
+        f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(row))})", row
+    )
+    source.close()
+    old.close()
+    store = LabelStore.open(path)
+    assert schema_version(store.connection) == len(MIGRATIONS)
+    assert store.current(demo_run.run.id) == []
+    store.close()
+    assert load_review_run(demo_run.run.id, path).run.id == demo_run.run.id
 
 
 def test_a_database_another_process_is_writing_is_said_at_once(
@@ -423,6 +449,7 @@ def test_maps_fitted_on_the_teams_labels_say_so_in_the_summary(
                 truth = v.raw >= 0.75
                 mark = "right" if truth == v.says_yes else "wrong"
                 made.append(review.label_for(sample["sample_id"], v.metric, v.index, mark, "ann"))
+    assert len(made) >= MIN_FOLDED_ROWS  # enough for folds to keep a map
     store = LabelStore.open(review.db)
     store.add(review.run.id, made)
     store.close()
@@ -439,4 +466,30 @@ def test_maps_fitted_on_the_teams_labels_say_so_in_the_summary(
     text = " ".join(result.output.split())
     assert (
         f"Calibrated on supported: {len(made)} verdicts labelled by your team (demo), AUC" in text
+    )
+
+
+def _rows(probabilities: list[float], label: Any) -> list[RowScore]:
+    rows = []
+    for n, p in enumerate(probabilities):
+        row = RowScore("demo", "faithfulness", float(label(p)), ("demo", f"s{n}"), p)
+        row.verdict_kind, row.verdicts = "supported", [p]
+        rows.append(row)
+    return rows
+
+
+def test_a_map_of_a_teams_labels_needs_enough_of_them_in_the_judges_order() -> None:
+    spread = [round(0.05 + 0.9 * i / 39, 3) for i in range(40)]
+    kept = fit_maps(_rows(spread, lambda p: p >= 0.7), folds_suffice=True)["supported"]
+    assert kept.kept and kept.scheme == "5 folds of demo"
+    # the same labels without folds_suffice (bench files): one dataset never keeps a map
+    assert not fit_maps(_rows(spread, lambda p: p >= 0.7))["supported"].kept
+    few = fit_maps(_rows(spread[::4], lambda p: p >= 0.7), folds_suffice=True)["supported"]
+    assert few.not_kept_because() == (
+        f"it was measured on 10 labelled rows; {MIN_FOLDED_ROWS} are needed"
+    )
+    reversed_ = fit_maps(_rows(spread, lambda p: p < 0.5), folds_suffice=True)["supported"]
+    assert reversed_.map.a <= 0
+    assert reversed_.not_kept_because() == (
+        "it would turn the judge's order of verdicts round (a <= 0)"
     )

@@ -29,6 +29,9 @@ from localeval.verdict_maps import (
 )
 
 FOLDS = 5
+#: labelled rows of a kind below which folds of one dataset cannot keep a map (calibrate
+#: --labels): ten-bin errors measured on fewer rows than that are mostly noise
+MIN_FOLDED_ROWS = 20
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ class KindFit:
         cancel there, so a map that made three of four datasets worse lowered it."""
         if self.scheme != "by dataset" and not self.folds_suffice:
             return "it was measured on one labelled dataset only"
+        rows = sum(part.rows for part in self.held_out)
+        if self.scheme != "by dataset" and rows < MIN_FOLDED_ROWS:
+            return f"it was measured on {rows} labelled {self.unit}; {MIN_FOLDED_ROWS} are needed"
         if self.map.a <= 0:  # labels that the judge's P(Yes) does not rank the right way
             return "it would turn the judge's order of verdicts round (a <= 0)"
         parts = "datasets" if self.scheme == "by dataset" else "folds"

@@ -213,7 +213,7 @@ function renderSample(mine, others) {
           v.rests_on ? el("div", { class: "rests" }, "rests on: ", el("q", {}, v.rests_on)) : null,
           othersNote(others.get(item.key), item),
         ),
-        el("td", {}, `${v.question} `, said),
+        el("td", { class: "said" }, `${v.question} `, said),
         el("td", { class: "num", title: `raw P(yes) ${fmt(v.raw)}` }, fmt(v.probability)),
         marksFor(item, mark),
       );
@@ -226,7 +226,7 @@ function renderSample(mine, others) {
       el("td", {}, el("b", {}, "the sample's score"), othersNote(others.get(item.key), item)),
       el(
         "td",
-        {},
+        { class: "said" },
         s.gate === null ? "no gate" : `gate ${fmt(s.gate, 2)} `,
         s.passes === null ? null : el("span", { class: s.passes ? "pass" : "fail" }, s.passes ? "passes" : "fails"),
       ),
@@ -249,8 +249,8 @@ function renderSample(mine, others) {
     items.length
       ? el(
           "table",
-          {},
-          el("tr", {}, ["metric", "what was judged", "the judge said", "probability", "your label"].map((h) => el("th", {}, h))),
+          { class: "verdicts" },
+          el("tr", {}, ["metric", "what was judged", "the judge said", "P(yes)", "your label"].map((h) => el("th", {}, h))),
           rows,
         )
       : el("p", { class: "muted" }, "The judge gave no verdict on this sample."),
@@ -409,7 +409,13 @@ async function start() {
   }
   const categories = [...new Set(state.data.samples.map((s) => s.category).filter(Boolean))].sort();
   for (const c of categories) $("category").append(el("option", { value: c }, c));
-  for (const id of ["category", "failing", "todo", "lowest"]) $(id).addEventListener("change", render);
+  for (const id of ["category", "failing", "todo", "lowest"]) {
+    // a filter set by mouse gives the keys back to the page
+    $(id).addEventListener("change", (event) => {
+      event.target.blur();
+      render();
+    });
+  }
   $("undo").addEventListener("click", undo);
   $("help-button").addEventListener("click", () => ($("help").hidden = !$("help").hidden));
   document.addEventListener("keydown", onKey);
