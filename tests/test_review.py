@@ -467,6 +467,10 @@ def test_maps_fitted_on_the_teams_labels_say_so_in_the_summary(
     assert (
         f"Calibrated on supported: {len(made)} verdicts labelled by your team (demo), AUC" in text
     )
+    markdown = run_cli("report", "latest", "-f", "md").output
+    assert f"calibrated for supported on `{len(made)} verdicts labelled by your team" in markdown
+    page = run_cli("report", "latest").output
+    assert f"Calibrated on supported: {len(made)} verdicts labelled by your team" in page
 
 
 def _rows(probabilities: list[float], label: Any) -> list[RowScore]:

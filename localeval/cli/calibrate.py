@@ -187,7 +187,8 @@ def calibrate_from_labels(
         warn_if_replaced(target)
     found = calibrate_labels(refs, db_path)
     runs = ", ".join(f"{r.run.id} ({Path(r.run.info.dataset or '').name})" for r in found.runs)
-    echo(f"Judge {found.judge} against {len(found.rows)} labels of your team on run {runs}:")
+    on = "run" if len(found.runs) == 1 else "runs"
+    echo(f"Judge {found.judge} against {len(found.rows)} labels of your team on {on} {runs}:")
     if found.stale:
         echo(f"Left out {found.stale} labels whose verdict the run no longer has", err=True)
     echo(format_table(found.calibration))

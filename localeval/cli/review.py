@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from localeval.cli.options import db_option, echo, translate_errors
+from localeval.errors import UsageError
 
 
 def default_reviewer() -> str:
@@ -59,6 +60,8 @@ def review(
     from localeval.runs.labels import LabelStore
     from localeval.runs.review_items import load_review_run, require_verdicts
 
+    if reviewer is not None and not reviewer.strip():
+        raise UsageError("--reviewer: give a name (default: the OS user)")
     name = reviewer or default_reviewer()
     loaded = load_review_run(run, db_path)
     require_verdicts(loaded)

@@ -122,7 +122,8 @@ class ReviewRun:
         scores = []
         for metric, value in sample["scores"].items():
             reason = sample["details"].get(metric, {}).get("undefined_reason")
-            gate = self.gate(metric) if metric in self.run.thresholds else None
+            gated = metric in self.run.thresholds or metric in judged
+            gate = self.gate(metric) if gated else None
             scores.append(
                 {
                     "metric": metric,
