@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval.calibration",),
     ("localeval.testset",),
     ("localeval.report",),
+    ("localeval.review",),
     ("localeval.testing",),
     ("localeval.pytest_plugin",),
     ("localeval.cli",),
