@@ -17,7 +17,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "localeval"
 #: lowest first; a unit may import only units listed before it (and its own modules)
 LAYERS: list[tuple[str, ...]] = [
     ("localeval", "localeval.errors"),
-    ("localeval.stats", "localeval.text", "localeval.schema", "localeval.verdict_maps"),
+    (
+        "localeval.stats",
+        "localeval.text",
+        "localeval.schema",
+        "localeval.verdict_maps",
+        "localeval.offline",
+    ),
     ("localeval.judge",),
     ("localeval.embedder",),
     ("localeval.data",),

@@ -12,6 +12,7 @@ import pkgutil
 import click
 
 from localeval import __version__
+from localeval.offline import hold_offline
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,6 +22,7 @@ def main() -> None:
 
     Start with `localeval evaluate DATA`; `localeval models` shows which models are set up.
     """
+    hold_offline()  # before any command can import the Hugging Face libraries
 
 
 for _module in pkgutil.iter_modules(__path__):
