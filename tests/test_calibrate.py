@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
+from run_db import Connections
 from standins import StandIns
 
 from localeval.calibration.agreement import (
@@ -125,7 +126,9 @@ def test_undefined_and_unparseable_are_counted() -> None:
     assert result.counts() == {("d", "m"): {"rows": 3, "undefined": 2, "unparseable": 1}}
 
 
-def test_calibrate_command_on_a_labelled_file(tmp_path: Path, stand_ins: StandIns) -> None:
+def test_calibrate_command_on_a_labelled_file(
+    tmp_path: Path, stand_ins: StandIns, opened_connections: Connections
+) -> None:
     base = {"question": "Q?", "contexts": ["c1"], "metric": "faithfulness", "dataset": "mini"}
     lines = [
         {**base, "id": "1", "answer": "Right.", "label": 1, "pair_id": 1},
@@ -160,6 +163,7 @@ def test_calibrate_command_on_a_labelled_file(tmp_path: Path, stand_ins: StandIn
     assert report["counts"] == [
         {"dataset": "mini", "metric": "faithfulness", "rows": 4, "undefined": 0, "unparseable": 0}
     ]
+    assert len(opened_connections) == 1 and opened_connections.still_open() == []
 
 
 def test_calibrate_rejects_rows_without_metric(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from localeval.database import MIGRATIONS, open_store, schema_version
 from localeval.errors import UsageError
-from localeval.runs.database import MIGRATIONS, open_store, schema_version
 
 
 def test_new_database_has_every_migration(tmp_path: Path) -> None:

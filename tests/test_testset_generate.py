@@ -11,12 +11,11 @@ import pytest
 from fakes import FakeEmbedder, ScriptedJudge
 from testset_fakes import EN_TOPICS, UNSUPPORTED, ZH_TOPICS, WriterJudge, manual, write_docs
 
+from localeval.database import open_store
 from localeval.errors import UsageError
 from localeval.judge import Judge, ModelIdentity, Prompt
 from localeval.metrics import Tools
 from localeval.prompts.sets import RAG_3, RAG_4
-from localeval.runs.cache import CachedEmbedder, CachedJudge
-from localeval.runs.database import open_store
 from localeval.testset.generate import (
     GenerateOptions,
     GenerateResult,
@@ -27,6 +26,7 @@ from localeval.testset.generate import (
     thresholds,
 )
 from localeval.testset.prompts import NOT_IN_DOCUMENTS
+from localeval.tools.cache import CachedEmbedder, CachedJudge
 from localeval.verdict_maps import VerdictMap
 
 

@@ -22,6 +22,7 @@ from localeval.backends.files import sha256_file
 from localeval.config import load_models_config
 from localeval.data.samples import DatasetWarning, Sample, check_answered, read_samples
 from localeval.data.shards import Shard
+from localeval.database import default_db_path
 from localeval.engine import describe_run, order_metrics, score_samples
 from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
@@ -51,14 +52,13 @@ from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores
 from localeval.results.summary import sub_score_summaries, with_sub_scores
-from localeval.runs.database import default_db_path
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
 from localeval.runs.sources import header_of, load_scores, stored_run_scores
-from localeval.runs.tools import load_tools
 from localeval.stats import MetricSummary
 from localeval.text import LANGUAGE_NAMES, printable
+from localeval.tools import load_tools
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from localeval import __version__
+from localeval.database import default_db_path, open_store
 from localeval.errors import RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.results.contract import sample_inputs
@@ -34,7 +35,6 @@ from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
-from localeval.runs.database import default_db_path, open_store
 from localeval.runs.lease import Owner, alive, close_owner, open_owner
 from localeval.runs.records import (
     RUN_COLUMNS,

@@ -24,7 +24,7 @@ DEFAULT_DB = Path(".localeval") / "localeval.db"
 
 #: each entry is the SQL that upgrades the schema by one version; append, never edit
 MIGRATIONS: list[str] = [
-    # 1: the judge and embedding caches (see localeval.runs.cache)
+    # 1: the judge and embedding caches (see localeval.tools.cache)
     """
     CREATE TABLE judge_cache (
         key TEXT PRIMARY KEY,          -- sha256 of judge sha256, call kind, prompt, schema
