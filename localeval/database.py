@@ -121,6 +121,12 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN shard TEXT;        -- "K/N"; NULL for a run of every sample
     ALTER TABLE run_samples ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
     """,
+    # 8: a run whose metrics asked no judge (BLEU, ROUGE-L) records no prompt version: ''
+    #    in prompt_version (NOT NULL since migration 2), read as none. Such runs recorded
+    #    before this said the default set's name, which they never asked.
+    """
+    UPDATE runs SET prompt_version = '' WHERE judge_name IS NULL;
+    """,
 ]
 
 

@@ -81,8 +81,8 @@ def describe_run(
         [m.name for m in metrics],
         judge,
         embedder,
-        # the words said to the judge: its prompt set's version
-        prompt_version=tools.prompts.version,
+        # the words said to the judge: its prompt set's version, when a metric asks it
+        prompt_version=tools.prompts.version if any(m.uses_judge for m in metrics) else None,
         dataset=dataset,
         dataset_sha256=dataset_sha256,
         metric_settings={m.name: metric_settings(m) for m in metrics},

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
 from run_db import Connections
-from standins import StandIns
+from standins import PROJECT_MODELS, StandIns
 
 from localeval.calibration.agreement import (
     Calibration,
@@ -19,6 +19,7 @@ from localeval.calibration.agreement import (
     suggested_thresholds,
 )
 from localeval.cli import main
+from localeval.config import load_models_config
 from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman
 
 
@@ -152,6 +153,7 @@ def test_calibrate_command_on_a_labelled_file(
     ) in result.stdout
     report = json.loads(out.read_text())
     assert report["suggested_thresholds"] == {"faithfulness": 0.3}
+    assert report["prompt_version"] == load_models_config(PROJECT_MODELS).judge().prompts
     measures = {a["measure"]: a["value"] for a in report["agreements"]}
     assert measures == {
         "pair_accuracy": 0.5,

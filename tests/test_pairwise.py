@@ -13,9 +13,10 @@ import pytest
 from click.testing import CliRunner
 from fakes import RuleJudge, ScriptedJudge
 from run_db import Connections
-from standins import Forbidden, StandIns
+from standins import PROJECT_MODELS, Forbidden, StandIns
 
 from localeval.cli import main
+from localeval.config import load_models_config
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Prompt
 from localeval.metrics import Tools
@@ -255,6 +256,9 @@ def test_cli_compare_answers_table_summary_and_json(
     assert row["winner"] == "B" and row["agrees_with_label"] is True
     assert [o["shown_first"] for o in row["orders"]] == ["A", "B"]
     assert report["run"]["judge"]["name"] == "rules" and report["run"]["usage"]["judge_calls"] > 0
+    # the set the judge was asked with: the stand-in plays the project's default judge
+    default = load_models_config(PROJECT_MODELS).judge().prompts
+    assert report["run"]["prompt_version"] == default
     assert len(opened_connections) == 1 and opened_connections.still_open() == []
 
 

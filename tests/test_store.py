@@ -74,7 +74,6 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     a second open changes nothing."""
     from localeval.runs.history import RunStore
 
-    assert len(MIGRATIONS) == 7
     path = tmp_path / "v5.db"
     old = sqlite3.connect(path, isolation_level=None)
     old.executescript(
@@ -91,7 +90,7 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
 
     store = RunStore.open(path)
     run = store.get("r")
-    assert schema_version(store.connection) == 7
+    assert schema_version(store.connection) == len(MIGRATIONS)
     assert run.info.judge == {
         "name": "j",
         "sha256": "sha",
@@ -101,8 +100,9 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     assert run.info.embedder == {"name": "e", "prefix": "q: "}
     assert (run.owner, run.heartbeat) == (None, None)
     store.close()
-    again = RunStore.open(path)  # already at 7: nothing is applied twice
-    assert schema_version(again.connection) == 7 and again.get("r").owner is None
+    again = RunStore.open(path)  # already up to date: nothing is applied twice
+    assert schema_version(again.connection) == len(MIGRATIONS)
+    assert again.get("r").owner is None
     again.close()
 
 
@@ -133,13 +133,44 @@ def test_version_6_database_gets_shards_and_retries_and_keeps_its_runs(tmp_path:
     old.close()
 
     store = RunStore.open(path)
-    assert schema_version(store.connection) == len(MIGRATIONS) == 7
+    assert schema_version(store.connection) == len(MIGRATIONS)
     run = store.get("r")
     assert run.info.judge == {"name": "j", **server}
     assert run.info.shard is None
     usage = store.usage("r")
     assert (usage.judge_calls, usage.prompt_tokens, usage.retries) == (2, 30, 0)
     store.close()
-    again = RunStore.open(path)  # already at 7: nothing is applied twice
-    assert schema_version(again.connection) == 7 and again.get("r").info.shard is None
+    again = RunStore.open(path)  # already up to date: nothing is applied twice
+    assert schema_version(again.connection) == len(MIGRATIONS)
+    assert again.get("r").info.shard is None
     again.close()
+
+
+def test_a_run_that_asked_no_judge_reads_back_with_no_prompt_version(tmp_path: Path) -> None:
+    """The migration that reads '' as no prompt version, on a database just before it: a
+    run without a judge (which recorded the default set's name, unasked) loses it, and a
+    judged run keeps its own."""
+    from localeval.runs.history import RunStore
+
+    version = next(i for i, sql in enumerate(MIGRATIONS) if "SET prompt_version = ''" in sql)
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n"
+        + "\n".join(MIGRATIONS[:version])
+        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
+    )
+    for run_id, judge in (("bleu", None), ("judged", "j")):
+        old.execute(
+            "INSERT INTO runs (id, created, finished, fingerprint, dataset_path, "
+            "dataset_sha256, n_samples, judge_name, prompt_version, metrics, metric_settings, "
+            "thresholds, localeval_version) VALUES (?, 't', 't', 'f', 'd', 's', 1, ?, 'rag-3', "
+            "'[\"bleu\"]', '{}', '{}', 'v')",
+            (run_id, judge),
+        )
+    old.close()
+
+    store = RunStore.open(path)
+    assert store.get("bleu").info.prompt_version is None
+    assert store.get("judged").info.prompt_version == "rag-3"
+    store.close()

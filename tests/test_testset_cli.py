@@ -177,7 +177,7 @@ def test_the_summary_counts_rejections_and_says_which_kind_fell_short(
             f"Rejected 5 candidates: 3 duplicate, 2 wrong_language{hint}",
         ]
         assert re.fullmatch(
-            r"judge: 9 calls \(0 from cache\), 409 prompt tokens evaluated, 0 generated; "
+            r"judge: 9 calls \(0 from cache\), 411 prompt tokens evaluated, 0 generated; "
             r"\d+\.\d s",
             lines[3],
         )

@@ -115,6 +115,8 @@ class CalibrationRun:
         judge = self.tools.judge
         return {
             "judge": judge.identity.record(with_settings=False) if judge else None,
+            # the maps and thresholds hold for the judge asked in these words
+            "prompt_version": self.tools.prompts.version if judge else None,
             "calibration_maps": [f.as_dict() for f in (fits or {}).values()],
             "agreements": [a.as_dict() for a in result.agreements],
             "suggested_thresholds": suggested_thresholds(result),

@@ -117,7 +117,7 @@ class RunStore:
                     judge.get("sha256"),
                     embedder.get("name"),
                     embedder.get("sha256"),
-                    info.prompt_version,
+                    info.prompt_version or "",  # NOT NULL: '' for none (migration 8)
                     json_text(info.metrics),
                     json_text(info.metric_settings),
                     json_text(dict(thresholds)),
