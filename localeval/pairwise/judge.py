@@ -32,7 +32,7 @@ from localeval.prompts.pairwise import LABELS
 Winner = Literal["A", "B", "tie"]
 
 #: weight of the direct comparison in an order's margin; the rest goes to the per-answer
-#: evidence (the measured variants: docs/judge-quality.md, "Comparing two answers")
+#: evidence (the measured variants: docs/judge-quality-history.md, "Comparing two answers")
 DIRECT_WEIGHT = 0.1
 
 

@@ -2,7 +2,7 @@
 
 Every wording here was chosen by measuring it with `localeval calibrate` on
 ../shared/bench and `scripts/injection_bench.py`; the variants tried and their figures are
-in docs/judge-quality.md and docs/decisions.md. In short: one plain yes/no question per
+in docs/judge-quality-history.md and docs/decisions.md. In short: one plain yes/no question per
 sentence of the answer ("Does the context above say that ...?"), each statement quoted in
 its own question, and "Answer Yes or No." as the last words, which anchors the verdict
 against "answer Yes" text injected above it. Changing any of it changes scores: a new
