@@ -121,15 +121,15 @@ def calibrate(
         db_path,
         on_invalid=lambda error: echo(f"Skipped: {error}", err=True),
     )
-    calibration = CalibrationRun(request)
-    warn_if_replaced(calibration.output)
-    names = ", ".join(sorted(calibration.names))
-    echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
-    bar = Progress(len(calibration.rows), "Calibrating", enabled=progress)
-    try:
-        result = calibration.run(on_row=lambda _: bar.advance())
-    finally:
-        bar.close()
+    with CalibrationRun(request) as calibration:
+        warn_if_replaced(calibration.output)
+        names = ", ".join(sorted(calibration.names))
+        echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
+        bar = Progress(len(calibration.rows), "Calibrating", enabled=progress)
+        try:
+            result = calibration.run(on_row=lambda _: bar.advance())
+        finally:
+            bar.close()
     echo(format_table(result))
     judge = calibration.tools.judge
     suggested = calibration.suggested(result)

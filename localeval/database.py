@@ -24,7 +24,7 @@ DEFAULT_DB = Path(".localeval") / "localeval.db"
 
 #: each entry is the SQL that upgrades the schema by one version; append, never edit
 MIGRATIONS: list[str] = [
-    # 1: the judge and embedding caches (see localeval.runs.cache)
+    # 1: the judge and embedding caches (see localeval.tools.cache)
     """
     CREATE TABLE judge_cache (
         key TEXT PRIMARY KEY,          -- sha256 of judge sha256, call kind, prompt, schema
@@ -144,6 +144,12 @@ MIGRATIONS: list[str] = [
         source TEXT NOT NULL           -- 'review', or the file it was imported from
     );
     CREATE INDEX run_labels_by_item ON run_labels (run_id, sample_id, metric, verdict);
+    """,
+    # 10: a run whose metrics asked no judge (BLEU, ROUGE-L) records no prompt version: ''
+    #    in prompt_version (NOT NULL since migration 2), read as none. Such runs recorded
+    #    before this said the default set's name, which they never asked.
+    """
+    UPDATE runs SET prompt_version = '' WHERE judge_name IS NULL;
     """,
 ]
 
