@@ -73,7 +73,7 @@ def test_a_chinese_sample_is_judged_chunk_by_chunk_by_default() -> None:
         "Is the context above useful for reaching this answer? Answer Yes or No.",
     )
     # chunk 1's, asked last, starts as faithfulness's prompts do: the judge keeps it
-    faithfulness = Tools(judge=judge).prompts.context_says(CHUNKS_ZH, QUESTION_ZH, "1月3日")
+    faithfulness = Tools(judge=judge).prompts.rag.context_says(CHUNKS_ZH, QUESTION_ZH, "1月3日")
     assert (
         judge.prompts[-1].segments[:2]
         == faithfulness.segments[:2]

@@ -21,9 +21,9 @@ from localeval.engine import evaluate
 from localeval.judge import Prompt
 from localeval.metrics import RAG_METRICS, Tools, build_metric
 from localeval.prompts import rag
-from localeval.runs.tools import load_tools
 from localeval.schema import Array, Object, Str, to_gbnf
 from localeval.text import detect_language, split_sentences
+from localeval.tools import load_tools
 
 pytestmark = pytest.mark.real_models
 

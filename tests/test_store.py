@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from localeval.database import MIGRATIONS, open_store, schema_version
 from localeval.errors import UsageError
-from localeval.runs.database import MIGRATIONS, open_store, schema_version
 
 
 def test_new_database_has_every_migration(tmp_path: Path) -> None:
@@ -101,7 +101,8 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     assert (run.owner, run.heartbeat) == (None, None)
     store.close()
     again = RunStore.open(path)  # already up to date: nothing is applied twice
-    assert schema_version(again.connection) == len(MIGRATIONS) and again.get("r").owner is None
+    assert schema_version(again.connection) == len(MIGRATIONS)
+    assert again.get("r").owner is None
     again.close()
 
 
@@ -166,4 +167,34 @@ def test_version_7_database_marks_no_run_invalid_and_keeps_them_resumable(tmp_pa
     assert schema_version(store.connection) == len(MIGRATIONS)
     assert store.get("r").invalid is None
     assert [run.id for run in store.find_resumable("f")] == ["r"]
+    store.close()
+
+
+def test_a_run_that_asked_no_judge_reads_back_with_no_prompt_version(tmp_path: Path) -> None:
+    """The migration that reads '' as no prompt version, on a database just before it: a
+    run without a judge (which recorded the default set's name, unasked) loses it, and a
+    judged run keeps its own."""
+    from localeval.runs.history import RunStore
+
+    version = next(i for i, sql in enumerate(MIGRATIONS) if "SET prompt_version = ''" in sql)
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n"
+        + "\n".join(MIGRATIONS[:version])
+        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
+    )
+    for run_id, judge in (("bleu", None), ("judged", "j")):
+        old.execute(
+            "INSERT INTO runs (id, created, finished, fingerprint, dataset_path, "
+            "dataset_sha256, n_samples, judge_name, prompt_version, metrics, metric_settings, "
+            "thresholds, localeval_version) VALUES (?, 't', 't', 'f', 'd', 's', 1, ?, 'rag-3', "
+            "'[\"bleu\"]', '{}', '{}', 'v')",
+            (run_id, judge),
+        )
+    old.close()
+
+    store = RunStore.open(path)
+    assert store.get("bleu").info.prompt_version is None
+    assert store.get("judged").info.prompt_version == "rag-3"
     store.close()

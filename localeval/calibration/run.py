@@ -4,8 +4,10 @@ names, and the agreement figures; nothing printed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from localeval.calibration.agreement import (
@@ -21,13 +23,13 @@ from localeval.calibration.agreement import (
 from localeval.calibration.fit import KindFit, fit_maps
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
+from localeval.database import default_db_path
 from localeval.errors import DatasetError, UsageError
 from localeval.metrics import REGISTRY, build_metric
 from localeval.pairwise.judge import compare_sample
 from localeval.results.contract import check_output
 from localeval.results.files import OutputTarget, database_files
-from localeval.runs.database import default_db_path, open_store
-from localeval.runs.tools import load_tools
+from localeval.tools import cached_tools
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,8 @@ class CalibrationRequest:
 
 
 class CalibrationRun:
-    """Every row checked and the models set up when made; `run()` scores the rows."""
+    """Every row checked and the models set up when made; `run()` scores the rows. The
+    cache's connection stays open until `close()` (or the end of a `with` block)."""
 
     def __init__(self, request: CalibrationRequest):
         self.rows: list[tuple[str, Sample]] = []
@@ -83,8 +86,27 @@ class CalibrationRun:
         self.models_file = models.source
         #: the models.toml entry of the judge (the maps are saved there)
         self.judge_entry = models.judge(request.judge).name if models.judges else None
-        cache = open_store(request.db) if request.use_cache else None
-        self.tools = load_tools(models, used, request.judge, request.embedder, cache=cache)
+        self._open = ExitStack()
+        self.tools = self._open.enter_context(
+            cached_tools(
+                models, used, request.judge, request.embedder, request.use_cache, request.db
+            )
+        )
+
+    def __enter__(self) -> CalibrationRun:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the cache's connection (the models' answers stay readable in the result)."""
+        self._open.close()
 
     def run(self, on_row: Callable[[RowScore], None] | None = None) -> Calibration:
         return calibrate(
@@ -106,6 +128,8 @@ class CalibrationRun:
         judge = self.tools.judge
         return {
             "judge": judge.identity.record(with_settings=False) if judge else None,
+            # the maps and thresholds hold for the judge asked in these words
+            "prompt_version": self.tools.prompts.version if judge else None,
             "calibration_maps": [f.as_dict() for f in (fits or {}).values()],
             "agreements": [a.as_dict() for a in result.agreements],
             "suggested_thresholds": suggested_thresholds(result),

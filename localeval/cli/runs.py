@@ -40,8 +40,8 @@ def runs_group() -> None:
 @translate_errors
 def runs_list(db_path: Path | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
+    from localeval.database import default_db_path
     from localeval.report import history_text
-    from localeval.runs.database import default_db_path
     from localeval.runs.history import RunStore
 
     path = db_path or default_db_path()
@@ -62,11 +62,12 @@ def runs_list(db_path: Path | None, limit: int) -> None:
 @translate_errors
 def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
+    from localeval.database import default_db_path
     from localeval.report import console, history_text
     from localeval.results.contract import check_output, write_results
     from localeval.results.files import database_files
     from localeval.results.gates import GateResult
-    from localeval.runs.database import default_db_path
+    from localeval.database import default_db_path
     from localeval.runs.sources import open_history, report_columns, stored_report
 
     target = None

@@ -98,16 +98,6 @@ class AnswerCorrectness:
         #: also judge each statement against each retrieved chunk (RAGChecker's figures)
         self.diagnose = diagnose
 
-    def sub_scores(self, details: Mapping[str, Any]) -> dict[str, float | None]:
-        """Precision and recall, and with --diagnose the diagnosis figures."""
-        found = {f"{NAME}.precision": number(details.get("precision"))}
-        found[f"{NAME}.recall"] = number(details.get("recall"))
-        if self.diagnose:
-            figures = details.get("diagnosis", {}).get("figures", {})
-            for name in FIGURES:
-                found[name] = number(figures.get(name))
-        return found
-
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
@@ -138,6 +128,21 @@ class AnswerCorrectness:
         if self.diagnose:
             details["diagnosis"] = diagnose(sample, tools, details)
         return MetricResult(f_beta(correct.score, stated.score, self.beta), details)
+
+
+def sub_scores(details: Details) -> dict[str, float | None]:
+    """Precision and recall, and the diagnosis figures where the sample was diagnosed; {}
+    for an undefined result. Read from the details alone (a stored run gives them too)."""
+    if "precision" not in details:
+        return {}
+    found = {f"{NAME}.precision": number(details.get("precision"))}
+    found[f"{NAME}.recall"] = number(details.get("recall"))
+    diagnosed = details.get("diagnosis")
+    if isinstance(diagnosed, Mapping):
+        figures = diagnosed.get("figures")
+        for name in FIGURES:
+            found[name] = number(figures.get(name)) if isinstance(figures, Mapping) else None
+    return found
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
@@ -247,6 +252,7 @@ SPEC = MetricSpec(
         ),
     ),
     notes=notes,
+    sub_scores=sub_scores,
     options=(
         MetricOption(
             "--ac-beta",

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from localeval.data.samples import Sample
 from localeval.embedder import Embedder
 from localeval.judge import Judge
-from localeval.prompts.sets import RAG_3, RagPrompts
+from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS, PromptSet
 from localeval.verdict_maps import VerdictMap
 
 
@@ -43,8 +43,9 @@ class Tools:
     #: per kind of verdict ("supported", "answers"), the judge's calibration map; a verdict
     #: of a kind without one is the judge's raw P(Yes)
     calibration: Mapping[str, VerdictMap] = field(default_factory=dict)
-    #: the words the RAG metrics say to this judge (its models.toml entry's prompt set)
-    prompts: RagPrompts = RAG_3
+    #: every wording said to this judge: its models.toml entry's prompt set (the default
+    #: set for a judge given without an entry)
+    prompts: PromptSet = PROMPT_SETS[DEFAULT_PROMPTS]
 
     def calibrated(self, kind: str, probability: float) -> float:
         """A verdict on the calibrated scale: the probability that a person would say yes."""

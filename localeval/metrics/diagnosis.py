@@ -223,7 +223,7 @@ def diagnose(sample: Sample, tools: Tools, details: dict[str, Any]) -> dict[str,
             by_chunk.append([0.0] * len(asked))
             continue
         try:
-            raw, _ = statement_support(judge, [chunk], asked, tools.prompts, sample.question)
+            raw, _ = statement_support(judge, [chunk], asked, tools.prompts.rag, sample.question)
         except NoRoomForContext:
             return {"reason": "a statement is too long for the judge's window even alone"}
         by_chunk.append([tools.calibrated("supported", p) for p in raw])

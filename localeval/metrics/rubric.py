@@ -37,7 +37,7 @@ from localeval.metrics.base import (
     missing_field,
     require_judge,
 )
-from localeval.prompts import rubric as prompts
+from localeval.prompts.rubric import SCORE_OPTIONS
 from localeval.schema import Object, Str
 from localeval.text import detect_language, split_sentences
 
@@ -47,7 +47,7 @@ FEEDBACK_SCHEMA = Object((("feedback", Str(FEEDBACK_CHARS)),))
 
 def expected_score(judge: Judge, prompt: Prompt) -> dict[str, Any]:
     """The judge's expected 0-10 score for a prompt, its most likely digit, the distribution."""
-    probabilities = judge.choice_probabilities(prompt, prompts.SCORE_OPTIONS)
+    probabilities = judge.choice_probabilities(prompt, SCORE_OPTIONS)
     expected = sum(n * p for n, p in enumerate(probabilities))
     return {
         "score": round(expected, 4),
@@ -78,7 +78,7 @@ class Rubric:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None
-        judge = require_judge(tools)
+        judge, prompts = require_judge(tools), tools.prompts.rubric
         shown = (sample.question, sample.answer, sample.contexts, sample.reference_answer)
         criteria = {
             c.name: {

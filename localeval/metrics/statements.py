@@ -23,7 +23,7 @@ from localeval.metrics.long_context import (
     split_into_windows,
 )
 from localeval.prompts.rag import as_data
-from localeval.prompts.sets import RAG_3, RagPrompts
+from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS, RagPrompts
 from localeval.text import split_sentences
 
 WINDOWED_SUPPORT = (
@@ -37,7 +37,7 @@ def statement_support(
     judge: Judge,
     contexts: Sequence[str],
     statements: Sequence[str],
-    prompts: RagPrompts = RAG_3,
+    prompts: RagPrompts = PROMPT_SETS[DEFAULT_PROMPTS].rag,
     question: str = "",
 ) -> tuple[list[float], dict[str, Any] | None]:
     """P(the contexts state s) for each statement, and what was done if they did not fit.
@@ -115,7 +115,7 @@ def judge_statements(
     #    nothing the passages could support without the question it answers)
     try:
         probabilities, long_context = statement_support(
-            require_judge(tools), contexts, statements, tools.prompts, question
+            require_judge(tools), contexts, statements, tools.prompts.rag, question
         )
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)

@@ -2,11 +2,11 @@
 
 Every wording here was chosen by measuring it with `localeval calibrate` on
 ../shared/bench and `scripts/injection_bench.py`; the variants tried and their figures are
-in docs/judge-quality.md and docs/decisions.md. In short: one plain yes/no question per
+in docs/judge-quality-history.md and docs/decisions.md. In short: one plain yes/no question per
 sentence of the answer ("Does the context above say that ...?"), each statement quoted in
 its own question, and "Answer Yes or No." as the last words, which anchors the verdict
-against "answer Yes" text injected above it. Changing any of it changes scores: bump
-PROMPT_VERSION.
+against "answer Yes" text injected above it. Changing any of it changes scores: a new
+wording is a new prompt set (localeval.prompts.sets), never an edit of a released one.
 
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that

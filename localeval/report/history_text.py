@@ -74,7 +74,7 @@ def run_description(run: StoredRun) -> str:
         if model is not None:
             sha = f" (sha256 {model['sha256']})" if model.get("sha256") else ""
             lines.append(f"{role + ':':<16}{printable(model['name'])}{sha}")
-    lines.append(f"prompt version: {info.prompt_version}")
+    lines.append(f"prompt version: {info.prompt_version or 'none (no metric asked a judge)'}")
     lines.append(f"metrics:        {', '.join(info.metrics)}")
     settings = {m: s for m, s in info.metric_settings.items() if s}
     if settings:

@@ -77,7 +77,7 @@ def _header(results: Mapping[str, Any]) -> str:
                     + (f" <span class='muted'>sha256 {e(sha[:12])}…</span>" if sha else ""),
                 )
             )
-    rows.append(("prompt version", e(run.get("prompt_version"))))
+    rows.append(("prompt version", e(run.get("prompt_version") or "none")))
     usage = run.get("usage")
     if isinstance(usage, dict):
         rows.append(

@@ -10,7 +10,6 @@ from typing import Any
 from localeval.data.samples import Sample
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
-from localeval.prompts import PROMPT_VERSION
 from localeval.results.summary import ScoreColumns
 from localeval.stats import MetricSummary
 
@@ -47,7 +46,9 @@ class RunInfo:
     metrics: list[str]
     judge: dict[str, Any] | None
     embedder: dict[str, Any] | None
-    prompt_version: str = PROMPT_VERSION
+    #: the prompt set the judge was asked with (localeval.prompts.sets); None when no
+    #: metric of the run asked a judge
+    prompt_version: str | None = None
     dataset: str | None = None
     dataset_sha256: str | None = None
     #: each metric's settings that change its scores, e.g. {"answer_relevancy": {"n_questions": 3}}

@@ -23,6 +23,7 @@ from localeval.config import load_models_config
 from localeval.data.samples import DatasetWarning, Sample, check_answered, read_samples
 from localeval.data.shards import Shard
 from localeval.data.stdin import is_pipe
+from localeval.database import default_db_path
 from localeval.engine import describe_run, order_metrics, score_samples
 from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
@@ -51,14 +52,13 @@ from localeval.results.gates import (
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores
-from localeval.runs.database import default_db_path
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
 from localeval.runs.sources import load_scores, report_columns, stored_report, stored_run_scores
-from localeval.runs.tools import load_tools
 from localeval.stats import MetricSummary
 from localeval.text import LANGUAGE_NAMES, printable
+from localeval.tools import load_tools
 
 
 @dataclass(frozen=True)

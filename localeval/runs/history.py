@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from localeval import __version__
+from localeval.database import default_db_path, open_store
 from localeval.errors import RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.results.contract import sample_inputs
@@ -34,7 +35,6 @@ from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
-from localeval.runs.database import default_db_path, open_store
 from localeval.runs.lease import Owner, alive, close_owner, open_owner
 from localeval.runs.records import (
     RUN_COLUMNS,
@@ -126,7 +126,7 @@ class RunStore:
                     judge.get("sha256"),
                     embedder.get("name"),
                     embedder.get("sha256"),
-                    info.prompt_version,
+                    info.prompt_version or "",  # NOT NULL: '' for none (migration 8)
                     json_text(info.metrics),
                     json_text(info.metric_settings),
                     json_text(dict(thresholds)),

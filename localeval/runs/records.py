@@ -138,7 +138,7 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         metrics=json.loads(row[12]),
         judge=_judge(row),
         embedder=_embedder(row),
-        prompt_version=row[11],
+        prompt_version=row[11] or None,  # '' when no metric asked a judge (migration 8)
         dataset=row[4],
         dataset_sha256=row[5],
         metric_settings=json.loads(row[13]),

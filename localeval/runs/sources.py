@@ -8,12 +8,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from localeval.database import default_db_path
 from localeval.errors import UsageError
 from localeval.results.contract import read_results_file, run_object, run_report
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores, results_file_scores
 from localeval.results.summary import ScoreColumns
-from localeval.runs.database import default_db_path
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 

@@ -24,7 +24,7 @@ DEFAULT_DB = Path(".localeval") / "localeval.db"
 
 #: each entry is the SQL that upgrades the schema by one version; append, never edit
 MIGRATIONS: list[str] = [
-    # 1: the judge and embedding caches (see localeval.runs.cache)
+    # 1: the judge and embedding caches (see localeval.tools.cache)
     """
     CREATE TABLE judge_cache (
         key TEXT PRIMARY KEY,          -- sha256 of judge sha256, call kind, prompt, schema
@@ -125,6 +125,31 @@ MIGRATIONS: list[str] = [
     #    marked, never continued nor completed
     """
     ALTER TABLE runs ADD COLUMN invalid TEXT;  -- why it can never be completed; NULL if it can
+    """,
+    # 9: reviewers' labels of a run's judge verdicts and sample scores (see
+    #    localeval.runs.labels): one row per label made, never changed; a reviewer's current
+    #    label of an item is their latest row, and undo deletes their latest row
+    """
+    CREATE TABLE run_labels (
+        id INTEGER PRIMARY KEY,        -- the order labels were made in
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        sample_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        verdict INTEGER,               -- index among the metric's verdicts; NULL: its score
+        text TEXT NOT NULL,            -- the verdict's text (statement, chunk, answer); ''
+        mark TEXT,                     -- 'right' 'wrong' 'too_high' 'too_low'; NULL: imported
+        label REAL NOT NULL,           -- in [0, 1]: 1 the verdict's yes is true / the sample passes
+        reviewer TEXT NOT NULL,
+        created TEXT NOT NULL,         -- ISO-8601 UTC
+        source TEXT NOT NULL           -- 'review', or the file it was imported from
+    );
+    CREATE INDEX run_labels_by_item ON run_labels (run_id, sample_id, metric, verdict);
+    """,
+    # 10: a run whose metrics asked no judge (BLEU, ROUGE-L) records no prompt version: ''
+    #    in prompt_version (NOT NULL since migration 2), read as none. Such runs recorded
+    #    before this said the default set's name, which they never asked.
+    """
+    UPDATE runs SET prompt_version = '' WHERE judge_name IS NULL;
     """,
 ]
 
