@@ -25,11 +25,11 @@ from standins import StandIns
 from localeval.calibration.agreement import RowScore
 from localeval.calibration.fit import MIN_FOLDED_ROWS, fit_maps
 from localeval.config import load_models_config
+from localeval.database import MIGRATIONS, open_store, schema_version
 from localeval.metrics import spec
 from localeval.results.verdicts import rests_on, sample_verdicts
 from localeval.review.app import POLICY, asset, review_app
 from localeval.review.server import bind_local, review_server, serve, url_of
-from localeval.runs.database import MIGRATIONS, open_store, schema_version
 from localeval.runs.labels import Label, LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
 

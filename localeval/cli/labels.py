@@ -27,9 +27,9 @@ def labels_export(run: str, output: Path | None, db_path: Path | None) -> None:
     """Write every reviewer's current labels of RUN (latest, latest~N or a run id), in the
     order they were made."""
     from localeval.cli.options import warn_if_replaced
+    from localeval.database import default_db_path
     from localeval.results.contract import check_output
     from localeval.results.files import database_files, write_text
-    from localeval.runs.database import default_db_path
     from localeval.runs.label_files import export_text
     from localeval.runs.labels import LabelStore
     from localeval.runs.review_items import load_review_run

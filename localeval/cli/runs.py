@@ -67,7 +67,6 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     from localeval.results.contract import check_output, write_results
     from localeval.results.files import database_files
     from localeval.results.gates import GateResult
-    from localeval.database import default_db_path
     from localeval.runs.sources import open_history, report_columns, stored_report
 
     target = None
@@ -170,8 +169,8 @@ def runs_merge(runs: tuple[str, ...], db_path: Path | None, output: Path | None)
     or a results.json file) into one run, with the summary, intervals and gates of a
     single run over all samples. Exit status: 0 all gates pass, 1 a gate failed."""
     from localeval.cli.options import EXIT_GATE_FAILED, EXIT_OK
+    from localeval.database import default_db_path
     from localeval.report import console
-    from localeval.runs.database import default_db_path
     from localeval.runs.history import RunStore
     from localeval.runs.merge import check_merge_output, merge_shards
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from localeval.database import open_store
 from localeval.errors import UsageError
 from localeval.results.model import now
-from localeval.runs.database import open_store
 
 #: what a reviewer may say of a verdict, and of a sample's score
 VERDICT_MARKS = ("right", "wrong")

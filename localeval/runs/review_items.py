@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localeval.database import default_db_path
 from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.metrics.base import LIKELIER
 from localeval.results.refs import RunRef
 from localeval.results.verdicts import Verdict, sample_verdicts
-from localeval.runs.database import default_db_path
 from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
 from localeval.runs.records import StoredRun
 from localeval.runs.sources import open_history
