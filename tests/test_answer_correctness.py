@@ -21,6 +21,7 @@ from localeval.metrics.diagnosis import FIGURES, claim_kinds, figures
 from localeval.prompts.sets import RAG_5
 from localeval.report.html import render_html
 from localeval.report.markdown import render_markdown
+from localeval.results.verdicts import sample_verdicts
 
 REFERENCE = "The refund window is 30 days from purchase. Refunds go to the original card."
 
@@ -405,3 +406,26 @@ def test_calibrate_refuses_an_unknown_metric_to_score_with(
     result = CliRunner().invoke(main, ["calibrate", str(data), "--score-with", "nope"])
     assert result.exit_code == 2
     assert "--score-with: unknown metric 'nope' (known: faithfulness," in result.output
+
+
+def test_the_review_lists_both_sides_verdicts_each_resting_on_the_other_text() -> None:
+    judge = ScriptedJudge([0.9, 0.1, 0.8, 0.2])
+    row = sample()
+    result = AnswerCorrectness().score(row, Tools(judge=judge))
+    stored = {
+        "question": row.question,
+        "answer": row.answer,
+        "reference_answer": row.reference_answer,
+        "contexts": row.contexts,
+        "details": {"answer_correctness": result.details},
+    }
+    found = sample_verdicts(stored)
+    assert [(v.index, v.noun, v.says_yes) for v in found] == [
+        (0, "answer statement", True),
+        (1, "answer statement", False),
+        (2, "reference statement", True),
+        (3, "reference statement", False),
+    ]
+    # an answer statement rests on the reference, a reference statement on the answer
+    assert found[0].rests_on == "The refund window is 30 days from purchase."
+    assert found[2].rests_on == "The refund window is 30 days."
