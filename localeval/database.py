@@ -225,6 +225,29 @@ def migrate(connection: sqlite3.Connection, where: str = "") -> None:
         raise
 
 
+#: SQLite's errors for a file that is no longer a sound database
+_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def database_error(db: Path, exc: sqlite3.Error, doing: str = "") -> UsageError:
+    """One line for an SQLite error on the database `db` while `doing` ("reading runs"): a
+    damaged or overwritten file is said to be so; of any other error, that the runs stored
+    so far are intact."""
+    where = f"database {db}: {exc}" + (f" while {doing}" if doing else "")
+    if getattr(exc, "sqlite_errorname", None) in _DAMAGED:
+        # nothing here can say what of it is still intact
+        return UsageError(
+            f"{where}; the file is damaged or was overwritten: use --db PATH to put the "
+            "database elsewhere"
+        )
+    if not doing:
+        return UsageError(where)
+    return UsageError(
+        f"{where}. Runs stored so far are intact; fix the cause, or use --db PATH to put the "
+        "database elsewhere"
+    )
+
+
 def open_store(path: Path | None = None, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the database; UsageError if it cannot be used.
     `readonly`: open it for reading only, never creating or changing it (a database that can
@@ -244,7 +267,7 @@ def open_store(path: Path | None = None, readonly: bool = False) -> sqlite3.Conn
             connection.close()
             raise
     except sqlite3.DatabaseError as exc:
-        raise UsageError(f"database {db}: {exc}") from None
+        raise database_error(db, exc) from None
     except OSError as exc:
         raise UsageError(f"database {db}: {exc.strerror or exc}") from None
     return connection

@@ -251,7 +251,7 @@ def test_a_damaged_database_is_not_said_to_be_intact(tmp_path: Path, data: Path)
     result = run("runs", "list", "--db", db)
     assert (result.exit_code, result.stderr) == (
         2,
-        f"Error: database {db}: database disk image is malformed while reading runs; the file "
+        f"Error: database {db}: database disk image is malformed; the file "
         "is damaged or was overwritten: use --db PATH to put the database elsewhere\n",
     )
 

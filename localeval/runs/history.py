@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from localeval import __version__
-from localeval.database import default_db_path, open_store
+from localeval.database import database_error, default_db_path, open_store
 from localeval.errors import RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.results.contract import sample_inputs
@@ -46,9 +46,6 @@ from localeval.runs.records import (
     not_resumable,
     stored_run,
 )
-
-#: SQLite's errors for a file that is no longer a sound database
-_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 
 
 class RunStore:
@@ -78,15 +75,7 @@ class RunStore:
         try:
             yield
         except sqlite3.Error as exc:
-            if getattr(exc, "sqlite_errorname", None) in _DAMAGED:
-                raise UsageError(  # nothing here can say what of it is still intact
-                    f"database {self.path}: {exc} while {doing}; the file is damaged or was "
-                    "overwritten: use --db PATH to put the database elsewhere"
-                ) from None
-            raise UsageError(
-                f"database {self.path}: {exc} while {doing}. Runs stored so far are intact; "
-                "fix the cause, or use --db PATH to put the database elsewhere"
-            ) from None
+            raise database_error(self.path, exc, doing) from None
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
