@@ -230,11 +230,13 @@ _DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 
 
 def database_error(db: Path, exc: sqlite3.Error, doing: str = "") -> UsageError:
-    """One line for an SQLite error on the database `db` while `doing` ("reading runs"): a
-    damaged or overwritten file is said to be so; of any other error, that the runs stored
-    so far are intact."""
+    """One line for an SQLite error on the database `db` while `doing` ("reading runs"; ""
+    while opening it): a damaged or overwritten file is said to be so; of any other error
+    while working in it, that the runs stored so far are intact."""
     where = f"database {db}: {exc}" + (f" while {doing}" if doing else "")
-    if getattr(exc, "sqlite_errorname", None) in _DAMAGED:
+    name = getattr(exc, "sqlite_errorname", None)
+    # on opening, "not a database" is said as it is: --db may name some other file
+    if name == "SQLITE_CORRUPT" or (name in _DAMAGED and doing):
         # nothing here can say what of it is still intact
         return UsageError(
             f"{where}; the file is damaged or was overwritten: use --db PATH to put the "
