@@ -20,6 +20,7 @@ from localeval.metrics.answer_similarity import AnswerSimilarity
 from localeval.metrics.diagnosis import FIGURES, claim_kinds, figures
 from localeval.prompts.sets import RAG_5
 from localeval.report.html import render_html
+from localeval.report.junit import render_junit
 from localeval.report.markdown import render_markdown
 from localeval.results.verdicts import sample_verdicts
 
@@ -332,6 +333,8 @@ def test_evaluate_diagnoses_and_every_report_names_the_failing_part(
     page = render_html(report)
     assert "<h2>Diagnosis</h2>" in page
     assert "reference statement</th>" in page  # the second evidence table
+    junit = render_junit(report)
+    assert '<testcase classname="localeval.gates" name="answer_correctness"' in junit
 
 
 def test_a_run_without_the_diagnosis_says_nothing_of_it(
