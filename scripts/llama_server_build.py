@@ -33,6 +33,7 @@ import math
 import os
 import platform
 import shutil
+import socket
 import subprocess
 import sys
 import tarfile
@@ -98,8 +99,6 @@ def server_cache(build: Build) -> Path:
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -118,7 +117,7 @@ def wait_until_healthy(process: subprocess.Popen[bytes], port: int, timeout: flo
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            return "exited"
+            return "exited before it served"
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
                 if r.status == 200:
@@ -146,12 +145,13 @@ def verify(binary: Path, model: Path, timeout: float = 300) -> Verdict:
                 except (OSError, ValueError) as exc:
                     problem = f"failed to serve a completion: {exc}"
         finally:
-            if process.poll() is None:
+            died = process.poll() is not None  # on its own, not killed by us below
+            if not died:
                 process.kill()
             process.wait()
             log.seek(0)
             output = log.read().decode("utf-8", "replace")
-    if problem == "exited":  # before it served: a crash, or a refusal it printed
+    if died and process.returncode != 0:  # a crash (SIGILL: a flag this CPU lacks), or a refusal
         return Verdict(False, describe_exit(process.returncode, output))
     if problem:
         return Verdict(False, problem)

@@ -88,6 +88,33 @@ def test_a_binary_that_crashes_is_named_by_its_signal(tmp_path: Path) -> None:
     assert verdict.what.startswith("crashed with SIGILL (illegal instruction")
 
 
+#: a "llama-server" that comes up, then crashes on the first completion it is asked for
+CRASHES_WHILE_SERVING = """#!PYTHON
+import os, signal, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b'{"status": "ok"}')
+
+    def do_POST(self):
+        os.kill(os.getpid(), signal.SIGILL)
+
+port = int(sys.argv[sys.argv.index("--port") + 1])
+HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+def test_a_binary_that_crashes_while_serving_is_named_by_its_signal(tmp_path: Path) -> None:
+    binary = tmp_path / "llama-server"
+    binary.write_text(CRASHES_WHILE_SERVING.replace("PYTHON", sys.executable))
+    binary.chmod(0o755)
+    verdict = sb.verify(binary, tmp_path / "model.gguf", timeout=30)
+    assert verdict.what.startswith("crashed with SIGILL (illegal instruction")
+
+
 class FakeBuilds:
     """Steps whose builds are files, and whose check passes for the builds named good."""
 
