@@ -144,6 +144,9 @@ def verify(binary: Path, model: Path, timeout: float = 300) -> Verdict:
                     reply = _post(f"http://127.0.0.1:{port}/completion", body, timeout)
                 except (OSError, ValueError) as exc:
                     problem = f"failed to serve a completion: {exc}"
+                    # a crash resets the connection a moment before the process is gone
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        process.wait(timeout=5)
         finally:
             died = process.poll() is not None  # on its own, not killed by us below
             if not died:
