@@ -74,8 +74,9 @@ def command(data_file: Path, out: Path, judge: str) -> list[str]:
 
 
 def evaluate(models: Path, data_file: Path, out: Path, judge: str) -> dict[str, Any]:
-    os.environ["LOCALEVAL_MODELS"] = str(models)
-    result = CliRunner().invoke(main, command(data_file, out, judge))
+    """`evaluate` in this process, with its own models.toml and run database."""
+    files = ["--models", str(models), "--db", str(out.with_suffix(".db"))]
+    result = CliRunner().invoke(main, [*command(data_file, out, judge), *files])
     assert result.exit_code in (0, 1), result.output
     return dict(json.loads(out.read_text()))
 
@@ -110,14 +111,10 @@ def runs(server: LlamaCppServer, tmp_path_factory: pytest.TempPathFactory) -> di
     models = folder / "models.toml"
     models.write_text(models_toml(server.url), encoding="utf-8")
     data_file = data(folder)
-    os.environ["LOCALEVAL_DB"] = str(folder / "runs.db")
-    try:
-        local = evaluate(models, data_file, folder / "local.json", "local")
-        started = time.monotonic()
-        remote = evaluate(models, data_file, folder / "server.json", "server")
-        seconds = time.monotonic() - started
-    finally:
-        os.environ.pop("LOCALEVAL_MODELS", None)
+    local = evaluate(models, data_file, folder / "local.json", "local")
+    started = time.monotonic()
+    remote = evaluate(models, data_file, folder / "server.json", "server")
+    seconds = time.monotonic() - started
     return {"local": local, "server": remote, "seconds": seconds, "data": data_file}
 
 
@@ -144,12 +141,9 @@ def test_parallel_slots_with_samples_in_flight_give_the_same_scores(
     with LlamaCppServer(llama_server_binary, parallel=2) as two_slots:
         models = tmp_path / "models.toml"
         models.write_text(models_toml(two_slots.url, concurrency=2), encoding="utf-8")
-        try:
-            started = time.monotonic()
-            report = evaluate(models, runs["data"], tmp_path / "two.json", "server")
-            seconds = time.monotonic() - started
-        finally:
-            os.environ.pop("LOCALEVAL_MODELS", None)
+        started = time.monotonic()
+        report = evaluate(models, runs["data"], tmp_path / "two.json", "server")
+        seconds = time.monotonic() - started
         slots = json.loads(urlopen(two_slots.url.removesuffix("/v1") + "/slots").read())
     assert [slot.get("id_task", -1) >= 0 for slot in slots] == [True, True]  # both served
     assert report["run"]["judge"]["server"]["/props"]["total_slots"] == 2
@@ -198,7 +192,10 @@ def test_a_server_killed_mid_run_and_restarted_resumes_to_identical_results(
         done = subprocess.run(cli, env=env, capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
     assert "Resuming run" in done.stderr
-    assert comparable(json.loads(out.read_text())) == comparable(runs["server"])
+    resumed = json.loads(out.read_text())
+    assert comparable(resumed) == comparable(runs["server"])
+    # what a restarted server (or another with the same model) says of itself is the same
+    assert resumed["run"]["judge"]["server"] == runs["server"]["run"]["judge"]["server"]
 
 
 # -- a server that cannot judge: one clear line each ----------------------------------------
