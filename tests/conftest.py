@@ -52,3 +52,12 @@ def opened_connections(monkeypatch: pytest.MonkeyPatch) -> Connections:
 
     monkeypatch.setattr(cache, "open_store", recording)
     return opened
+
+
+@pytest.fixture(scope="session")
+def llama_server_binary() -> Path:
+    """llama.cpp's llama-server for this CPU: built once (minutes) and cached, or taken
+    from the cache (seconds), by scripts/llama_server_build.py; the real_server tests."""
+    from llama_server import build_llama_server
+
+    return build_llama_server()
