@@ -54,9 +54,11 @@ def test_answer_correctness_is_the_f1_of_both_directions() -> None:
     judge = ScriptedJudge([0.9, 0.1, 0.8, 0.2])
     result = AnswerCorrectness().score(sample(), Tools(judge=judge))
     judge.assert_done()
-    assert result.details["precision"] == pytest.approx(0.5)
-    assert result.details["recall"] == pytest.approx(0.5)
-    assert result.score == pytest.approx(0.5)
+    # each side's verdicts weighted by their statements' words: 6 and 4, then 8 and 6
+    precision, recall = (0.9 * 6 + 0.1 * 4) / 10, (0.8 * 8 + 0.2 * 6) / 14
+    assert result.details["precision"] == pytest.approx(precision, abs=1e-4)
+    assert result.details["recall"] == pytest.approx(recall, abs=1e-4)
+    assert result.score == pytest.approx(f_beta(precision, recall))
     assert result.details["statements"] == [
         "The refund window is 30 days.",
         "It starts at delivery.",
@@ -71,9 +73,18 @@ def test_answer_correctness_is_the_f1_of_both_directions() -> None:
     assert result.details["coverage"] == [0.8, 0.2]
     assert SPEC.sub_scores is not None
     assert SPEC.sub_scores(result.details) == {
-        "answer_correctness.precision": 0.5,
-        "answer_correctness.recall": 0.5,
+        "answer_correctness.precision": 0.58,
+        "answer_correctness.recall": round(recall, 4),
     }
+
+
+def test_a_long_wrong_sentence_outweighs_a_short_right_one() -> None:
+    long_wrong = "The refund window is fourteen days, counted from the day the parcel was shipped."
+    judge = ScriptedJudge([0.9, 0.1, 1.0, 1.0])
+    answer = f"Refunds exist. {long_wrong}"
+    result = AnswerCorrectness().score(sample(answer=answer), Tools(judge=judge))
+    assert result.details["statements"] == ["Refunds exist.", long_wrong]
+    assert result.details["precision"] == pytest.approx((0.9 * 2 + 0.1 * 14) / 16, abs=1e-4)
 
 
 def test_each_side_is_asked_as_faithfulness_asks_with_the_other_as_context() -> None:
@@ -93,19 +104,21 @@ def test_each_side_is_asked_as_faithfulness_asks_with_the_other_as_context() -> 
     assert fourth.startswith(third[: third.index("Does the context")])
 
 
-def test_answer_correctness_asks_in_the_judges_prompt_set() -> None:
+def test_answer_correctness_asks_whether_the_text_says_it_in_every_set() -> None:
+    """Not rag-4's "Is the answer supported?", which the default judge answers from what it
+    knows of the quoted statement: the question is whether the other text says it."""
     judge = ScriptedJudge([1.0] * 4)
     AnswerCorrectness().score(sample(), Tools(judge=judge, prompts=RAG_5))
     assert judge.prompts[0].user.endswith(
-        '"The refund window is 30 days."\n\nIs the answer supported by the context above?'
+        'say that "The refund window is 30 days."? Answer Yes or No.'
     )
-    assert '\n\nQuestion: "How long is the refund window?"\nAnswer:' in judge.prompts[0].user
+    assert "Question:" not in judge.prompts[0].user
 
 
 def test_answer_correctness_weighs_recall_by_beta() -> None:
     judge = ScriptedJudge([1.0, 1.0, 0.5, 0.5])
     result = AnswerCorrectness(beta=2.0).score(sample(), Tools(judge=judge))
-    assert result.score == pytest.approx(f_beta(1.0, 0.5, 2.0))
+    assert result.score == pytest.approx(f_beta(1.0, 0.5, 2.0), abs=1e-4)
     assert result.details["beta"] == 2.0
 
 

@@ -3,15 +3,18 @@ claim in both directions.
 
 Inputs: question, answer, reference_answer (contexts too, for the diagnosis).
 Output: the F1 (F-beta with `--ac-beta`) of
-  precision: the mean, over the answer's statements, of the judge's probability that the
-    reference answer supports the statement (what the answer says that is right), and
-  recall: the mean, over the reference's statements, of the judge's probability that the
-    answer states it (what the answer covers of what it should say);
+  precision: how much of the answer the reference supports: the judge's probability that
+    the reference says each of the answer's statements, averaged over the statements
+    weighted by their length in words (CJK: characters), and
+  recall: how much of the reference the answer states: the same for each of the
+    reference's statements against the answer;
 in [0, 1], higher is better; 0 when both are 0.
-The statements are each text's sentences, asked exactly as faithfulness asks the answer's
-against the contexts (the judge's prompt set, its grammar and calibration map for
-"supported", the cache and the shared prompt prefix): here the one "context" is the
-reference answer, then the answer.
+The statements are each text's sentences, as faithfulness splits the answer, each asked in
+its own yes/no question after the other text (the prompt set's `text_says`: "Does the
+context above say that ...?", the other text as the context), with the judge's calibration
+map for "supported" verdicts, the cache and the shared prompt prefix. Weighted by length,
+a long sentence the reference contradicts counts for more than a short aside (measured:
+docs/judge-quality.md).
 Details: precision, recall, beta; the answer's statements with their verdicts
 ("supported" / "unsupported" by the reference) and probabilities (`support`); the
 reference's statements (`reference_statements`) with theirs (`reference_verdicts`:
@@ -22,7 +25,7 @@ Undefined without an answer or a reference answer, or when either has no stateme
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from localeval.data.samples import Sample
@@ -46,6 +49,7 @@ from localeval.metrics.explain import (
     statement_changes,
     weakest,
 )
+from localeval.metrics.reference_tokens import rouge_tokens
 from localeval.metrics.statements import StatementEvidence, judge_statements
 
 NAME = "answer_correctness"
@@ -87,6 +91,13 @@ def f_beta(precision: float, recall: float, beta: float = DEFAULT_BETA) -> float
     return (1 + weight) * precision * recall / denominator if denominator > 0 else 0.0
 
 
+def by_length(values: Sequence[float], statements: Sequence[str]) -> float:
+    """The mean of the statements' values weighted by each statement's words (a CJK
+    character is a word): the share of the text, rather than of its sentences."""
+    weights = [max(1, len(rouge_tokens(s))) for s in statements]
+    return sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights)
+
+
 class AnswerCorrectness:
     name = NAME
     needs = ("question", "answer", "reference_answer")
@@ -102,22 +113,25 @@ class AnswerCorrectness:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.reference_answer is not None
+        ask = tools.prompts.rag.text_says
         # 1. precision: each statement of the answer, asked against the reference
         correct = judge_statements(
-            sample.answer, [sample.reference_answer], tools, CORRECT, sample.question
+            sample.answer, [sample.reference_answer], tools, CORRECT, sample.question, ask
         )
         if correct.score is None:
             return correct
         # 2. recall: each statement of the reference, asked against the answer
         stated = judge_statements(
-            sample.reference_answer, [sample.answer], tools, STATED, sample.question
+            sample.reference_answer, [sample.answer], tools, STATED, sample.question, ask
         )
         if stated.score is None:
             return stated
-        # 3. their weighted harmonic mean, with every verdict kept
+        # 3. each side's verdicts weighted by their statements' length, and the two combined
+        precision = by_length(correct.details["support"], correct.details["statements"])
+        recall = by_length(stated.details["coverage"], stated.details["statements"])
         details: dict[str, Any] = {
-            "precision": round(correct.score, 4),
-            "recall": round(stated.score, 4),
+            "precision": round(precision, 4),
+            "recall": round(recall, 4),
             "beta": self.beta,
             **correct.details,
         }
@@ -127,7 +141,7 @@ class AnswerCorrectness:
         # 4. on request, the same statements against each retrieved chunk
         if self.diagnose:
             details["diagnosis"] = diagnose(sample, tools, details)
-        return MetricResult(f_beta(correct.score, stated.score, self.beta), details)
+        return MetricResult(f_beta(precision, recall, self.beta), details)
 
 
 def sub_scores(details: Details) -> dict[str, float | None]:

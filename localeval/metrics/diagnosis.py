@@ -215,7 +215,7 @@ def diagnose(sample: Sample, tools: Tools, details: dict[str, Any]) -> dict[str,
     reference_statements = list(details["reference_statements"])
     asked = answer_statements + reference_statements
     threshold = support_threshold(tools, "answer_correctness")
-    judge = require_judge(tools)
+    judge, ask = require_judge(tools), tools.prompts.rag.text_says
     # each chunk read once for every statement asked about it (they share it as prefix)
     by_chunk: list[list[float]] = []
     for chunk in chunks:
@@ -223,7 +223,7 @@ def diagnose(sample: Sample, tools: Tools, details: dict[str, Any]) -> dict[str,
             by_chunk.append([0.0] * len(asked))
             continue
         try:
-            raw, _ = statement_support(judge, [chunk], asked, tools.prompts.rag, sample.question)
+            raw, _ = statement_support(judge, [chunk], asked, ask, sample.question)
         except NoRoomForContext:
             return {"reason": "a statement is too long for the judge's window even alone"}
         by_chunk.append([tools.calibrated("supported", p) for p in raw])
