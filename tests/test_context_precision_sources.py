@@ -239,7 +239,7 @@ def write_rows(tmp_path: Path) -> Path:
 
 WARNING = (
     "Warning: {data}: 1 in Chinese of 2 samples, but embedder 'e' is for English only "
-    "(models.toml 'languages'): context_precision will separate chunks poorly there; use "
+    "(models.toml 'languages'): context_precision will compare its texts poorly there; use "
     "a multilingual embedder (README, models.toml)\n"
 )
 

@@ -24,8 +24,8 @@ from localeval.calibration.fit import KindFit, fit_maps
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
 from localeval.database import default_db_path
-from localeval.errors import DatasetError
-from localeval.metrics import build_metric
+from localeval.errors import DatasetError, UsageError
+from localeval.metrics import REGISTRY, build_metric
 from localeval.pairwise.judge import compare_sample
 from localeval.results.contract import check_output
 from localeval.results.files import OutputTarget, database_files
@@ -44,6 +44,9 @@ class CalibrationRequest:
     models: str | None = None
     use_cache: bool = True
     db: Path | None = None
+    #: score every row with this metric instead of the one it names (a baseline on the
+    #: same labels)
+    score_with: str | None = None
     #: called with each row that cannot be read (it is left out); None: such a row stops it
     on_invalid: Callable[[DatasetError], None] | None = None
 
@@ -69,6 +72,14 @@ class CalibrationRun:
             inputs += [(models.source, "the models file")]
             db = database_files(request.db or default_db_path())
             self.output = check_output(request.output, inputs + db)
+        self.score_with = request.score_with
+        if self.score_with is not None:
+            if self.score_with not in REGISTRY:
+                known = ", ".join(REGISTRY)
+                raise UsageError(
+                    f"--score-with: unknown metric '{self.score_with}' (known: {known})"
+                )
+            self.names = {self.score_with}
         used = [build_metric(SCORED_AS.get(n, n)) for n in self.names if n != PAIRWISE]
         if PAIRWISE in self.names:  # the A/B judge asks faithfulness questions of each answer
             used.append(build_metric("faithfulness"))
@@ -98,7 +109,9 @@ class CalibrationRun:
         self._open.close()
 
     def run(self, on_row: Callable[[RowScore], None] | None = None) -> Calibration:
-        return calibrate(self.rows, self.tools, compare=compare_sample, on_row=on_row)
+        return calibrate(
+            self.rows, self.tools, compare=compare_sample, on_row=on_row, score_with=self.score_with
+        )
 
     def suggested(self, result: Calibration) -> dict[str, float]:
         """Gate thresholds on this judge's scale (none without a judge)."""

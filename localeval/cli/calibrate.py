@@ -50,6 +50,13 @@ from localeval.errors import UsageError
     is_flag=True,
     help="With --fit: write the maps into the judge's entry in models.toml.",
 )
+@click.option(
+    "--score-with",
+    metavar="METRIC",
+    default=None,
+    help="Score every row with this metric instead of the one it names, to compare a "
+    "baseline (rouge_l, answer_similarity, ...) on the same labels.",
+)
 @judge_option
 @embedder_option
 @models_option
@@ -64,6 +71,7 @@ def calibrate(
     limit: int | None,
     fit: bool,
     save: bool,
+    score_with: str | None,
     judge_name: str | None,
     embedder_name: str | None,
     models_path: str | None,
@@ -74,12 +82,14 @@ def calibrate(
     """Measure how well the judge's scores agree with human labels in LABELLED files.
 
     Each row is a sample (see `evaluate`) plus `metric` (faithfulness, answer_relevancy,
-    context_recall, context_precision, context_relevance, pairwise), `label` (1 good / 0
-    bad, or a graded number; pairwise: +1 B better, -1 A better), optional `pair_id`
-    (rows that differ only in the judged part) and `context_labels` (1/0 per chunk).
-    Reports pair accuracy, ROC AUC, Spearman's rho and chunk AUC with 95% intervals;
-    for 0/1 labels also the gate threshold that best separates them and the balanced
-    accuracy of a gate there and at the metric's default threshold.
+    context_recall, context_precision, context_relevance, answer_correctness, pairwise),
+    `label` (1 good / 0 bad, or a graded number; pairwise: +1 B better, -1 A better),
+    optional `pair_id` (rows that differ only in the judged part) and `context_labels`
+    (1/0 per chunk). A row of another metric with two answers (`answer_a`, `answer_b`)
+    and a preference `label` (> 0: B better) has each answer scored alone.
+    Reports pair accuracy, ROC AUC, Spearman's rho, chunk AUC and sign agreement with 95%
+    intervals; for 0/1 labels also the gate threshold that best separates them and the
+    balanced accuracy of a gate there and at the metric's default threshold.
 
     With --fit, a calibration map per kind of verdict (statement supported, answer answers
     the question) is fitted from the rows' raw verdicts, measured by leaving one labelled
@@ -120,6 +130,7 @@ def calibrate(
         use_cache,
         db_path,
         on_invalid=lambda error: echo(f"Skipped: {error}", err=True),
+        score_with=score_with,
     )
     with CalibrationRun(request) as calibration:
         warn_if_replaced(calibration.output)

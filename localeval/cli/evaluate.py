@@ -64,6 +64,11 @@ def metric_help() -> str:
 def with_metric_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options the metrics declare (e.g. the rubric's --criteria), as click options."""
     for _, option in reversed(metric_options()):
+        if option.is_flag:
+            command = click.option(option.flag, option.dest, is_flag=True, help=option.help)(
+                command
+            )
+            continue
         command = click.option(
             option.flag,
             option.dest,
@@ -144,6 +149,7 @@ def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""
     from localeval.report import console
     from localeval.results.calibration import calibration_sentence, calibration_status
+    from localeval.results.diagnosis import diagnosis_lines
 
     echo(console.summary_table(outcome.summaries))
     categories = console.category_tables(outcome.by_category)
@@ -153,6 +159,9 @@ def show(outcome: EvaluationOutcome) -> None:
     status = calibration_status(info.judge, info.metrics, info.metric_settings)
     if status is not None:
         echo("\n" + textwrap.fill(calibration_sentence(status), 88))
+    if outcome.diagnosis is not None:
+        echo("\nDiagnosis (answer_correctness --diagnose):")
+        echo("\n".join(textwrap.fill(line, 88) for line in diagnosis_lines(outcome.diagnosis)))
     if outcome.gates:
         echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
     echo("\n" + console.usage_text(outcome.usage))

@@ -95,6 +95,8 @@ class EvidenceTable:
     bad: str
     #: where failing items are marked in the sample's own text: "answer", "contexts", ""
     marks: str = ""
+    #: details key of each item's verdict
+    verdicts: str = "verdicts"
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,8 @@ class MetricOption:
     metavar: str | None = None
     multiple: bool = False
     is_path: bool = False
+    #: an on/off switch (`configure` receives True when it is given)
+    is_flag: bool = False
 
 
 def no_options(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
@@ -149,6 +153,8 @@ class MetricSpec:
     hint: Callable[[Details], Evidence | None] | None = None
     #: how reports lay out its evidence (None: as nested lists)
     table: EvidenceTable | None = None
+    #: more evidence tables, shown after `table` (answer correctness' reference statements)
+    extra_tables: tuple[EvidenceTable, ...] = ()
     notes: Callable[[Details], list[Note]] | None = None
     #: scores of its own that a sample's details hold ("rubric.accuracy": 0.78; {} for a
     #: sample without them), which every report lists and summarises beside its score

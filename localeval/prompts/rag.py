@@ -82,6 +82,15 @@ def context_says(contexts: Sequence[str], statement: str) -> Prompt:
     )
 
 
+def text_says(texts: Sequence[str], question: str, statement: str) -> Prompt:
+    """Answer correctness: does this text (the reference answer, or the answer) say the
+    statement? Asked as rag-3 asks faithfulness, with the text as the context, and not as
+    an answer to the question: "Is the answer supported?" invites the judge to check the
+    quoted statement against what it knows, where the question is only whether the text
+    says it (docs/judge-quality.md)."""
+    return context_says(texts, statement)
+
+
 def answer_segment(answer: str, language: str) -> str:
     """The shared start of the answer relevancy prompts: the answer alone (no question, so
     the questions written from it cannot copy the question asked)."""

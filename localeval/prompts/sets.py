@@ -50,6 +50,10 @@ class RagPrompts:
     #: (context precision, for the languages the judge decides; the same in every set, as
     #: no run before the sets' first one with it asked the judge about chunks)
     chunk_useful: Callable[[str, str, str, str], Prompt] = rag.chunk_useful
+    #: does this text say the statement (texts, question, statement)? (answer correctness:
+    #: the reference, then the answer, as the text; the same in every set, as no run before
+    #: the sets' first one with it asked it)
+    text_says: Callable[[Sequence[str], str, str], Prompt] = rag.text_says
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from localeval.results import view
 from localeval.results.calibration import calibrated_on, calibration_status
+from localeval.results.diagnosis import diagnosis_lines, run_diagnosis
 from localeval.results.gates import advice
 
 #: characters of dataset text kept in a table cell or list item before it is cut
@@ -94,6 +95,10 @@ def render_markdown(
                 cause, remedies = found
                 line += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
             lines.append(line)
+    if (found := run_diagnosis(view.sample_details(results))) is not None:
+        # our words and counts only: no dataset text reaches these lines
+        lines += ["", "**Diagnosis** (answer_correctness --diagnose)", ""]
+        lines += [line if line.startswith("- ") else f"- {line}" for line in diagnosis_lines(found)]
     lines += _worst_samples(results, worst)
     return "\n".join(lines) + "\n"
 

@@ -94,7 +94,9 @@ def _texts(found: MetricSpec, details: Mapping[str, Any], sample: Mapping[str, A
 def metric_verdicts(
     metric: str, details: Mapping[str, Any], sample: Mapping[str, Any]
 ) -> list[Verdict]:
-    """The judge's verdicts for one metric of one sample ([] when the judge gave none)."""
+    """The judge's verdicts for one metric of one sample ([] when the judge gave none): those
+    of its table, then those of its extra tables (answer correctness' reference statements),
+    numbered on from them."""
     found = spec(metric)
     if found is None or not found.verdict_kind or not isinstance(details, Mapping):
         return []
@@ -105,15 +107,44 @@ def metric_verdicts(
     noun, texts = described
     scored = details.get(found.verdicts)
     values = scored if isinstance(scored, list) else [scored]
-    labels = details.get("verdicts")
     bad = found.table.bad if found.table is not None else ""
+    verdicts = _verdicts(
+        found, metric, 0, (noun, texts, raw, values), details.get("verdicts"), bad, details, sample
+    )
+    start = len(raw)
+    for table in found.extra_tables:
+        more = details.get(f"{table.values}_raw", details.get(table.values))
+        shown = details.get(table.values)
+        if not isinstance(more, list) or not isinstance(shown, list):
+            continue
+        items = (table.noun, details.get(table.items), more, shown)
+        verdicts += _verdicts(
+            found, metric, start, items, details.get(table.verdicts), table.bad, details, sample
+        )
+        start += len(more)
+    return verdicts
+
+
+def _verdicts(
+    found: MetricSpec,
+    metric: str,
+    start: int,
+    items: tuple[str, Any, list[Any], list[Any]],
+    labels: Any,
+    bad: str,
+    details: Mapping[str, Any],
+    sample: Mapping[str, Any],
+) -> list[Verdict]:
+    """One table's verdicts: (noun, texts, raw probabilities, probabilities as scored), their
+    verdict labels and the label that says no; numbered from `start`."""
+    noun, texts, raw, values = items
     threshold = _number(details.get("verdict_threshold")) or LIKELIER
     sources = _sources(found, sample)
     verdicts = []
     for index, p_raw in enumerate(raw):
         text = texts[index] if isinstance(texts, list) and index < len(texts) else None
         p = _number(values[index]) if index < len(values) else None
-        if not isinstance(text, str) or p is None:
+        if not isinstance(text, str) or p is None or _number(p_raw) is None:
             continue  # details this reader cannot follow: shown nowhere rather than wrongly
         label = labels[index] if isinstance(labels, list) and index < len(labels) else None
         says_yes = label != bad if bad and isinstance(label, str) else p >= threshold
@@ -121,7 +152,17 @@ def metric_verdicts(
         if noun not in ("chunk", "answer"):
             rests = rests_on(text, _judged_against(text, sources))
         verdicts.append(
-            Verdict(metric, index, found.verdict_kind, noun, text, p, p_raw, says_yes, rests)
+            Verdict(
+                metric,
+                start + index,
+                found.verdict_kind or "",
+                noun,
+                text,
+                p,
+                float(p_raw),
+                says_yes,
+                rests,
+            )
         )
     return verdicts
 

@@ -36,6 +36,7 @@ from localeval.metrics import (
     on_judge_scale,
 )
 from localeval.results.contract import check_output, write_results
+from localeval.results.diagnosis import RunDiagnosis, run_diagnosis
 from localeval.results.diff import DEFAULT_MAX_DROP, Comparison, compare_runs
 from localeval.results.files import OutputTarget, database_files
 from localeval.results.gates import (
@@ -144,6 +145,8 @@ class EvaluationOutcome:
     from_judge: list[str]
     judge: str | None
     usage: Usage
+    #: which part of the pipeline failed (answer_correctness --diagnose), or None
+    diagnosis: RunDiagnosis | None = None
 
     @property
     def passed(self) -> bool:
@@ -268,7 +271,7 @@ class Evaluation:
             str(self.request.data),
             f"{which} of {self.dataset.n_samples} samples, but embedder '{embedder.name}' is "
             f"for {reads} only (models.toml "
-            f"'languages'): {', '.join(users)} will separate chunks poorly there; use a "
+            f"'languages'): {', '.join(users)} will compare its texts poorly there; use a "
             "multilingual embedder (README, models.toml)",
         )
 
@@ -380,7 +383,12 @@ class Evaluation:
         run = self.store.complete(run.id, gates)
         by_category = columns.summaries_by_category()
         usage = self.store.usage(run.id)
-        return EvaluationOutcome(run, summaries, by_category, gates, from_judge, judge, usage)
+        diagnosis = None
+        if any(getattr(m, "diagnose", False) for m in self.metrics):
+            diagnosis = run_diagnosis(s["details"] for s in self.store.sample_dicts(run))
+        return EvaluationOutcome(
+            run, summaries, by_category, gates, from_judge, judge, usage, diagnosis
+        )
 
     def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
         """The run's results.json, streamed from the database; the path is checked again,
