@@ -29,6 +29,7 @@ from localeval.data.shards import Shard
 from localeval.errors import PromptTooLongError, UsageError, VerdictUnreadable
 from localeval.judge import Usage
 from localeval.metrics import (
+    PLUGIN_PROBLEMS,
     RAG_METRICS,
     Metric,
     MetricOptions,
@@ -45,6 +46,8 @@ def order_metrics(names: Iterable[str]) -> list[str]:
     wanted = list(dict.fromkeys(names)) or list(RAG_METRICS)
     known = metric_names()
     unknown = [n for n in wanted if n not in known]
+    if unknown and unknown[0] in PLUGIN_PROBLEMS:
+        raise UsageError(PLUGIN_PROBLEMS[unknown[0]])  # an installed plugin left out
     if unknown:
         raise UsageError(f"unknown metric '{unknown[0]}' (known: {', '.join(sorted(known))})")
     # the RAG metrics first, in prefix-sharing order; any others after, as given
@@ -81,8 +84,8 @@ def describe_run(
         [m.name for m in metrics],
         judge,
         embedder,
-        # the words said to the judge: its prompt set's version
-        prompt_version=tools.prompts.version,
+        # the words said to the judge: its prompt set's version, when a metric asks it
+        prompt_version=tools.prompts.version if any(m.uses_judge for m in metrics) else None,
         dataset=dataset,
         dataset_sha256=dataset_sha256,
         metric_settings={m.name: metric_settings(m) for m in metrics},

@@ -22,18 +22,17 @@ from typing import Any
 
 from localeval.config import EmbedderConfig, JudgeConfig, load_models_config
 from localeval.data.samples import Sample, load_samples, sample_from_row
+from localeval.database import open_store
 from localeval.embedder import Embedder
 from localeval.engine import evaluate, order_metrics
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Judge
 from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names, on_judge_scale
-from localeval.prompts.sets import RAG_3, prompt_set
 from localeval.results import view
 from localeval.results.contract import run_to_dict
 from localeval.results.gates import GateResult, default_thresholds, evaluate_gates
 from localeval.results.model import RunResult
-from localeval.runs.database import open_store
-from localeval.runs.tools import load_tools
+from localeval.tools import load_tools, tools_for
 
 #: how many of the worst samples a failure message names
 WORST_IN_MESSAGE = 3
@@ -63,7 +62,7 @@ class QualityRun:
 class ModelCache:
     """Judges and embedders by their settings, so that many checks load each model once.
 
-    Models come from runs.tools.load_tools, with their files checked; with `use_cache` (the
+    Models come from localeval.tools, with their files checked; with `use_cache` (the
     default) they sit behind the persistent judge/embedding cache of the local database
     ($LOCALEVAL_DB or .localeval/localeval.db), so a test re-run with unchanged samples
     makes no judge call and loads no model.
@@ -104,12 +103,10 @@ class ModelCache:
                 self.judges.setdefault(judge_config, loaded.judge)
             if embedder_config is not None and loaded.embedder is not None:
                 self.embedders.setdefault(embedder_config, loaded.embedder)
-        return Tools(
-            judge=self.judges[judge_config] if judge_config is not None else None,
-            embedder=self.embedders[embedder_config] if embedder_config is not None else None,
-            verdict_thresholds=dict(judge_config.thresholds) if judge_config is not None else {},
-            calibration=dict(judge_config.calibration) if judge_config is not None else {},
-            prompts=prompt_set(judge_config.prompts) if judge_config is not None else RAG_3,
+        return tools_for(
+            judge_config,
+            self.judges[judge_config] if judge_config is not None else None,
+            self.embedders[embedder_config] if embedder_config is not None else None,
         )
 
     def close(self) -> None:

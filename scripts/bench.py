@@ -185,8 +185,8 @@ def main() -> None:
     from localeval.config import load_models_config
     from localeval.engine import evaluate
     from localeval.metrics import RAG_METRICS, build_metric, configure_metrics
-    from localeval.runs.database import open_store
-    from localeval.runs.tools import load_tools
+    from localeval.tools import load_tools
+    from localeval.tools.cache import cache_connection
 
     models = load_models_config()
     samples = bench_samples(args.rows)
@@ -194,8 +194,7 @@ def main() -> None:
     # default did before they became opt-in
     options = configure_metrics(list(RAG_METRICS), {"questions": args.ar_questions})
     metrics = [build_metric(m, options) for m in RAG_METRICS]
-    with tempfile.TemporaryDirectory() as tmp:
-        db = open_store(Path(tmp) / "bench.db")
+    with tempfile.TemporaryDirectory() as tmp, cache_connection(Path(tmp) / "bench.db") as db:
         tools = load_tools(models, metrics, args.judge, cache=db)
         print(f"{len(samples)} samples; judge {tools.judge.name}")  # type: ignore[union-attr]
         # models are loaded before the clock starts: loading is paid once per run, whatever

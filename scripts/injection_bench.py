@@ -44,8 +44,7 @@ from localeval.data.samples import Sample, load_samples  # noqa: E402
 from localeval.engine import evaluate, order_metrics  # noqa: E402
 from localeval.metrics import MetricResult, build_metric  # noqa: E402
 from localeval.results.model import SampleResult  # noqa: E402
-from localeval.runs.database import open_store  # noqa: E402
-from localeval.runs.tools import load_tools  # noqa: E402
+from localeval.tools import cached_tools  # noqa: E402
 
 PAIRS = ROOT / "tests" / "injection" / "pairs.jsonl"
 DEFAULT_METRICS = ("faithfulness", "context_recall", "answer_relevancy", "context_precision")
@@ -218,12 +217,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.part is not None:
         samples = part_of(samples, args.part)
     names = order_metrics(args.metrics or DEFAULT_METRICS)
-    cache = open_store(args.cache) if args.cache is not None else None
     metrics = [build_metric(n) for n in names]
-    tools = load_tools(load_models_config(), metrics, args.judge, cache=cache)
-    started = time.perf_counter()
-    run = evaluate(samples, names, tools)
-    seconds = time.perf_counter() - started
+    with cached_tools(
+        load_models_config(), metrics, args.judge, use_cache=args.cache is not None, db=args.cache
+    ) as tools:
+        started = time.perf_counter()
+        run = evaluate(samples, names, tools)
+        seconds = time.perf_counter() - started
     twins = pair_up(run.samples)
 
     rows = [compare(name, twins).as_dict() for name in names]

@@ -326,9 +326,15 @@ def install_wheel(python: str, wheel: Path) -> None:
     pip(python, "install", "--quiet", str(wheel))  # its dependencies, if any are missing
 
 
-def wheel_cache(build: Build) -> Path:
+def cache_root() -> Path:
+    """Where verified llama.cpp builds are kept: a folder per flag set (the wheels, and
+    scripts/llama_server_build.py's llama-server binaries)."""
     default = Path.home() / ".cache" / "localeval" / "llama-cpp-python"
-    return Path(os.environ.get("LOCALEVAL_WHEEL_CACHE") or default) / build.key()
+    return Path(os.environ.get("LOCALEVAL_WHEEL_CACHE") or default)
+
+
+def wheel_cache(build: Build) -> Path:
+    return cache_root() / build.key()
 
 
 def read_marker(venv: Path) -> dict[str, object] | None:

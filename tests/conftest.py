@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from run_db import Connections
 from standins import StandIns
 
 #: `pytester` runs a project test suite that uses the rag_quality fixture (test_testing.py)
@@ -31,3 +34,30 @@ def stand_ins(
     registered = StandIns(tmp_path_factory.mktemp("stand-ins"), monkeypatch)
     yield registered
     registered.close()
+
+
+@pytest.fixture
+def opened_connections(monkeypatch: pytest.MonkeyPatch) -> Connections:
+    """Every connection the judge/embedding cache opens during the test, to check that the
+    code which opened it also closed it."""
+    from localeval.tools import cache
+
+    opened = Connections()
+    real = cache.open_store
+
+    def recording(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = real(*args, **kwargs)
+        opened.append(connection)
+        return connection
+
+    monkeypatch.setattr(cache, "open_store", recording)
+    return opened
+
+
+@pytest.fixture(scope="session")
+def llama_server_binary() -> Path:
+    """llama.cpp's llama-server for this CPU: built once (minutes) and cached, or taken
+    from the cache (seconds), by scripts/llama_server_build.py; the real_server tests."""
+    from llama_server import build_llama_server
+
+    return build_llama_server()

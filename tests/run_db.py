@@ -1,4 +1,5 @@
-"""What a killed run left in the run-history database, read by the resume tests."""
+"""The database as the tests see it: what a killed run left in the run history (read by
+the resume tests), and which of the connections opened are still open."""
 
 from __future__ import annotations
 
@@ -39,3 +40,18 @@ def stored_in_unfinished_run(db: Path) -> int:
         return 0
     finally:
         connection.close()
+
+
+class Connections(list[sqlite3.Connection]):
+    """Connections opened during a test (the `opened_connections` fixture)."""
+
+    def still_open(self) -> list[sqlite3.Connection]:
+        return [c for c in self if not _closed(c)]
+
+
+def _closed(connection: sqlite3.Connection) -> bool:
+    try:
+        connection.execute("SELECT 1")
+    except sqlite3.ProgrammingError:  # "Cannot operate on a closed database."
+        return True
+    return False

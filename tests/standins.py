@@ -39,9 +39,13 @@ class Refusing(StandIn):
         return super().load(name, settings)
 
 
-def models_toml(thresholds: str = "", judge: str = "j", embedder: str = "e") -> str:
+def models_toml(
+    thresholds: str = "", judge: str = "j", embedder: str = "e", prompts: str | None = None
+) -> str:
     """A models.toml whose judge and embedder are the stand-ins."""
     text = f'[judges."{judge}"]\nbackend = "{JUDGE}"\n'
+    if prompts is not None:
+        text += f'prompts = "{prompts}"\n'
     if thresholds:
         text += f'[judges."{judge}".thresholds]\n{thresholds}\n'
     return text + f'[embedders."{embedder}"]\nbackend = "{EMBEDDER}"\n'
@@ -54,14 +58,15 @@ class StandIns:
         register_judge_backend(JUDGE, self.judge)
         register_embedder_backend(EMBEDDER, self.embedder)
         self._monkeypatch = monkeypatch
-        # the project's default judge and embedder, with their thresholds, played by the
-        # stand-ins: only the answers differ
+        # the project's default judge and embedder, with their thresholds and prompt set,
+        # played by the stand-ins: only the answers differ
         project = load_models_config(PROJECT_MODELS)
         default = project.judge()
         thresholds = "\n".join(f"{m} = {v}" for m, v in default.thresholds.items())
         self.models = folder / "stand-ins.toml"
         self.models.write_text(
-            models_toml(thresholds, default.name, project.embedder().name), encoding="utf-8"
+            models_toml(thresholds, default.name, project.embedder().name, default.prompts),
+            encoding="utf-8",
         )
 
     def use(self, judge: Any = None, embedder: Any = None) -> Any:

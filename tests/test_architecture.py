@@ -17,7 +17,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "localeval"
 #: lowest first; a unit may import only units listed before it (and its own modules)
 LAYERS: list[tuple[str, ...]] = [
     ("localeval", "localeval.errors"),
-    ("localeval.stats", "localeval.text", "localeval.schema", "localeval.verdict_maps"),
+    (
+        "localeval.stats",
+        "localeval.text",
+        "localeval.schema",
+        "localeval.verdict_maps",
+        "localeval.offline",
+    ),
     ("localeval.judge",),
     ("localeval.embedder",),
     ("localeval.data",),
@@ -27,11 +33,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval.config",),
     ("localeval.results",),
     ("localeval.engine",),
-    ("localeval.runs",),
-    ("localeval.pairwise",),
+    ("localeval.database",),
+    ("localeval.tools",),
+    # side by side: each uses models through localeval.tools, none the others' modules
+    ("localeval.runs", "localeval.pairwise", "localeval.testset"),
     ("localeval.calibration",),
-    ("localeval.testset",),
     ("localeval.report",),
+    ("localeval.review",),
     ("localeval.testing",),
     ("localeval.pytest_plugin",),
     ("localeval.cli",),

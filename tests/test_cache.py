@@ -8,12 +8,17 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from fakes import FakeEmbedder, ScriptedJudge
+from run_db import Connections
+from standins import StandIns
 
 from localeval.cli import main
+from localeval.config import load_models_config
+from localeval.database import open_store
 from localeval.judge import ModelIdentity, Prompt
-from localeval.runs.cache import CachedEmbedder, CachedJudge, cache_stats
-from localeval.runs.database import open_store
+from localeval.metrics import build_metric
 from localeval.schema import Array, Object, Str
+from localeval.tools import cached_tools
+from localeval.tools.cache import CachedEmbedder, CachedJudge, cache_stats
 
 PROMPT = Prompt.of("system", "Context:", "\nchunk", "\n\nDoes it say so?")
 
@@ -103,7 +108,24 @@ def test_embeddings_are_cached_and_misses_batched(tmp_path: Path) -> None:
     assert (embedder.cached, embedder.computed) == (2, 3)
 
 
-def test_cache_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_tools_close_their_connection_after_the_block_however_it_ends(
+    stand_ins: StandIns, opened_connections: Connections
+) -> None:
+    stand_ins.use(ScriptedJudge([]))
+    models, metrics = load_models_config(), [build_metric("faithfulness")]
+    with cached_tools(models, metrics) as tools:
+        assert tools.judge is not None
+        assert len(opened_connections.still_open()) == 1
+    with pytest.raises(KeyError), cached_tools(models, metrics):
+        raise KeyError("the work failed")
+    assert len(opened_connections) == 2 and opened_connections.still_open() == []
+    with cached_tools(models, metrics, use_cache=False):
+        assert len(opened_connections) == 2  # no cache, no database opened
+
+
+def test_cache_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opened_connections: Connections
+) -> None:
     monkeypatch.setenv("LOCALEVAL_DB", str(tmp_path / "c.db"))
     judge, _ = cached_judge(tmp_path, [0.5])
     judge.yes_probability(PROMPT)
@@ -114,6 +136,7 @@ def test_cache_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert result.exit_code == 0
     assert result.stdout == "Deleted 1 cached judge calls and 0 cached embeddings.\n"
     assert "judge calls cached: 0 (none)" in CliRunner().invoke(main, ["cache", "stats"]).stdout
+    assert len(opened_connections) == 3 and opened_connections.still_open() == []
 
 
 def test_cache_commands_take_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
-from standins import StandIns
+from run_db import Connections
+from standins import PROJECT_MODELS, StandIns
 
 from localeval.calibration.agreement import (
     Calibration,
@@ -18,6 +19,7 @@ from localeval.calibration.agreement import (
     suggested_thresholds,
 )
 from localeval.cli import main
+from localeval.config import load_models_config
 from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman
 
 
@@ -125,7 +127,9 @@ def test_undefined_and_unparseable_are_counted() -> None:
     assert result.counts() == {("d", "m"): {"rows": 3, "undefined": 2, "unparseable": 1}}
 
 
-def test_calibrate_command_on_a_labelled_file(tmp_path: Path, stand_ins: StandIns) -> None:
+def test_calibrate_command_on_a_labelled_file(
+    tmp_path: Path, stand_ins: StandIns, opened_connections: Connections
+) -> None:
     base = {"question": "Q?", "contexts": ["c1"], "metric": "faithfulness", "dataset": "mini"}
     lines = [
         {**base, "id": "1", "answer": "Right.", "label": 1, "pair_id": 1},
@@ -149,6 +153,7 @@ def test_calibrate_command_on_a_labelled_file(tmp_path: Path, stand_ins: StandIn
     ) in result.stdout
     report = json.loads(out.read_text())
     assert report["suggested_thresholds"] == {"faithfulness": 0.3}
+    assert report["prompt_version"] == load_models_config(PROJECT_MODELS).judge().prompts
     measures = {a["measure"]: a["value"] for a in report["agreements"]}
     assert measures == {
         "pair_accuracy": 0.5,
@@ -160,6 +165,7 @@ def test_calibrate_command_on_a_labelled_file(tmp_path: Path, stand_ins: StandIn
     assert report["counts"] == [
         {"dataset": "mini", "metric": "faithfulness", "rows": 4, "undefined": 0, "unparseable": 0}
     ]
+    assert len(opened_connections) == 1 and opened_connections.still_open() == []
 
 
 def test_calibrate_rejects_rows_without_metric(tmp_path: Path) -> None:

@@ -440,14 +440,14 @@ def test_rag_5_asks_chinese_statements_as_rag_3_and_others_as_rag_4() -> None:
     from localeval.prompts.sets import RAG_3, RAG_4, RAG_5
 
     contexts = ["上下文。"]
-    zh = RAG_5.context_says(contexts, "宣誓的时间", "1月3日")
-    assert zh == RAG_3.context_says(contexts, "宣誓的时间", "1月3日")
+    zh = RAG_5.rag.context_says(contexts, "宣誓的时间", "1月3日")
+    assert zh == RAG_3.rag.context_says(contexts, "宣誓的时间", "1月3日")
     assert zh.segments[-1] == ' "1月3日"? Answer Yes or No.'
-    assert RAG_5.context_says(contexts, "When?", "1889.") == RAG_4.context_says(
+    assert RAG_5.rag.context_says(contexts, "When?", "1889.") == RAG_4.rag.context_says(
         contexts, "When?", "1889."
     )
     # without a question, the statement's own language decides
-    assert RAG_5.context_says(contexts, " ", "他来了。") == RAG_3.context_says(
+    assert RAG_5.rag.context_says(contexts, " ", "他来了。") == RAG_3.rag.context_says(
         contexts, "", "他来了。"
     )
     # relevancy is asked as rag-4 asks it, in every language

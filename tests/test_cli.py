@@ -209,7 +209,7 @@ def test_unknown_metric_and_bad_threshold_exit_2(stand_ins: StandIns, data: Path
     stand_ins.forbid()
     result = CliRunner().invoke(main, ["evaluate", str(data), "-m", "fluency"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("Error: unknown metric 'fluency' (known: answer_relevancy")
+    assert result.stderr.startswith("Error: unknown metric 'fluency' (known: answer_correctness")
     result = CliRunner().invoke(main, ["evaluate", str(data), "--threshold", "faithfulness=2"])
     assert result.exit_code == 2
     assert result.stderr == (

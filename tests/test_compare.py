@@ -97,6 +97,21 @@ RUN = {
 }
 
 
+def test_prompt_versions_differ_only_between_runs_that_both_asked_a_judge() -> None:
+    bleu = {"judge": None, "prompt_version": None, "metrics": ["bleu"]}
+    # an older run of BLEU alone recorded the default set's name, which it never asked
+    older_bleu = {**bleu, "prompt_version": "rag-3"}
+    assert comparability_warnings(older_bleu, bleu, ["bleu"]) == []
+    judged = {**RUN, "prompt_version": "rag-5"}
+    assert comparability_warnings(bleu, judged, ["bleu"]) == [
+        f"the runs used different judges (none vs qwen ({'a' * 12})): their scores are not "
+        "comparable"
+    ]
+    assert comparability_warnings(RUN, judged, []) == [
+        "the runs used different prompt versions (rag-1 vs rag-5): their scores are not comparable"
+    ]
+
+
 def test_warnings_when_runs_are_not_comparable() -> None:
     assert comparability_warnings(RUN, dict(RUN), ["answer_relevancy"]) == []
     other = {

@@ -73,7 +73,7 @@ def test_a_chinese_sample_is_judged_chunk_by_chunk_by_default() -> None:
         "Is the context above useful for reaching this answer? Answer Yes or No.",
     )
     # chunk 1's, asked last, starts as faithfulness's prompts do: the judge keeps it
-    faithfulness = Tools(judge=judge).prompts.context_says(CHUNKS_ZH, QUESTION_ZH, "1月3日")
+    faithfulness = Tools(judge=judge).prompts.rag.context_says(CHUNKS_ZH, QUESTION_ZH, "1月3日")
     assert (
         judge.prompts[-1].segments[:2]
         == faithfulness.segments[:2]
@@ -239,7 +239,7 @@ def write_rows(tmp_path: Path) -> Path:
 
 WARNING = (
     "Warning: {data}: 1 in Chinese of 2 samples, but embedder 'e' is for English only "
-    "(models.toml 'languages'): context_precision will separate chunks poorly there; use "
+    "(models.toml 'languages'): context_precision will compare its texts poorly there; use "
     "a multilingual embedder (README, models.toml)\n"
 )
 

@@ -139,7 +139,7 @@ def test_chinese_samples_and_an_english_only_embedder_give_a_warning(
     assert result.exit_code in (0, 1), result.output
     assert (
         f"Warning: {data}: 1 in Chinese of 2 samples, but embedder 'e' is for English only "
-        "(models.toml 'languages'): context_precision will separate chunks poorly there; use "
+        "(models.toml 'languages'): context_precision will compare its texts poorly there; use "
         "a multilingual embedder (README, models.toml)\n"
     ) in result.stderr
     # no embedding metric, no warning

@@ -25,10 +25,10 @@ from localeval.backends import register_judge_backend, unregister_backend
 from localeval.backends.fake import FakeJudgeBackend, FakeJudgeSettings, HashJudge
 from localeval.cli import main
 from localeval.cli.progress import Progress
+from localeval.database import open_store
 from localeval.judge import JudgeSpeed, ModelIdentity
-from localeval.runs.database import open_store
-from localeval.runs.estimate import peek
 from localeval.schema import Array, Bool, Enum, Int, Object, Str, parse, typical_value
+from localeval.tools.estimate import peek
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 BACKEND = "cached-fake"
@@ -98,6 +98,34 @@ def test_the_estimate_counts_what_the_run_does(tmp_path: Path, backend: CachedFa
     assert cached["judge_calls"] == 0
     assert cached["cached_calls"] == run["usage"]["judge_calls"] + run["usage"]["cached_calls"]
     assert second["by_metric"]["faithfulness"]["seconds"] == 0.0  # judged by the cache
+
+
+@pytest.mark.parametrize(
+    "metrics",
+    [("answer_correctness",), ("answer_correctness", "answer_similarity"), ("answer_similarity",)],
+)
+def test_the_estimate_counts_answer_correctness_and_similarity(
+    tmp_path: Path, backend: CachedFake, metrics: tuple[str, ...]
+) -> None:
+    """The metrics of issue 26 are counted as the run does them: answer correctness asks
+    the judge (its statements both ways), answer similarity only the embedder."""
+    toml = models(tmp_path)
+    chosen = [arg for name in metrics for arg in ("-m", name)]
+    estimated = evaluate(DEMO, "--models", toml, *chosen, "--estimate", "-o", tmp_path / "e.json")
+    assert estimated.exit_code == 0, estimated.output
+    ran = evaluate(DEMO, "--models", toml, *chosen, "-o", tmp_path / "r.json", "--no-progress")
+    assert ran.exit_code in (0, 1), ran.output
+    estimate, run = read(tmp_path / "e.json")["estimate"], read(tmp_path / "r.json")["run"]
+    assert {k: estimate["usage"][k] for k in USAGE_KEYS} == {k: run["usage"][k] for k in USAGE_KEYS}
+    assert list(estimate["by_metric"]) == run["metrics"]
+    if "answer_correctness" in metrics:
+        assert estimate["by_metric"]["answer_correctness"]["judge_calls"] > 0
+        assert estimate["judge"] == "j"
+    if "answer_similarity" in metrics:
+        assert estimate["by_metric"]["answer_similarity"]["judge_calls"] == 0
+        assert estimate["embedder"] == "e" and estimate["embedded_texts"] > 0
+    else:
+        assert estimate["embedder"] is None
 
 
 def test_the_estimate_writes_nothing_but_the_speed(

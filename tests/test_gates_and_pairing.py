@@ -143,6 +143,19 @@ def test_a_threshold_on_a_metric_not_run_is_an_error(tmp_path: Path) -> None:
     )
 
 
+def test_a_threshold_given_twice_is_an_error(tmp_path: Path, isolated_database: Path) -> None:
+    """The last would win silently; the command refuses before it touches the database."""
+    data = write_rows(tmp_path / "d.jsonl", rows(QUESTIONS[:2]))
+    twice = ("--threshold", "bleu=0.9", "--threshold", "bleu=0.1")
+    result = run("evaluate", data, "-m", "bleu", *twice)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --threshold 'bleu=0.9' and --threshold 'bleu=0.1' both set the gate of bleu; "
+        "give it once\n"
+    )
+    assert not isolated_database.exists()
+
+
 def test_a_judge_or_embedder_no_metric_uses(tmp_path: Path, stand_ins: StandIns) -> None:
     data = write_rows(tmp_path / "d.jsonl", rows(QUESTIONS[:2]))
     default = load_models_config(stand_ins.models).judge().name  # the project's default judge

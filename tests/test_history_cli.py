@@ -15,7 +15,10 @@ from fakes import UNSUPPORTED, FakeEmbedder, HashJudge
 from standins import StandIns, models_toml
 
 from localeval.cli import main
+from localeval.errors import UsageError
 from localeval.judge import Prompt
+from localeval.results.model import SampleResult
+from localeval.runs.evaluation import Evaluation, EvaluationEvents, EvaluationRequest
 from localeval.stats import bootstrap_ci
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
@@ -313,3 +316,100 @@ def test_report_of_a_stored_run_equals_the_report_of_its_results_file(
     missing = run("report", "latest~5")
     assert missing.exit_code == 2
     assert missing.stderr.startswith("Error: ")
+
+
+class RewritingEvents(EvaluationEvents):
+    """Rewrites the data file in place after `after` samples are scored (and then, with
+    `stop`, stops the run as Ctrl-C would)."""
+
+    def __init__(self, data: Path, text: str, after: int, stop: bool = False):
+        self.data, self.text, self.after, self.stop = data, text, after, stop
+        self.count = 0
+
+    def scored(self, result: SampleResult) -> None:
+        self.count += 1
+        if self.count == self.after:
+            self.data.write_text(self.text, encoding="utf-8")
+            if self.stop:
+                raise KeyboardInterrupt
+
+
+def bleu_rows(word: str, count: int = 300) -> str:
+    return "".join(
+        json.dumps(
+            {"sample_id": f"s{i}", "question": f"Q{i}?", "answer": f"It is {word} {i}."}
+            | {"reference_answer": "It is green 1."}
+        )
+        + "\n"
+        for i in range(count)
+    )
+
+
+@pytest.mark.parametrize("stop", [False, True])
+def test_a_run_whose_data_changed_is_never_completed(tmp_path: Path, stop: bool) -> None:
+    """The data file rewritten in place part-way through a run, then restored: the same
+    command again must not resume the run (its samples hold the other content) into a
+    complete one; it starts a new run, and --resume of the marked run is refused."""
+    data = tmp_path / "d.jsonl"
+    original = bleu_rows("green")
+    data.write_text(original, encoding="utf-8")
+    events = RewritingEvents(data, bleu_rows("blue"), after=126, stop=stop)
+    evaluation = Evaluation(EvaluationRequest(data, ["bleu"]), events)
+    with pytest.raises(KeyboardInterrupt if stop else UsageError) as stopped, evaluation:
+        evaluation.run()
+    (first,) = [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]]
+    if not stop:
+        assert str(stopped.value) == (
+            f"{data} changed while it was being evaluated; run {first} is not complete and is "
+            "never continued: evaluate it again to start a new run"
+        )
+    data.write_text(original, encoding="utf-8")
+
+    again = run("evaluate", data, "-m", "bleu", "--no-progress")
+    assert again.exit_code == 0, again.output
+    assert "Resuming" not in again.stderr
+    listed = [line.split()[:4] for line in run("runs", "list").stdout.splitlines()[1:]]
+    assert listed[1] == [first, listed[1][1], "INVALID", listed[1][3]]
+    assert listed[0][2:] == ["complete", "300/300"]
+    shown = run("runs", "show", first).stdout.splitlines()
+    assert shown[1].startswith(
+        f"status:         INVALID: {data} changed while it was being evaluated; "
+    )
+    refused = run("evaluate", data, "-m", "bleu", "--resume", first)
+    assert (refused.exit_code, refused.stderr) == (
+        2,
+        f"Error: run {first} can never be resumed: {data} changed while it was being "
+        "evaluated; evaluate without --resume to start a new run\n",
+    )
+
+
+class RewritingJudge(InterruptingJudge):
+    """Rewrites the data file in place, then Ctrl-C, after a number of judge calls."""
+
+    def __init__(self, calls: int, data: Path):
+        super().__init__(calls)
+        self.data = data
+
+    def yes_probability(self, prompt: Prompt) -> float:
+        if self.calls_left == 0:
+            self.data.write_text(self.data.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        return super().yes_probability(prompt)
+
+
+def test_a_run_stopped_after_its_data_changed_says_it_is_never_continued(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    data = tmp_path / "demo.jsonl"
+    shutil.copy(DEMO, data)
+    use_judge(stand_ins, RewritingJudge(calls=5, data=data))
+    stopped = run("evaluate", data, "-m", "faithfulness")
+    assert stopped.exit_code == 130
+    (run_id,) = [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]]
+    assert stopped.stderr.endswith(
+        f"{data} changed while it was being evaluated: run {run_id} is never continued; "
+        "re-run the same command to start a new run.\nInterrupted.\n"
+    )
+    shutil.copy(DEMO, data)
+    use_judge(stand_ins)
+    again = run("evaluate", data, "-m", "faithfulness")
+    assert again.exit_code == 1 and "Resuming" not in again.stderr

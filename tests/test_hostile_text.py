@@ -76,6 +76,23 @@ def test_escape_sequences_in_data_are_printed_as_text(tmp_path: Path) -> None:
     assert outputs["list"].stdout.splitlines()[1].endswith(f"  {shown_data}")
 
 
+def test_runs_merge_prints_hostile_names_as_text(tmp_path: Path) -> None:
+    data = hostile_data(tmp_path / "d.jsonl")
+    shards = [tmp_path / f"s{k}.json" for k in (1, 2)]
+    for k, shard in enumerate(shards, start=1):
+        result = run("evaluate", data, "-m", "bleu", "--shard", f"{k}/2", "-o", shard)
+        assert result.exit_code == 0, result.output
+    db, out = tmp_path / f"h{ERASE}.db", tmp_path / f"m{TITLE}.json"
+    merged = run("runs", "merge", *shards, "--db", db, "-o", out)
+    assert merged.exit_code == 0, merged.output
+    assert "\x1b" not in merged.output and "\x07" not in merged.output
+    assert merged.stdout.splitlines()[-2:] == [
+        f"Results written to {tmp_path}/m\\x1b]0;pwned\\x07.json",
+        f"Merged 2 shards into run {json.loads(out.read_text())['run']['id']} in "
+        f"{tmp_path}/h\\x1b[2K.db",
+    ]
+
+
 def test_a_line_break_in_a_name_does_not_break_the_table(tmp_path: Path) -> None:
     rows = [
         {"sample_id": f"s{i}", "category": "two\nlines" if i else "one", "question": "Q?"}

@@ -155,16 +155,54 @@ def test_evaluate_with_a_judge_server_connects_to_it_and_nowhere_else(tmp_path: 
     assert attempts(refused) and all(str(fake.port) in line for line in attempts(refused))
 
 
-def test_importing_localeval_and_its_libraries_sets_offline_and_connects_nowhere(
-    tmp_path: Path,
-) -> None:
+def test_importing_localeval_leaves_the_environment_alone() -> None:
+    """The pytest plugin imports localeval in every test session of a project that has it
+    installed: importing it (the command line's modules included) must not change the
+    project's settings. Only running the command line or loading the embedder does."""
+    code = (
+        "import os\n"
+        "os.environ['HF_HUB_OFFLINE'] = '0'\n"
+        "os.environ.pop('TRANSFORMERS_OFFLINE', None)\n"
+        "import localeval, localeval.testing, localeval.pytest_plugin, localeval.cli\n"
+        "import localeval.backends.sentence_transformers, localeval.runs.evaluation\n"
+        "print(os.environ['HF_HUB_OFFLINE'], os.environ.get('TRANSFORMERS_OFFLINE'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "None"]
+
+
+def test_the_command_line_sets_offline_before_the_libraries_load(tmp_path: Path) -> None:
     log = tmp_path / "net.log"
     code = (
-        "import localeval.cli, localeval.runs.evaluation, localeval.backends.llama_judge\n"
-        "import localeval.backends.sentence_transformers\n"
+        "from localeval.cli import main\n"
+        "main(['cache', 'stats'], standalone_mode=False)\n"
         "import sentence_transformers, llama_cpp, transformers, huggingface_hub\n"
     )
     # a user's HF_HUB_OFFLINE=0 does not turn the network back on
+    env = {"HF_HUB_OFFLINE": "0", "LOCALEVAL_DB": str(tmp_path / "db")}
+    done = run_blocked(["-c", code], log, timeout=300, extra_env=env)
+    assert done.returncode == 0, done.stderr
+    assert attempts(log) == []
+    assert [line for line in log_lines(log) if line.startswith("env ")] == [
+        f"env {name}=1" for name in SWITCHES
+    ]
+
+
+@pytest.mark.real_models
+def test_loading_the_embedder_sets_offline_and_connects_nowhere(tmp_path: Path) -> None:
+    """The Python API (assert_rag_quality) runs no command line: the embedder sets the
+    switches itself when it loads."""
+    log = tmp_path / "net.log"
+    code = (
+        "from localeval.backends import embedder_backend\n"
+        "from localeval.config import load_models_config\n"
+        "entry = load_models_config().embedder()\n"
+        "backend = embedder_backend(entry.backend)\n"
+        "print(backend.load(entry.name, entry.settings).embed(['offline']).shape)\n"
+    )
     done = run_blocked(["-c", code], log, timeout=300, extra_env={"HF_HUB_OFFLINE": "0"})
     assert done.returncode == 0, done.stderr
     assert attempts(log) == []

@@ -237,3 +237,70 @@ def test_report_and_diff_never_overwrite_what_they_read(data: Path, tmp_path: Pa
     assert link.is_symlink() and page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     again = CliRunner().invoke(main, ["runs", "show", "latest", "-o", os.environ["LOCALEVAL_DB"]])
     assert again.exit_code == 2
+
+
+def test_a_replaced_output_keeps_its_permissions(data: Path, tmp_path: Path) -> None:
+    """Results hold the data's text: a private file stays private when it is replaced."""
+    private = tmp_path / "private.json"
+    private.write_text("{}", encoding="utf-8")
+    private.chmod(0o600)
+    assert evaluate(data, private).exit_code == 0
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert json.loads(private.read_text(encoding="utf-8"))["run"]["metrics"] == ["bleu"]
+    # through a symlink, the target's permissions
+    target = tmp_path / "target.json"
+    target.write_text("{}", encoding="utf-8")
+    target.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert evaluate(data, link).exit_code == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    # a new file: an ordinary one under the umask, as open() would make it
+    umask = os.umask(0o027)
+    try:
+        assert evaluate(data, tmp_path / "new.json").exit_code == 0
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o640
+
+
+def test_merge_never_overwrites_the_database_or_a_shard(data: Path, tmp_path: Path) -> None:
+    """`runs merge -o` onto the --db file replaced the database with JSON, and onto a shard
+    overwrote its own input; each is refused before anything is opened or written."""
+    rows = [{**ROWS[0], "sample_id": f"m{i}"} for i in range(10)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    db = tmp_path / "z.db"
+    shards = [tmp_path / "z1.json", tmp_path / "z2.json"]
+    for k, shard in enumerate(shards, start=1):
+        assert evaluate(data, shard, "--db", str(db), "--shard", f"{k}/2").exit_code == 0
+    link = tmp_path / "link.json"
+    link.symlink_to(shards[1])
+    files = [db, *shards, db.with_name("z.db-wal")]
+    before = {path: path.read_bytes() for path in files if path.exists()}
+
+    def merge(output: Path) -> Result:
+        names = [str(s) for s in shards]
+        return CliRunner().invoke(
+            main, ["runs", "merge", *names, "--db", str(db), "-o", str(output)]
+        )
+
+    for output, what, named in [
+        (db, "the run database (--db)", db),
+        (shards[1], "a shard merged", shards[1]),
+        (link, "a shard merged", shards[1]),
+    ]:
+        result = merge(output)
+        assert result.exit_code == 2, result.output
+        assert result.stderr == (
+            f"Error: --output {output}: is the same file as {what}, {named}; refusing to "
+            "overwrite it\n"
+        )
+    assert {path: path.read_bytes() for path in files if path.exists()} == before
+    assert link.is_symlink()
+    # onto another existing file: merged, and said first
+    other = tmp_path / "merged.json"
+    other.write_text("{}", encoding="utf-8")
+    merged = merge(other)
+    assert merged.exit_code == 0, merged.output
+    assert merged.stderr == f"Warning: --output {other} exists; it will be overwritten\n"
+    assert len(json.loads(other.read_text(encoding="utf-8"))["samples"]) == 10

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fakes import RuleJudge, ScriptedJudge
-from standins import Forbidden, StandIns
+from run_db import Connections
+from standins import PROJECT_MODELS, Forbidden, StandIns
 
 from localeval.cli import main
+from localeval.config import load_models_config
 from localeval.errors import DatasetError, UsageError
 from localeval.judge import Prompt
 from localeval.metrics import Tools
@@ -235,7 +237,9 @@ def use_judge(stand_ins: StandIns, judge: Any) -> None:
     stand_ins.use(judge)
 
 
-def test_cli_compare_answers_table_summary_and_json(stand_ins: StandIns, tmp_path: Path) -> None:
+def test_cli_compare_answers_table_summary_and_json(
+    stand_ins: StandIns, tmp_path: Path, opened_connections: Connections
+) -> None:
     use_judge(stand_ins, prefers("1889"))
     data = write_rows(tmp_path / "p.jsonl", [pair("p1", 1), pair("p2", -1)])
     out = tmp_path / "verdicts.json"
@@ -252,6 +256,10 @@ def test_cli_compare_answers_table_summary_and_json(stand_ins: StandIns, tmp_pat
     assert row["winner"] == "B" and row["agrees_with_label"] is True
     assert [o["shown_first"] for o in row["orders"]] == ["A", "B"]
     assert report["run"]["judge"]["name"] == "rules" and report["run"]["usage"]["judge_calls"] > 0
+    # the set the judge was asked with: the stand-in plays the project's default judge
+    default = load_models_config(PROJECT_MODELS).judge().prompts
+    assert report["run"]["prompt_version"] == default
+    assert len(opened_connections) == 1 and opened_connections.still_open() == []
 
 
 def test_cli_fail_if_b_worse_exits_1_only_when_the_interval_is_below_half(

@@ -18,7 +18,7 @@ from localeval.data.samples import Sample, load_samples
 from localeval.metrics import Tools, build_metric
 from localeval.metrics.rubric import Rubric
 from localeval.pairwise.judge import compare_pair
-from localeval.runs.tools import load_tools
+from localeval.tools import load_tools
 
 pytestmark = pytest.mark.real_models
 

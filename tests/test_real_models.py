@@ -21,9 +21,9 @@ from localeval.engine import evaluate
 from localeval.judge import Prompt
 from localeval.metrics import RAG_METRICS, Tools, build_metric
 from localeval.prompts import rag
-from localeval.runs.tools import load_tools
 from localeval.schema import Array, Object, Str, to_gbnf
 from localeval.text import detect_language, split_sentences
+from localeval.tools import load_tools
 
 pytestmark = pytest.mark.real_models
 
@@ -238,3 +238,46 @@ def test_cli_demo_end_to_end(tmp_path: Path) -> None:
     calibrated = "supported" in load_models_config().judge().calibration
     assert ("support_raw" in details) == calibrated
     assert report["run"]["judge"]["settings"]["call_protocol"] >= 2
+
+
+#: the issue's example: word overlap prefers the wrong answer; the judge must not
+REFUND = {
+    "en": (
+        "How long is the refund window?",
+        "The refund window is 30 days from purchase.",
+        "You can get your money back if you ask within a month (30 days) of buying.",
+        "The refund window is 14 days from purchase.",
+        ["Refunds are accepted within 30 days of purchase.", "Shipping takes 3-5 business days."],
+    ),
+    "zh": (
+        "退款期限是多久？",
+        "退款期限为购买之日起30天。",
+        "购买后一个月（30天）内申请都可以退款。",
+        "退款期限为购买之日起14天。",
+        ["购买之日起30天内可申请退款。", "配送需要3到5个工作日。"],
+    ),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_right_answer_scores_above_a_wrong_one(tools: Tools, language: str) -> None:
+    question, reference, right, wrong, contexts = REFUND[language]
+    samples = [
+        Sample(name, question, contexts, answer, reference)
+        for name, answer in (("right", right), ("wrong", wrong))
+    ]
+    metrics = ["answer_correctness", "rouge_l"]
+    options = {"answer_correctness": {"diagnose": True}}
+    run = evaluate(samples, metrics, tools, options=options)
+    right_result, wrong_result = (s.results for s in run.samples)
+    right_score = right_result["answer_correctness"].score
+    wrong_score = wrong_result["answer_correctness"].score
+    assert right_score is not None and wrong_score is not None
+    assert right_score > wrong_score + 0.2, (right_score, wrong_score)
+    if language == "en":  # what word overlap makes of it
+        rouge = [r["rouge_l"].score or 0.0 for r in (right_result, wrong_result)]
+        assert rouge[0] < rouge[1]
+    # the fact was retrieved in both; the wrong answer left it out: the generator's fault
+    found = wrong_result["answer_correctness"].details["diagnosis"]
+    assert found["figures"]["retriever.claim_recall"] == 1.0
+    assert found["reference_claims"] == ["not_used"]

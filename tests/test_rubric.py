@@ -23,7 +23,7 @@ from localeval.data.samples import Sample
 from localeval.errors import UsageError
 from localeval.metrics import Tools, build_metric
 from localeval.metrics.rubric import Rubric, criterion_scores
-from localeval.results.summary import sub_score_summaries
+from localeval.results.summary import ScoreColumns
 
 SAMPLE = Sample(
     "s1",
@@ -60,7 +60,7 @@ def test_scores_are_expected_values_of_the_distribution() -> None:
     assert criteria["completeness"]["description"] == DEFAULT_CRITERIA[1].description
     assert result.details["overall"]["most_likely"] == 7
     assert result.details["feedback"] == "Correct and short."
-    assert criterion_scores(result.details, DEFAULT_CRITERIA) == {
+    assert criterion_scores(result.details) == {
         "rubric.accuracy": pytest.approx(0.9),
         "rubric.completeness": pytest.approx(0.4),
         "rubric.clarity": pytest.approx(1.0),
@@ -93,11 +93,13 @@ def test_custom_criteria_are_asked_in_order() -> None:
 def test_undefined_without_answer_and_counted_per_criterion() -> None:
     result = Rubric().score(Sample("s", "q?"), Tools(judge=ScriptedJudge([])))
     assert result.score is None and result.reason == "no answer"
-    assert criterion_scores(result.details, DEFAULT_CRITERIA)["rubric.accuracy"] is None
+    assert criterion_scores(result.details) == {}
     judge = ScriptedJudge(rubric_answers())
     defined = Rubric().score(SAMPLE, Tools(judge=judge))
-    rubric = Rubric(DEFAULT_CRITERIA)
-    summaries = sub_score_summaries([defined.details, result.details], rubric.sub_scores)
+    columns = ScoreColumns.of(["a", "b"], [None, None], {"rubric": [defined.score, None]})
+    details = [{"rubric": defined.details}, {"rubric": result.details}]
+    summaries = columns.with_sub_scores(["rubric"], details).summaries()
+    assert list(summaries) == ["rubric", *(f"rubric.{c.name}" for c in DEFAULT_CRITERIA)]
     assert summaries["rubric.accuracy"].n == 1 and summaries["rubric.accuracy"].n_undefined == 1
 
 

@@ -30,8 +30,8 @@ from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
 from localeval.judge import Prompt
 from localeval.metrics import Tools, build_metric
-from localeval.runs.tools import load_tools
 from localeval.schema import Schema
+from localeval.tools import load_tools
 
 pytestmark = pytest.mark.real_models
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from localeval.database import MIGRATIONS, open_store, schema_version
 from localeval.errors import UsageError
-from localeval.runs.database import MIGRATIONS, open_store, schema_version
 
 
 def test_new_database_has_every_migration(tmp_path: Path) -> None:
@@ -74,7 +74,6 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     a second open changes nothing."""
     from localeval.runs.history import RunStore
 
-    assert len(MIGRATIONS) >= 6
     path = tmp_path / "v5.db"
     old = sqlite3.connect(path, isolation_level=None)
     old.executescript(
@@ -101,8 +100,9 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     assert run.info.embedder == {"name": "e", "prefix": "q: "}
     assert (run.owner, run.heartbeat) == (None, None)
     store.close()
-    again = RunStore.open(path)  # already at the latest: nothing is applied twice
-    assert schema_version(again.connection) == len(MIGRATIONS) and again.get("r").owner is None
+    again = RunStore.open(path)  # already up to date: nothing is applied twice
+    assert schema_version(again.connection) == len(MIGRATIONS)
+    assert again.get("r").owner is None
     again.close()
 
 
@@ -133,13 +133,99 @@ def test_version_6_database_gets_shards_and_retries_and_keeps_its_runs(tmp_path:
     old.close()
 
     store = RunStore.open(path)
-    assert schema_version(store.connection) == len(MIGRATIONS) >= 7
+    assert schema_version(store.connection) == len(MIGRATIONS)
     run = store.get("r")
     assert run.info.judge == {"name": "j", **server}
     assert run.info.shard is None
     usage = store.usage("r")
     assert (usage.judge_calls, usage.prompt_tokens, usage.retries) == (2, 30, 0)
     store.close()
-    again = RunStore.open(path)  # already at the latest: nothing is applied twice
-    assert schema_version(again.connection) == len(MIGRATIONS) and again.get("r").info.shard is None
+    again = RunStore.open(path)  # already up to date: nothing is applied twice
+    assert schema_version(again.connection) == len(MIGRATIONS)
+    assert again.get("r").info.shard is None
     again.close()
+
+
+def test_version_7_database_marks_no_run_invalid_and_keeps_them_resumable(tmp_path: Path) -> None:
+    """Migration 8 (runs.invalid) on a database of schema 7: an interrupted run reads back
+    as one that may be continued, and is still found to resume."""
+    from localeval.runs.history import RunStore
+
+    path = tmp_path / "v7.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n" + "\n".join(MIGRATIONS[:7]) + "\nPRAGMA user_version = 7;\nCOMMIT;"
+    )
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 2, 'rag-3', '[\"bleu\"]', '{}', '{}', 'v')"
+    )
+    old.close()
+
+    store = RunStore.open(path)
+    assert schema_version(store.connection) == len(MIGRATIONS)
+    assert store.get("r").invalid is None
+    assert [run.id for run in store.find_resumable("f")] == ["r"]
+    store.close()
+
+
+def test_a_run_that_asked_no_judge_reads_back_with_no_prompt_version(tmp_path: Path) -> None:
+    """The migration that reads '' as no prompt version, on a database just before it: a
+    run without a judge (which recorded the default set's name, unasked) loses it, and a
+    judged run keeps its own."""
+    from localeval.runs.history import RunStore
+
+    version = next(i for i, sql in enumerate(MIGRATIONS) if "SET prompt_version = ''" in sql)
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n"
+        + "\n".join(MIGRATIONS[:version])
+        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
+    )
+    for run_id, judge in (("bleu", None), ("judged", "j")):
+        old.execute(
+            "INSERT INTO runs (id, created, finished, fingerprint, dataset_path, "
+            "dataset_sha256, n_samples, judge_name, prompt_version, metrics, metric_settings, "
+            "thresholds, localeval_version) VALUES (?, 't', 't', 'f', 'd', 's', 1, ?, 'rag-3', "
+            "'[\"bleu\"]', '{}', '{}', 'v')",
+            (run_id, judge),
+        )
+    old.close()
+
+    store = RunStore.open(path)
+    assert store.get("bleu").info.prompt_version is None
+    assert store.get("judged").info.prompt_version == "rag-3"
+    store.close()
+
+
+def test_a_database_before_the_speed_table_gets_it_and_keeps_its_runs(tmp_path: Path) -> None:
+    """The migration that adds model_speed (the speeds `--estimate` keeps), on a database just
+    before it: its runs read back, and the table takes a speed."""
+    from localeval.runs.history import RunStore
+
+    version = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE model_speed" in sql)
+    assert version == len(MIGRATIONS) - 1  # appended after every migration main had
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n"
+        + "\n".join(MIGRATIONS[:version])
+        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
+    )
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 2, '', '[\"bleu\"]', '{}', '{}', 'v')"
+    )
+    old.close()
+
+    store = RunStore.open(path)
+    assert schema_version(store.connection) == len(MIGRATIONS)
+    assert store.get("r").info.prompt_version is None
+    store.connection.execute(
+        "INSERT INTO model_speed (key, model, machine, speed) VALUES ('k', 'j', 'm', '{}')"
+    )
+    assert store.connection.execute("SELECT model, measured FROM model_speed").fetchone()[0] == "j"
+    store.close()

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from fakes import FakeEmbedder, HashJudge
+from run_db import Connections
 from standins import StandIns
 from testset_fakes import (
     EN_TOPICS,
@@ -85,7 +86,7 @@ def generate(*args: str) -> Any:
 
 
 def test_generate_writes_a_dataset_and_says_what_it_did(
-    docs: Path, tmp_path: Path, judges: list[WriterJudge]
+    docs: Path, tmp_path: Path, judges: list[WriterJudge], opened_connections: Connections
 ) -> None:
     out = tmp_path / "testset.jsonl"
     result = generate(str(docs), "--size", "10", "--output", str(out))
@@ -105,6 +106,7 @@ def test_generate_writes_a_dataset_and_says_what_it_did(
     assert {r["category"] for r in rows} <= {"ops", "设备"}
     assert all(r["answer"] == "" and r["contexts"] == [] for r in rows)
     assert len({r["sample_id"] for r in rows}) == 10
+    assert len(opened_connections) == 1 and opened_connections.still_open() == []
 
 
 def test_a_second_run_makes_no_judge_call_and_writes_the_same_file(
@@ -175,7 +177,7 @@ def test_the_summary_counts_rejections_and_says_which_kind_fell_short(
             f"Rejected 5 candidates: 3 duplicate, 2 wrong_language{hint}",
         ]
         assert re.fullmatch(
-            r"judge: 9 calls \(0 from cache\), 409 prompt tokens evaluated, 0 generated; "
+            r"judge: 9 calls \(0 from cache\), 411 prompt tokens evaluated, 0 generated; "
             r"\d+\.\d s",
             lines[3],
         )

@@ -91,7 +91,7 @@ def test_reference_support_asks_the_faithfulness_verdict_of_each_sentence() -> N
 
 def test_answered_probability_asks_whether_the_context_answers_the_question() -> None:
     judge = ScriptedJudge([0.2])
-    assert filters.answered_probability(judge, [CHUNK], 'Which "port"?') == 0.2
+    assert filters.answered_probability(Tools(judge=judge), [CHUNK], 'Which "port"?') == 0.2
     assert judge.prompts[0].segments[-1] == (
         "\n\nDoes the context above answer the question \"Which 'port'?\"? Answer Yes or No."
     )

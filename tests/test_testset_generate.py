@@ -11,12 +11,11 @@ import pytest
 from fakes import FakeEmbedder, ScriptedJudge
 from testset_fakes import EN_TOPICS, UNSUPPORTED, ZH_TOPICS, WriterJudge, manual, write_docs
 
+from localeval.database import open_store
 from localeval.errors import UsageError
 from localeval.judge import Judge, ModelIdentity, Prompt
 from localeval.metrics import Tools
 from localeval.prompts.sets import RAG_3, RAG_4
-from localeval.runs.cache import CachedEmbedder, CachedJudge
-from localeval.runs.database import open_store
 from localeval.testset.generate import (
     GenerateOptions,
     GenerateResult,
@@ -26,7 +25,8 @@ from localeval.testset.generate import (
     split_size,
     thresholds,
 )
-from localeval.testset.prompts import NOT_IN_DOCUMENTS
+from localeval.testset.kinds import NOT_IN_DOCUMENTS
+from localeval.tools.cache import CachedEmbedder, CachedJudge
 from localeval.verdict_maps import VerdictMap
 
 
@@ -177,13 +177,10 @@ def test_thresholds_follow_the_judges_scale() -> None:
 
 def test_the_support_check_asks_in_the_judges_prompt_set(tmp_path: Path) -> None:
     corpus = one_chunk(tmp_path, CHUNK_TEXT)
-    words = replace(
-        RAG_3,
-        version="test",
-        context_says=lambda contexts, question, statement: Prompt.of(
-            "system", "Do they say: ", f"({question}) {statement}"
-        ),
+    says = lambda contexts, question, statement: Prompt.of(  # noqa: E731
+        "system", "Do they say: ", f"({question}) {statement}"
     )
+    words = replace(RAG_3, version="test", rag=replace(RAG_3.rag, context_says=says))
     judge = ScriptedJudge([WRITTEN, 0.9])
     result = generate(corpus, judge, FakeEmbedder(), options(size=1), TH, prompts=words)
     judge.assert_done()

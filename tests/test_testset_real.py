@@ -8,14 +8,13 @@ import pytest
 
 from localeval.config import load_models_config
 from localeval.metrics import Tools
-from localeval.runs.database import open_store
 from localeval.testset.generate import (
     GenerateOptions,
     GenerateResult,
     generate_testset,
     read_corpus,
 )
-from localeval.testset.run import load_generate_tools
+from localeval.testset.run import generate_tools
 from localeval.text import detect_language
 
 pytestmark = pytest.mark.real_models
@@ -27,9 +26,9 @@ FILES = [DOCS / "en" / "operations" / "network.md", DOCS / "zh" / "设备" / "�
 def run(
     judge: str | None, db: Path, size: int, mix: dict[str, float]
 ) -> tuple[GenerateResult, Tools]:
-    tools = load_generate_tools(load_models_config(), judge, cache=open_store(db))
-    corpus = read_corpus(FILES)
-    result = generate_testset(corpus, tools, GenerateOptions(size=size, mix=mix))
+    with generate_tools(load_models_config(), judge, db=db) as tools:
+        corpus = read_corpus(FILES)
+        result = generate_testset(corpus, tools, GenerateOptions(size=size, mix=mix))
     return result, tools
 
 

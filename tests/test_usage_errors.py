@@ -6,6 +6,7 @@ gzip-compressed data."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -13,6 +14,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from standins import StandIns
 
 from localeval.backends import register_judge_backend, unregister_backend
 from localeval.cli import main
-from localeval.errors import JudgeError
+from localeval.errors import JudgeError, UsageError
 from localeval.judge import ModelIdentity
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,6 +151,52 @@ def test_a_dash_reads_standard_input(data: Path, tmp_path: Path) -> None:
     )
 
 
+def write_into(fifo: Path, text: str) -> threading.Thread:
+    """A writer of `text` into the FIFO, once something opens it to read."""
+
+    def write() -> None:
+        with contextlib.suppress(OSError), fifo.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def test_a_named_pipe_is_read_once(data: Path, tmp_path: Path) -> None:
+    """A FIFO as DATA is copied to a file first, as standard input is: read twice (checked,
+    then scored), the second read waited forever for a writer."""
+    fifo = tmp_path / "f.jsonl"
+    os.mkfifo(fifo)
+    out = tmp_path / "r.json"
+    models = tmp_path / "fake.toml"  # the stand-ins are this process's own
+    models.write_text('[judges.j]\nbackend = "fake"\n[embedders.e]\nbackend = "fake"\n')
+    writer = write_into(fifo, JSONL)
+    command = ["evaluate", str(fifo), "-m", "bleu", "--no-progress", "-o", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "localeval.cli", *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "LOCALEVAL_MODELS": str(models)},
+    )
+    writer.join(5)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"Loaded 3 samples from {fifo}; metrics: bleu\n"
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["run"]["dataset"] == str(fifo)
+    assert len(results["samples"]) == 3
+    # the library, which cannot copy it, refuses a pipe rather than wait forever
+    from localeval.runs.evaluation import Evaluation, EvaluationRequest
+
+    with pytest.raises(UsageError) as refused:
+        Evaluation(EvaluationRequest(fifo, ["bleu"]))
+    assert str(refused.value) == (
+        f"{fifo} is a pipe, which can be read only once, and an evaluation reads its data "
+        "more than once; write it to a file first"
+    )
+
+
 def test_a_bad_row_in_a_minified_array_is_named_by_its_number(tmp_path: Path, data: Path) -> None:
     path = tmp_path / "d.json"
     path.write_text(json.dumps([*ROWS, {"question": 3}], separators=(",", ":")), encoding="utf-8")
@@ -189,6 +237,23 @@ def test_a_foreign_sqlite_file_is_left_alone(tmp_path: Path, data: Path) -> None
         result = run(*args, "--db", foreign)
         assert (result.exit_code, result.stderr) == (2, expected), args
     assert foreign.read_bytes() == before
+
+
+def test_a_damaged_database_is_not_said_to_be_intact(tmp_path: Path, data: Path) -> None:
+    """Its pages past the first overwritten (its header still reads): the error says the file
+    is damaged, never that the runs stored in it are intact."""
+    db = tmp_path / "runs.db"
+    assert run("evaluate", data, "-m", "bleu", "--db", db).exit_code == 0
+    page = 4096
+    with db.open("r+b") as handle:
+        handle.seek(page)
+        handle.write(b"\xff" * (db.stat().st_size - page))
+    result = run("runs", "list", "--db", db)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: database {db}: database disk image is malformed; the file "
+        "is damaged or was overwritten: use --db PATH to put the database elsewhere\n",
+    )
 
 
 def test_runs_delete_and_prune(tmp_path: Path, data: Path) -> None:

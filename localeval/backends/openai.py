@@ -37,7 +37,8 @@ from localeval.prompts.chat import ChatTemplate
 
 #: bump when the way a server's reply turns into a value changes (it is one of the judge's
 #: settings: cached values and resumable runs of an older protocol are not used)
-SERVER_PROTOCOL = 1
+#: 2: llama-server's token texts from their bytes; a token without text ends a choice
+SERVER_PROTOCOL = 2
 
 # messages a server renders through its own template, to find the template's text
 _SYSTEM, _USER = "LOCALEVAL-SYSTEM-SLOT", "LOCALEVAL-USER-SLOT"
@@ -154,7 +155,7 @@ class OpenAIBackend:
         return ServerJudge(*self._find(name, settings))
 
     def counter(self, name: str, settings: OpenAISettings) -> CountingServerJudge:
-        """The judge with its completions counted, not sent (localeval.runs.estimate)."""
+        """The judge with its completions counted, not sent (localeval.tools.estimate)."""
         return CountingServerJudge(*self._find(name, settings))
 
     def measure(self, name: str, settings: OpenAISettings) -> JudgeSpeed:
@@ -247,10 +248,17 @@ def _model_entry(connection: Connection, settings: OpenAISettings) -> dict[str, 
         raise ServerError(f"judge server {settings.base_url}/models: no model list in the reply")
     entries = [e for e in data if isinstance(e, dict)]
     for entry in entries:
-        if entry.get("id") == settings.model:
+        # llama-server lists its first --alias as the id, and every alias in `aliases`
+        aliases = entry.get("aliases")
+        if entry.get("id") == settings.model or (
+            isinstance(aliases, list) and settings.model in aliases
+        ):
             return entry
-    if not entries:
-        return {}
+    if not entries:  # (llama-server started without a model lists none)
+        raise ConfigError(
+            f"judge server {settings.base_url} serves no model (its /models lists none); "
+            "start it with the judge's model"
+        )
     served = ", ".join(str(e.get("id")) for e in entries)
     raise ConfigError(
         f"judge server {settings.base_url} does not serve model '{settings.model}' "

@@ -1,7 +1,7 @@
 """Embedder backend "sentence-transformers" (the default): a local model folder.
 
-The model is loaded once, from a local path only (the package forces the Hugging Face
-libraries offline), and texts are embedded in batches, on the GPU when there is one.
+The model is loaded once, from a local path only (with the Hugging Face libraries held
+offline first: localeval.offline), and texts are embedded in batches, on the GPU when there is one.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from localeval.backends import ModelStatus, counted_setting, required_path, type
 from localeval.backends.files import check_embedder_dir, require
 from localeval.errors import ConfigError, ModelFileError
 from localeval.judge import ModelIdentity
+from localeval.offline import hold_offline
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -75,6 +76,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, name: str, settings: SentenceTransformerSettings):
         self.identity = verified_identity(name, settings)
+        hold_offline()  # before the libraries below are imported: they read the switches once
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 

@@ -97,11 +97,13 @@ class Connection:
                 status, text = self._send(method, url, data)
             except (OSError, http.client.HTTPException) as exc:
                 problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                hint = _hint(exc, endpoint.timeout_s)
                 self.close()  # the connection may be half-used: start a new one
             else:
                 if status not in _RETRIED_STATUS:
                     return _reply(endpoint.base_url + path, status, text)
                 problem = f"HTTP {status}: {_reason(text)}"
+                hint = "It is up but failing (one still loading its model answers 503)."
             if attempt == endpoint.retries or self._aborted.is_set():
                 break
             LOG.warning(
@@ -119,7 +121,7 @@ class Connection:
         tries = endpoint.retries + 1
         raise ServerError(
             f"judge server {endpoint.base_url} failed {tries} time{'s' * (tries > 1)}: "
-            f"{problem}. Is it running? (retries and timeout_s are set in models.toml)"
+            f"{problem}. {hint} (retries and timeout_s are set in models.toml)"
         )
 
     def _send(self, method: str, url: str, data: bytes | None) -> tuple[int, str]:
@@ -164,6 +166,13 @@ class Connection:
         if self._http is not None:
             self._http.close()
             self._http = None
+
+
+def _hint(error: BaseException, timeout_s: float) -> str:
+    """What a failed connection suggests: a server that is not there, or one that hangs."""
+    if isinstance(error, TimeoutError | socket.timeout):
+        return f"It accepted the request but did not answer within timeout_s ({timeout_s:g} s)."
+    return "Is it running?"
 
 
 def _reply(url: str, status: int, text: str) -> Any:

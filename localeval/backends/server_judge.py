@@ -192,12 +192,14 @@ class ServerJudge:
             if option == done:
                 if not any(o != done and o.startswith(done) for o in options):
                     return 1.0  # nothing else begins so: the reply is this option
-                # an option that others extend counts only if the reply stops there
+                # an option that others extend counts only if the reply stops there. A token
+                # without text (llama-server spells the end-of-reply token so) continues
+                # nothing: it is the reply stopping
                 following = after(done)
                 continuing = [
                     lp
                     for token, lp in following.items()
-                    if any(o != done and o.startswith(done + token) for o in options)
+                    if token and any(o != done and o.startswith(done + token) for o in options)
                 ]
                 return max(0.0, 1.0 - math.exp(logsumexp(continuing)))
             total = 0.0

@@ -61,11 +61,15 @@ DIALECTS: dict[str, Dialect] = {
             read=_NOT_ENDING,
             tokenize=("/extras/tokenize", "input"),
         ),
-        # llama.cpp's llama-server: from its README (tools/server), not run here
+        # verified: tests/test_llama_server_real.py runs llama.cpp's llama-server (built
+        # from the llama.cpp llama-cpp-python vendors). Its `logprobs` on /v1/completions is
+        # an alias of its own `n_probs`, which older versions read alone; it gives the first
+        # token's probabilities even when that token ends the reply (no min_tokens needed)
         Dialect(
             "llama-server",
             "grammar",
-            fixed={**_LLAMA_CPP_SAMPLING, "n_probs": TOP_LOGPROBS, "cache_prompt": True},
+            fixed={**_LLAMA_CPP_SAMPLING, "cache_prompt": True},
+            read={"n_probs": TOP_LOGPROBS},
             tokenize=("/tokenize", "content"),
             about=("/props",),
         ),
@@ -148,7 +152,8 @@ def first_token_logprobs(reply: Any) -> dict[str, float]:
         if isinstance(logprobs, Mapping) and logprobs.get("top_logprobs"):
             found = list(logprobs["top_logprobs"][0].items())
         elif isinstance(logprobs, Mapping) and logprobs.get("content"):
-            found = [(t["token"], t["logprob"]) for t in logprobs["content"][0]["top_logprobs"]]
+            top = logprobs["content"][0]["top_logprobs"]
+            found = [(_token_text(t), t["logprob"]) for t in top]
         elif isinstance(reply, Mapping) and reply.get("completion_probabilities"):
             first = reply["completion_probabilities"][0]
             if "top_logprobs" in first:
@@ -172,6 +177,17 @@ def first_token_logprobs(reply: Any) -> dict[str, float]:
             f"{str(choice)[:200]!r}. The verdicts need them; see docs/servers.md"
         )
     return merged
+
+
+def _token_text(entry: Mapping[str, Any]) -> Any:
+    """A listed token's text. llama-server cuts `token` short where it ends inside a UTF-8
+    character ("是" of a token whose bytes go on into the next character) and gives the whole
+    token in `bytes`: those decide, so that only a token that is exactly a word counts as it
+    (as in-process, which compares token ids)."""
+    raw = entry.get("bytes")
+    if isinstance(raw, list) and all(isinstance(b, int) and 0 <= b < 256 for b in raw):
+        return bytes(raw).decode("utf-8", errors="replace")
+    return entry["token"]
 
 
 def _log(probability: Any) -> float:
@@ -215,7 +231,18 @@ def token_count(reply: Any) -> int | None:
 
 
 #: keys of a /v1/models entry or a self-report that change between two identical servers
-_VOLATILE = frozenset({"created", "object", "permission", "permissions", "modified_at"})
+_VOLATILE = frozenset(
+    {
+        "created",
+        "object",
+        "permission",
+        "permissions",
+        "modified_at",
+        # llama-server's /props: a marker drawn at random each start, and whether it sleeps
+        "media_marker",
+        "is_sleeping",
+    }
+)
 #: the largest self-report value kept (llama-server's /props carries its whole template)
 _KEPT_CHARS = 300
 

@@ -14,6 +14,11 @@ metric as:
 * chunk AUC, for rows with `context_labels`: how well each chunk's usefulness probability
   separates the chunks a person marked as needed;
 * A/B accuracy, for `pairwise` rows (`label` +1: B better, -1: A better; ties count half);
+* sign agreement, for rows of another metric that carry two answers (`answer_a`,
+  `answer_b`) and a preference `label` (> 0: B better, < 0: A better; 0 rows left out):
+  each answer is scored alone, and the sign of score B - score A is checked against the
+  label's (a tie counts half), and against each per-aspect label in `meta`
+  (`correctness_label`: "sign_agreement:correctness");
 
 each with a bootstrap 95% interval and n, and the count of undefined scores and of
 outputs the judge failed to produce in the required form.
@@ -24,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
@@ -63,6 +68,10 @@ class RowScore:
     #: the judge's raw verdicts the score was made of, and their kind (for fitting maps)
     verdict_kind: str | None = None
     verdicts: list[float] | None = None
+    #: a row of two answers: `score` is score B - score A, `label` the preference, and
+    #: `aspects` the per-aspect preferences (correctness, completeness, ...)
+    preference: bool = False
+    aspects: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -133,14 +142,44 @@ def metric_of(sample: Sample, source: str) -> str:
     return name
 
 
+def two_answers(sample: Sample) -> tuple[Sample, Sample] | None:
+    """The row as two samples, one per answer, when it carries `answer_a` and `answer_b`."""
+    a, b = sample.extra.get("answer_a"), sample.extra.get("answer_b")
+    if not isinstance(a, str) or not isinstance(b, str):
+        return None
+    return replace(sample, answer=a), replace(sample, answer=b)
+
+
+def aspect_labels(sample: Sample) -> dict[str, float]:
+    """The per-aspect preferences of a two-answer row: `meta`'s numeric `NAME_label` fields."""
+    meta = sample.extra.get("meta")
+    if not isinstance(meta, dict):
+        return {}
+    return {
+        key.removesuffix("_label"): float(value)
+        for key, value in meta.items()
+        if key.endswith("_label") and isinstance(value, int | float) and not isinstance(value, bool)
+    }
+
+
+def _score_preference(row: RowScore, pair: tuple[Sample, Sample], name: str, tools: Tools) -> None:
+    """A two-answer row: each answer scored alone, the row's score their difference."""
+    metric = build_metric(name)
+    a, b = (metric.score(sample, tools).score for sample in pair)
+    row.preference = True
+    row.score = None if a is None or b is None else b - a
+
+
 def score_row(
     sample: Sample,
     tools: Tools,
     dataset: str,
     compare: Callable[[Sample, Tools], float] | None = None,
+    score_with: str | None = None,
 ) -> RowScore:
-    """Score one labelled row with the metric it names."""
-    name = metric_of(sample, dataset)
+    """Score one labelled row with the metric it names (or with `score_with`, to compare
+    another metric on the same labels)."""
+    name = score_with or metric_of(sample, dataset)
     row = RowScore(dataset, name, label_of(sample, dataset), sample.extra.get("pair_id"))
     labels = sample.extra.get("context_labels")
     if isinstance(labels, list):
@@ -150,6 +189,10 @@ def score_row(
             if compare is None:
                 raise UsageError("pairwise rows need the A/B judge, which is not available")
             row.score = compare(sample, tools)
+            return row
+        if (pair := two_answers(sample)) is not None:
+            row.aspects = aspect_labels(sample)
+            _score_preference(row, pair, SCORED_AS.get(name, name), tools)
             return row
         result = build_metric(SCORED_AS.get(name, name)).score(sample, tools)
     except JudgeError:
@@ -197,6 +240,8 @@ def agreements_for(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[
     """Every measure that the labels of these rows support."""
     if metric == PAIRWISE:
         return _ab_accuracy(dataset, metric, rows)
+    if any(r.preference for r in rows):
+        return _sign_agreement(dataset, metric, rows)
     found = _pair_accuracy(dataset, metric, rows)
     scored = _labelled(rows)
     labels = {label for label, _, _ in scored}
@@ -241,6 +286,31 @@ def _ab_accuracy(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Ag
         return []
     statistic = _interval(lambda i: float(right[i].mean()), right.size)
     return [Agreement(dataset, metric, "ab_accuracy", float(right.mean()), statistic, right.size)]
+
+
+def _sign_agreement(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agreement]:
+    """Two-answer rows: how often the sign of score B - score A is the label's, for the
+    overall label and each aspect's; rows whose label is 0 are left out, a tie counts half."""
+    scored = [r for r in rows if r.score is not None]
+    targets = [("sign_agreement", [(r.label, r.score) for r in scored])]
+    for aspect in sorted({a for r in scored for a in (r.aspects or {})}):
+        labels = [((r.aspects or {}).get(aspect), r.score) for r in scored]
+        targets.append((f"sign_agreement:{aspect}", labels))
+    found = []
+    for measure, pairs in targets:
+        right = np.array(
+            [
+                0.5 if score == 0 else float((score > 0) == (label > 0))
+                for label, score in pairs
+                if label is not None and score is not None and label != 0
+            ]
+        )
+        if right.size:
+            interval = _interval(lambda i, right=right: float(right[i].mean()), right.size)
+            found.append(
+                Agreement(dataset, metric, measure, float(right.mean()), interval, right.size)
+            )
+    return found
 
 
 def _pair_accuracy(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agreement]:
@@ -331,11 +401,13 @@ def calibrate(
     tools: Tools,
     compare: Callable[[Sample, Tools], float] | None = None,
     on_row: Callable[[RowScore], None] | None = None,
+    score_with: str | None = None,
 ) -> Calibration:
-    """Score (dataset, sample) rows and measure agreement per dataset and metric."""
+    """Score (dataset, sample) rows and measure agreement per dataset and metric (every row
+    with `score_with` instead of the metric it names, when given)."""
     scored: list[RowScore] = []
     for dataset, sample in rows:
-        row = score_row(sample, tools, dataset, compare)
+        row = score_row(sample, tools, dataset, compare, score_with)
         scored.append(row)
         if on_row is not None:
             on_row(row)
@@ -386,17 +458,23 @@ def thresholds_snippet(judge: str, thresholds: dict[str, float]) -> str:
 def format_table(calibration: Calibration) -> str:
     """The agreement figures as a text table, one line per figure."""
     counts = calibration.counts()
-    header = (
-        f"{'dataset':<14} {'metric':<18} {'measure':<14} {'value':>6}  "
-        f"{'95% CI':>15} {'n':>5} {'undef':>5} {'unparsed':>8}"
-    )
-    lines = [header]
-    for a in calibration.agreements:
+    found = calibration.agreements
+    # as wide as the longest name (a dataset called "ragchecker_meta_eval"), at least the
+    # widths the table always had
+    wide = [
+        max([width, *(len(getattr(a, key)) for a in found)])
+        for key, width in (("dataset", 14), ("metric", 18), ("measure", 14))
+    ]
+    head = zip(("dataset", "metric", "measure"), wide, strict=True)
+    header = " ".join(f"{name:<{width}}" for name, width in head)
+    lines = [f"{header} {'value':>6}  {'95% CI':>15} {'n':>5} {'undef':>5} {'unparsed':>8}"]
+    for a in found:
         value = "-" if a.value is None or math.isnan(a.value) else f"{a.value:.3f}"
         interval = "-" if a.ci95 is None else f"[{a.ci95[0]:.2f}, {a.ci95[1]:.2f}]"
         c = counts.get((a.dataset, a.metric), {"undefined": 0, "unparseable": 0})
+        names = zip((a.dataset, a.metric, a.measure), wide, strict=True)
         lines.append(
-            f"{a.dataset:<14} {a.metric:<18} {a.measure:<14} {value:>6}  "
-            f"{interval:>15} {a.n:>5} {c['undefined']:>5} {c['unparseable']:>8}"
+            " ".join(f"{name:<{width}}" for name, width in names)
+            + f" {value:>6}  {interval:>15} {a.n:>5} {c['undefined']:>5} {c['unparseable']:>8}"
         )
     return "\n".join(lines)

@@ -29,6 +29,9 @@ from localeval.verdict_maps import (
 )
 
 FOLDS = 5
+#: labelled rows of a kind below which folds of one dataset cannot keep a map (calibrate
+#: --labels): ten-bin errors measured on fewer rows than that are mostly noise
+MIN_FOLDED_ROWS = 20
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ class KindFit:
     scheme: str = "by dataset"
     #: what one verdict measured is: a labelled row's, or one chunk's of a row ("chunks")
     unit: str = "rows"
+    #: whether folds of one dataset are enough to keep the map: labels of the team's own
+    #: data (calibrate --labels), where the map is meant for that data alone
+    folds_suffice: bool = False
 
     @property
     def kept(self) -> bool:
@@ -69,16 +75,20 @@ class KindFit:
         held-out error there (0.33 -> 0.08) yet halved correct answers' scores on the bundled
         demo. Nor does the pooled error alone: errors of opposite sign in different datasets
         cancel there, so a map that made three of four datasets worse lowered it."""
-        if self.scheme != "by dataset":
+        if self.scheme != "by dataset" and not self.folds_suffice:
             return "it was measured on one labelled dataset only"
+        rows = sum(part.rows for part in self.held_out)
+        if self.scheme != "by dataset" and rows < MIN_FOLDED_ROWS:
+            return f"it was measured on {rows} labelled {self.unit}; {MIN_FOLDED_ROWS} are needed"
+        if self.map.a <= 0:  # labels that the judge's P(Yes) does not rank the right way
+            return "it would turn the judge's order of verdicts round (a <= 0)"
+        parts = "datasets" if self.scheme == "by dataset" else "folds"
         if not self.ece < self.ece_raw:
-            return "on held-out datasets it did not lower the error"
+            return f"on held-out {parts} it did not lower the error"
         better = sum(part.ece < part.ece_raw for part in self.held_out)
         if 2 * better <= len(self.held_out):
-            return (
-                f"it lowered the error on only {better} of the {len(self.held_out)} "
-                "held-out datasets"
-            )
+            held = len(self.held_out)
+            return f"it lowered the error on only {better} of the {held} held-out {parts}"
         return None
 
     def as_dict(self) -> dict[str, Any]:
@@ -134,7 +144,9 @@ def _folds(rows: list[tuple[Any, Row]]) -> list[list[int]]:
     return [p for p in parts if p]
 
 
-def fit_kind(kind: str, by_dataset: dict[str, list[tuple[Any, Row]]]) -> KindFit:
+def fit_kind(
+    kind: str, by_dataset: dict[str, list[tuple[Any, Row]]], folds_suffice: bool = False
+) -> KindFit:
     """The map for one kind, measured on held-out datasets (or folds of the only one)."""
     names = sorted(by_dataset)
     if len(names) > 1:
@@ -201,15 +213,16 @@ def fit_kind(kind: str, by_dataset: dict[str, list[tuple[Any, Row]]]) -> KindFit
         bins,
         scheme,
         unit,
+        folds_suffice,
     )
 
 
-def fit_maps(rows: Sequence[RowScore]) -> dict[str, KindFit]:
+def fit_maps(rows: Sequence[RowScore], folds_suffice: bool = False) -> dict[str, KindFit]:
     """A map per kind of verdict the rows hold (kinds whose labels are all alike are left
-    out: they cannot say where a verdict should sit)."""
+    out: they cannot say where a verdict should sit); `folds_suffice`: see KindFit."""
     fits: dict[str, KindFit] = {}
     for kind, by_dataset in sorted(usable_rows(rows).items()):
         labels = {label for rows_ in by_dataset.values() for _, (_, label) in rows_}
         if len(labels) > 1 and sum(len(r) for r in by_dataset.values()) >= 4:
-            fits[kind] = fit_kind(kind, by_dataset)
+            fits[kind] = fit_kind(kind, by_dataset, folds_suffice)
     return fits

@@ -4,8 +4,10 @@ names, and the agreement figures; nothing printed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from localeval.calibration.agreement import (
@@ -21,13 +23,13 @@ from localeval.calibration.agreement import (
 from localeval.calibration.fit import KindFit, fit_maps
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
-from localeval.errors import DatasetError
-from localeval.metrics import build_metric
+from localeval.database import default_db_path
+from localeval.errors import DatasetError, UsageError
+from localeval.metrics import REGISTRY, build_metric
 from localeval.pairwise.judge import compare_sample
 from localeval.results.contract import check_output
 from localeval.results.files import OutputTarget, database_files
-from localeval.runs.database import default_db_path, open_store
-from localeval.runs.tools import load_tools
+from localeval.tools import cached_tools
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,16 @@ class CalibrationRequest:
     models: str | None = None
     use_cache: bool = True
     db: Path | None = None
+    #: score every row with this metric instead of the one it names (a baseline on the
+    #: same labels)
+    score_with: str | None = None
     #: called with each row that cannot be read (it is left out); None: such a row stops it
     on_invalid: Callable[[DatasetError], None] | None = None
 
 
 class CalibrationRun:
-    """Every row checked and the models set up when made; `run()` scores the rows."""
+    """Every row checked and the models set up when made; `run()` scores the rows. The
+    cache's connection stays open until `close()` (or the end of a `with` block)."""
 
     def __init__(self, request: CalibrationRequest):
         self.rows: list[tuple[str, Sample]] = []
@@ -66,17 +72,46 @@ class CalibrationRun:
             inputs += [(models.source, "the models file")]
             db = database_files(request.db or default_db_path())
             self.output = check_output(request.output, inputs + db)
+        self.score_with = request.score_with
+        if self.score_with is not None:
+            if self.score_with not in REGISTRY:
+                known = ", ".join(REGISTRY)
+                raise UsageError(
+                    f"--score-with: unknown metric '{self.score_with}' (known: {known})"
+                )
+            self.names = {self.score_with}
         used = [build_metric(SCORED_AS.get(n, n)) for n in self.names if n != PAIRWISE]
         if PAIRWISE in self.names:  # the A/B judge asks faithfulness questions of each answer
             used.append(build_metric("faithfulness"))
         self.models_file = models.source
         #: the models.toml entry of the judge (the maps are saved there)
         self.judge_entry = models.judge(request.judge).name if models.judges else None
-        cache = open_store(request.db) if request.use_cache else None
-        self.tools = load_tools(models, used, request.judge, request.embedder, cache=cache)
+        self._open = ExitStack()
+        self.tools = self._open.enter_context(
+            cached_tools(
+                models, used, request.judge, request.embedder, request.use_cache, request.db
+            )
+        )
+
+    def __enter__(self) -> CalibrationRun:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the cache's connection (the models' answers stay readable in the result)."""
+        self._open.close()
 
     def run(self, on_row: Callable[[RowScore], None] | None = None) -> Calibration:
-        return calibrate(self.rows, self.tools, compare=compare_sample, on_row=on_row)
+        return calibrate(
+            self.rows, self.tools, compare=compare_sample, on_row=on_row, score_with=self.score_with
+        )
 
     def suggested(self, result: Calibration) -> dict[str, float]:
         """Gate thresholds on this judge's scale (none without a judge)."""
@@ -93,6 +128,8 @@ class CalibrationRun:
         judge = self.tools.judge
         return {
             "judge": judge.identity.record(with_settings=False) if judge else None,
+            # the maps and thresholds hold for the judge asked in these words
+            "prompt_version": self.tools.prompts.version if judge else None,
             "calibration_maps": [f.as_dict() for f in (fits or {}).values()],
             "agreements": [a.as_dict() for a in result.agreements],
             "suggested_thresholds": suggested_thresholds(result),

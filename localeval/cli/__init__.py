@@ -12,6 +12,9 @@ import pkgutil
 import click
 
 from localeval import __version__
+from localeval.cli.options import echo
+from localeval.metrics import PLUGIN_PROBLEMS
+from localeval.offline import hold_offline
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,6 +24,9 @@ def main() -> None:
 
     Start with `localeval evaluate DATA`; `localeval models` shows which models are set up.
     """
+    hold_offline()  # before any command can import the Hugging Face libraries
+    for problem in PLUGIN_PROBLEMS.values():
+        echo(f"Warning: {problem}", err=True)
 
 
 for _module in pkgutil.iter_modules(__path__):

@@ -19,10 +19,11 @@ def cache_group() -> None:
 @translate_errors
 def cache_stats_command(db_path: Path | None) -> None:
     """Show how many judge calls and embeddings are cached."""
-    from localeval.runs.cache import cache_stats
-    from localeval.runs.database import default_db_path, open_store
+    from localeval.database import default_db_path
+    from localeval.tools.cache import cache_connection, cache_stats
 
-    stats = cache_stats(open_store(db_path, readonly=True))
+    with cache_connection(db_path, readonly=True) as connection:
+        stats = cache_stats(connection)
     echo("\n".join([f"database: {db_path or default_db_path()}", *stats.lines()]))
 
 
@@ -32,10 +33,10 @@ def cache_stats_command(db_path: Path | None) -> None:
 @translate_errors
 def cache_clear_command(db_path: Path | None) -> None:
     """Delete every cached judge call and embedding (the run history is kept)."""
-    from localeval.runs.cache import clear_cache
-    from localeval.runs.database import open_store
+    from localeval.tools.cache import cache_connection, clear_cache
 
-    judged, embedded = clear_cache(open_store(db_path))
+    with cache_connection(db_path) as connection:
+        judged, embedded = clear_cache(connection)
     echo(f"Deleted {judged} cached judge calls and {embedded} cached embeddings.")
 
 

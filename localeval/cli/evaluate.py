@@ -28,7 +28,7 @@ from localeval.cli.options import (
 )
 from localeval.cli.progress import Progress
 from localeval.data.samples import DatasetWarning
-from localeval.data.stdin import STDIN, STDIN_NAME, spooled
+from localeval.data.stdin import readable_data
 from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
 from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import DEFAULT_MIN_DEFINED
@@ -67,6 +67,11 @@ def metric_help() -> str:
 def with_metric_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options the metrics declare (e.g. the rubric's --criteria), as click options."""
     for _, option in reversed(metric_options()):
+        if option.is_flag:
+            command = click.option(option.flag, option.dest, is_flag=True, help=option.help)(
+                command
+            )
+            continue
         command = click.option(
             option.flag,
             option.dest,
@@ -143,11 +148,19 @@ class Printed(EvaluationEvents):
             err=True,
         )
 
+    def invalidated(self, run: StoredRun, reason: str) -> None:
+        echo(
+            f"{reason}: run {run.id} is never continued; re-run the same command to start a "
+            "new run.",
+            err=True,
+        )
+
 
 def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""
     from localeval.report import console
     from localeval.results.calibration import calibration_sentence, calibration_status
+    from localeval.results.diagnosis import diagnosis_lines
 
     echo(console.summary_table(outcome.summaries))
     categories = console.category_tables(outcome.by_category)
@@ -157,6 +170,9 @@ def show(outcome: EvaluationOutcome) -> None:
     status = calibration_status(info.judge, info.metrics, info.metric_settings)
     if status is not None:
         echo("\n" + textwrap.fill(calibration_sentence(status), 88))
+    if outcome.diagnosis is not None:
+        echo("\nDiagnosis (answer_correctness --diagnose):")
+        echo("\n".join(textwrap.fill(line, 88) for line in diagnosis_lines(outcome.diagnosis)))
     if outcome.gates:
         echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
     echo("\n" + console.usage_text(outcome.usage))
@@ -307,12 +323,9 @@ def evaluate(
     )
     if estimate_only and (max_minutes is not None or max_calls is not None):
         raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
-    if str(data) == STDIN:
-        # read twice (checked, then scored) and hashed: a pipe is kept in a file meanwhile
-        with spooled(sys.stdin.buffer) as path:
-            request = replace(request, data=path, data_label=STDIN_NAME)
-            passed = _evaluate(request, progress, estimate_only)
-    else:
+    # read twice (checked, then scored) and hashed: stdin or a pipe is kept in a file meanwhile
+    with readable_data(data, sys.stdin.buffer) as (path, label):
+        request = replace(request, data=path, data_label=label)
         passed = _evaluate(request, progress, estimate_only)
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 

@@ -23,7 +23,7 @@ from localeval.testset.candidates import GenerateResult, Rejection
 from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS
 from localeval.testset.filters import DEFAULT_MAX_OVERLAP, DEFAULT_MAX_SIMILARITY
 from localeval.testset.generate import GenerateOptions
-from localeval.testset.prompts import KINDS
+from localeval.testset.kinds import KINDS
 from localeval.testset.run import DEFAULT_MIX_TEXT, GenerateRequest, Generation, parse_mix
 
 

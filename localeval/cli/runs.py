@@ -40,8 +40,8 @@ def runs_group() -> None:
 @translate_errors
 def runs_list(db_path: Path | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
+    from localeval.database import default_db_path
     from localeval.report import history_text
-    from localeval.runs.database import default_db_path
     from localeval.runs.history import RunStore
 
     path = db_path or default_db_path()
@@ -62,12 +62,12 @@ def runs_list(db_path: Path | None, limit: int) -> None:
 @translate_errors
 def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
+    from localeval.database import default_db_path
     from localeval.report import console, history_text
     from localeval.results.contract import check_output, write_results
     from localeval.results.files import database_files
     from localeval.results.gates import GateResult
-    from localeval.runs.database import default_db_path
-    from localeval.runs.sources import header_of, open_history
+    from localeval.runs.sources import open_history, report_columns, stored_report
 
     target = None
     if output is not None:
@@ -76,7 +76,7 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     store = open_history(db_path)
     try:
         stored = store.resolve(run)
-        columns = store.score_columns(stored)
+        columns = report_columns(store, stored)
         parts = [history_text.run_description(stored), console.summary_table(columns.summaries())]
         categories = console.category_tables(columns.summaries_by_category())
         if categories:
@@ -85,7 +85,7 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
             parts.append(console.gates_text([GateResult.from_dict(g) for g in stored.gates]))
         parts.append(console.usage_text(store.usage(stored.id)))
         if target is not None:
-            write_results(target, header_of(store, stored), store.sample_dicts(stored))
+            write_results(target, *stored_report(store, stored))
             parts.append(f"Results written to {output}")
         echo("\n\n".join(parts))
     finally:
@@ -169,22 +169,25 @@ def runs_merge(runs: tuple[str, ...], db_path: Path | None, output: Path | None)
     or a results.json file) into one run, with the summary, intervals and gates of a
     single run over all samples. Exit status: 0 all gates pass, 1 a gate failed."""
     from localeval.cli.options import EXIT_GATE_FAILED, EXIT_OK
+    from localeval.database import default_db_path
     from localeval.report import console
     from localeval.runs.history import RunStore
-    from localeval.runs.merge import merge_shards
+    from localeval.runs.merge import check_merge_output, merge_shards
 
+    if output is not None:  # before the database is opened (or created)
+        warn_if_replaced(check_merge_output(runs, db_path or default_db_path(), output))
     store = RunStore.open(db_path)
     try:
         outcome = merge_shards(runs, store, output)
         for warning in outcome.warnings:
-            click.echo(f"Warning: {warning}", err=True)
-        click.echo(console.summary_table(outcome.summaries))
+            echo(f"Warning: {warning}", err=True)
+        echo(console.summary_table(outcome.summaries))
         if outcome.gates:
-            click.echo("\n" + console.gates_text(outcome.gates))
-        click.echo("\n" + console.usage_text(outcome.usage))
+            echo("\n" + console.gates_text(outcome.gates))
+        echo("\n" + console.usage_text(outcome.usage))
         if output is not None:
-            click.echo(f"Results written to {output}")
-        click.echo(f"Merged {len(runs)} shards into run {outcome.run.id} in {store.path}")
+            echo(f"Results written to {output}")
+        echo(f"Merged {len(runs)} shards into run {outcome.run.id} in {store.path}")
     finally:
         store.close()
     sys.exit(EXIT_OK if outcome.passed else EXIT_GATE_FAILED)

@@ -4,6 +4,8 @@ Every module of this package that declares a `SPEC` (a localeval.metrics.base.Me
 is a metric: adding one is adding its module. The spec says what the metric needs, its
 default gate with likely cause and remedies, how its evidence is explained and shown, and
 the options it takes; gates, comparisons, reports and the command line read it from here.
+An installed package adds metrics of its own the same way, through an entry point
+(localeval.metrics.plugins).
 """
 
 from __future__ import annotations
@@ -19,25 +21,29 @@ from localeval.metrics.base import (
     MetricResult,
     MetricSpec,
     Tools,
-    WithSubScores,
 )
+from localeval.metrics.plugins import load_plugins
 
 #: per metric, the keyword arguments its class is built with (from its options)
 MetricOptions = Mapping[str, Mapping[str, Any]]
 
 
-def _discover() -> dict[str, MetricSpec]:
+def _discover() -> tuple[dict[str, MetricSpec], dict[str, str]]:
+    """Every metric, built-in and installed, and what is wrong with each plugin left out."""
     found: list[MetricSpec] = []
     for module in pkgutil.iter_modules(__path__):
         spec = getattr(importlib.import_module(f"{__name__}.{module.name}"), "SPEC", None)
         if isinstance(spec, MetricSpec):
             found.append(spec)
+    plugins = load_plugins({spec.name for spec in found})
+    found += plugins.specs
     found.sort(key=lambda spec: (spec.order, spec.name))
-    return {spec.name: spec for spec in found}
+    return {spec.name: spec for spec in found}, plugins.problems
 
 
-#: every metric by name, in the order they are listed
-REGISTRY: dict[str, MetricSpec] = _discover()
+#: every metric by name, in the order they are listed; PLUGIN_PROBLEMS: by entry point
+#: name, why an installed metric plugin is left out
+REGISTRY, PLUGIN_PROBLEMS = _discover()
 
 #: the default set, in the order a sample's judge calls share their prompt prefix best:
 #: context precision reads the chunks one by one, the next two reuse them
@@ -87,6 +93,7 @@ def configure_metrics(names: list[str], values: Mapping[str, Any]) -> dict[str, 
 
 
 __all__ = [
+    "PLUGIN_PROBLEMS",
     "RAG_METRICS",
     "REGISTRY",
     "Metric",
@@ -94,7 +101,6 @@ __all__ = [
     "MetricResult",
     "MetricSpec",
     "Tools",
-    "WithSubScores",
     "build_metric",
     "configure_metrics",
     "metric_names",

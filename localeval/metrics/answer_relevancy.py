@@ -68,7 +68,7 @@ class AnswerRelevancy:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None
-        judge, prompts = require_judge(tools), tools.prompts
+        judge, prompts = require_judge(tools), tools.prompts.rag
         language = detect_language(sample.question)
         # 0. as much of the answer as the prompts hold: all of it, but for a huge answer (the
         # prompt that quotes the question is the longest yes/no one: what fits there fits
@@ -125,7 +125,7 @@ class AnswerRelevancy:
         """Evidence: the questions this answer would answer, in the question's language, and
         how close they are to the question asked."""
         reply = require_judge(tools).generate(
-            tools.prompts.questions_for_answer(answer, self.n_questions, language), self.schema
+            tools.prompts.rag.questions_for_answer(answer, self.n_questions, language), self.schema
         )
         questions = [q.strip() for q in reply["questions"]]
         vectors = require_embedder(tools).embed([question, *questions])

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from localeval.data.samples import Sample
 from localeval.embedder import Embedder
 from localeval.judge import Judge
-from localeval.prompts.sets import RAG_3, RagPrompts
+from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS, PromptSet
 from localeval.verdict_maps import VerdictMap
 
 
@@ -43,8 +43,9 @@ class Tools:
     #: per kind of verdict ("supported", "answers"), the judge's calibration map; a verdict
     #: of a kind without one is the judge's raw P(Yes)
     calibration: Mapping[str, VerdictMap] = field(default_factory=dict)
-    #: the words the RAG metrics say to this judge (its models.toml entry's prompt set)
-    prompts: RagPrompts = RAG_3
+    #: every wording said to this judge: its models.toml entry's prompt set (the default
+    #: set for a judge given without an entry)
+    prompts: PromptSet = PROMPT_SETS[DEFAULT_PROMPTS]
 
     def calibrated(self, kind: str, probability: float) -> float:
         """A verdict on the calibrated scale: the probability that a person would say yes."""
@@ -61,18 +62,6 @@ class Metric(Protocol):
     uses_embedder: bool
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult: ...
-
-
-@runtime_checkable
-class WithSubScores(Protocol):
-    """A metric whose details hold scores of their own ("rubric.accuracy"), reported and
-    summarised beside its score."""
-
-    name: str
-
-    def sub_scores(self, details: Mapping[str, Any]) -> dict[str, float | None]:
-        """Each sub-score from one sample's details ({} gives every name, with None)."""
-        ...
 
 
 Details = Mapping[str, Any]
@@ -106,6 +95,8 @@ class EvidenceTable:
     bad: str
     #: where failing items are marked in the sample's own text: "answer", "contexts", ""
     marks: str = ""
+    #: details key of each item's verdict
+    verdicts: str = "verdicts"
 
 
 @dataclass(frozen=True)
@@ -128,6 +119,8 @@ class MetricOption:
     metavar: str | None = None
     multiple: bool = False
     is_path: bool = False
+    #: an on/off switch (`configure` receives True when it is given)
+    is_flag: bool = False
 
 
 def no_options(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
@@ -160,7 +153,12 @@ class MetricSpec:
     hint: Callable[[Details], Evidence | None] | None = None
     #: how reports lay out its evidence (None: as nested lists)
     table: EvidenceTable | None = None
+    #: more evidence tables, shown after `table` (answer correctness' reference statements)
+    extra_tables: tuple[EvidenceTable, ...] = ()
     notes: Callable[[Details], list[Note]] | None = None
+    #: scores of its own that a sample's details hold ("rubric.accuracy": 0.78; {} for a
+    #: sample without them), which every report lists and summarises beside its score
+    sub_scores: Callable[[Details], dict[str, float | None]] | None = None
     #: its options, and how their values become the metric's constructor arguments
     #: (UsageError when they cannot); `requested`: whether the metric is evaluated at all
     options: tuple[MetricOption, ...] = ()

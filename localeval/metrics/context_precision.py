@@ -110,7 +110,7 @@ def judged_usefulness(
     chunk: 0, not asked), and which chunks were judged on their beginning only.
 
     Raises NoRoomForContext when the question and target leave no room for a chunk."""
-    judge, ask = require_judge(tools), tools.prompts.chunk_useful
+    judge, ask = require_judge(tools), tools.prompts.rag.chunk_useful
     useful = [0.0] * len(chunks)
     cut: list[int] = []
     # the last chunk first: chunk 1's prompt, asked last, begins as the next metric's

@@ -110,9 +110,11 @@ def text(value: Any) -> str:
     return "" if value is None else value if isinstance(value, str) else str(value)
 
 
-def first_with(details: Details, verdict: str, key: str = "statements") -> str | None:
+def first_with(
+    details: Details, verdict: str, key: str = "statements", verdicts_key: str = "verdicts"
+) -> str | None:
     """The first item whose verdict is `verdict`."""
-    verdicts, items = details.get("verdicts"), details.get(key)
+    verdicts, items = details.get(verdicts_key), details.get(key)
     if not isinstance(verdicts, list) or not isinstance(items, list):
         return None
     for item, label in zip(items, verdicts, strict=False):

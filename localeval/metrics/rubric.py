@@ -10,8 +10,8 @@ their own with a one-line description each.
 Details: per criterion its raw 0-10 score, its most likely digit and the distribution;
 the overall raw score likewise; one sentence of feedback (grammar-constrained, at most
 FEEDBACK_CHARS characters). `criterion_scores` turns a result into per-criterion scores
-normalised to [0, 1] ("rubric.accuracy": 0.78), its sub-scores, which reports list and
-summarise beside "rubric".
+normalised to [0, 1] ("rubric.accuracy": 0.78), its sub-scores (SPEC.sub_scores), which
+reports list and summarise beside "rubric".
 Undefined without a question or an answer.
 """
 
@@ -37,7 +37,7 @@ from localeval.metrics.base import (
     missing_field,
     require_judge,
 )
-from localeval.prompts import rubric as prompts
+from localeval.prompts.rubric import SCORE_OPTIONS
 from localeval.schema import Object, Str
 from localeval.text import detect_language, split_sentences
 
@@ -47,7 +47,7 @@ FEEDBACK_SCHEMA = Object((("feedback", Str(FEEDBACK_CHARS)),))
 
 def expected_score(judge: Judge, prompt: Prompt) -> dict[str, Any]:
     """The judge's expected 0-10 score for a prompt, its most likely digit, the distribution."""
-    probabilities = judge.choice_probabilities(prompt, prompts.SCORE_OPTIONS)
+    probabilities = judge.choice_probabilities(prompt, SCORE_OPTIONS)
     expected = sum(n * p for n, p in enumerate(probabilities))
     return {
         "score": round(expected, 4),
@@ -74,15 +74,11 @@ class Rubric:
         #: with different criteria are never resumed into or compared as the same
         self.criteria_text = "; ".join(f"{c.name}: {c.description}" for c in self.criteria)
 
-    def sub_scores(self, details: Mapping[str, Any]) -> dict[str, float | None]:
-        """Each criterion's score, normalised ("rubric.accuracy")."""
-        return criterion_scores(details, self.criteria)
-
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None
-        judge = require_judge(tools)
+        judge, prompts = require_judge(tools), tools.prompts.rubric
         shown = (sample.question, sample.answer, sample.contexts, sample.reference_answer)
         criteria = {
             c.name: {
@@ -105,21 +101,26 @@ class Rubric:
         )
 
 
-def criterion_key(criterion: Criterion) -> str:
+def criterion_key(name: str) -> str:
     """The name a criterion's normalised score is reported under: "rubric.<criterion>"."""
-    return f"rubric.{criterion.name}"
+    return f"rubric.{name}"
 
 
-def criterion_scores(
-    details: Mapping[str, Any], criteria: Sequence[Criterion]
-) -> dict[str, float | None]:
-    """Each criterion's score normalised to [0, 1], from a rubric result's details; None
-    for a criterion the details do not hold (the result is undefined)."""
-    scored = details.get("criteria", {})
-    return {
-        criterion_key(c): (scored[c.name]["score"] / 10.0 if c.name in scored else None)
-        for c in criteria
-    }
+def criterion_scores(details: Mapping[str, Any]) -> dict[str, float | None]:
+    """Each criterion a rubric result's details hold, its score normalised to [0, 1] ("rubric.
+    accuracy": 0.78), in the criteria's order; {} for an undefined result, which holds none.
+    Read from the details alone, so that a stored run or a results file gives them too."""
+    scored = details.get("criteria")
+    if not isinstance(scored, Mapping):
+        return {}
+    return {criterion_key(name): _normalised(entry) for name, entry in scored.items()}
+
+
+def _normalised(entry: Any) -> float | None:
+    score = entry.get("score") if isinstance(entry, Mapping) else None
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        return None
+    return score / 10.0
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
@@ -161,4 +162,5 @@ SPEC = MetricSpec(
         ),
     ),
     configure=configure,
+    sub_scores=criterion_scores,
 )

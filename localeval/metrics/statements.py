@@ -10,7 +10,7 @@ each statement's best support kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from localeval.metrics.long_context import (
     split_into_windows,
 )
 from localeval.prompts.rag import as_data
-from localeval.prompts.sets import RAG_3, RagPrompts
+from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS
 from localeval.text import split_sentences
 
 WINDOWED_SUPPORT = (
@@ -33,11 +33,16 @@ WINDOWED_SUPPORT = (
 TOO_LONG_STATEMENT = "a statement is too long for the judge's context window even without contexts"
 
 
+#: the yes/no question asked of each statement (contexts, question, statement): a prompt
+#: set's `context_says` (faithfulness, context recall) or `text_says` (answer correctness)
+AskSupport = Callable[[Sequence[str], str, str], Prompt]
+
+
 def statement_support(
     judge: Judge,
     contexts: Sequence[str],
     statements: Sequence[str],
-    prompts: RagPrompts = RAG_3,
+    ask: AskSupport = PROMPT_SETS[DEFAULT_PROMPTS].rag.context_says,
     question: str = "",
 ) -> tuple[list[float], dict[str, Any] | None]:
     """P(the contexts state s) for each statement, and what was done if they did not fit.
@@ -47,7 +52,7 @@ def statement_support(
     """
 
     def prompts_for(texts: Sequence[str]) -> list[Prompt]:
-        return [prompts.context_says(texts, question, s) for s in statements]
+        return [ask(texts, question, s) for s in statements]
 
     if fits_all(judge, prompts_for(contexts), reserve=1):
         return [judge.yes_probability(p) for p in prompts_for(contexts)], None
@@ -62,6 +67,14 @@ def statement_support(
     info = describe(windows, len(contexts), WINDOWED_SUPPORT)
     info["best_window"] = best_window
     return best, info
+
+
+def support_threshold(tools: Tools, metric: str) -> float:
+    """Where a "supported" verdict of `metric` flips: 0.5 for a calibrated verdict, else at
+    the judge's own threshold for the metric (models.toml), else 0.5."""
+    if "supported" in tools.calibration:
+        return LIKELIER
+    return tools.verdict_thresholds.get(metric, LIKELIER)
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,7 @@ def judge_statements(
     tools: Tools,
     evidence: StatementEvidence,
     question: str = "",
+    ask: AskSupport | None = None,
 ) -> MetricResult:
     """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
     # 1. the statements: the text's sentences, as written; a sentence that only speaks to the
@@ -107,7 +121,11 @@ def judge_statements(
     #    nothing the passages could support without the question it answers)
     try:
         probabilities, long_context = statement_support(
-            require_judge(tools), contexts, statements, tools.prompts, question
+            require_judge(tools),
+            contexts,
+            statements,
+            ask or tools.prompts.rag.context_says,
+            question,
         )
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
@@ -115,8 +133,7 @@ def judge_statements(
     #    and the share of the text the passages state, weighted by that confidence
     calibrated = "supported" in tools.calibration
     support = [tools.calibrated("supported", p) for p in probabilities]
-    # a calibrated verdict flips at 0.5; an uncalibrated one at the judge's own threshold
-    threshold = LIKELIER if calibrated else tools.verdict_thresholds.get(evidence.metric, LIKELIER)
+    threshold = support_threshold(tools, evidence.metric)
     details: dict[str, Any] = {
         "statements": statements,
         "verdicts": [

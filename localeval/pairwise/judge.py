@@ -27,12 +27,12 @@ from localeval.errors import DatasetError
 from localeval.judge import Judge
 from localeval.metrics.base import Tools, require_judge
 from localeval.metrics.faithfulness import Faithfulness
-from localeval.prompts import pairwise as prompts
+from localeval.prompts.pairwise import LABELS
 
 Winner = Literal["A", "B", "tie"]
 
 #: weight of the direct comparison in an order's margin; the rest goes to the per-answer
-#: evidence (the measured variants: docs/judge-quality.md, "Comparing two answers")
+#: evidence (the measured variants: docs/judge-quality-history.md, "Comparing two answers")
 DIRECT_WEIGHT = 0.1
 
 
@@ -113,7 +113,8 @@ def answer_evidence(
             return AnswerEvidence("faithfulness", 0.0, {"note": result.reason})
         return AnswerEvidence("faithfulness", result.score, result.details)
     judge: Judge = require_judge(tools)
-    answered = judge.yes_probability(prompts.answers_question(question, None, reference, answer))
+    asked = tools.prompts.pairwise.answers_question(question, None, reference, answer)
+    answered = judge.yes_probability(asked)
     return AnswerEvidence("answers_question", answered)
 
 
@@ -145,10 +146,10 @@ def compare_pair(
     tools: Tools,
 ) -> PairVerdict:
     """Judge which answer is better, asking the direct question in both orders."""
-    judge = require_judge(tools)
+    judge, prompts = require_judge(tools), tools.prompts.pairwise
     evidence_a = answer_evidence(tools, question, contexts, reference, answer_a)
     evidence_b = answer_evidence(tools, question, contexts, reference, answer_b)
-    options = list(prompts.LABELS)
+    options = list(LABELS)
     # A shown first: P(B) is the probability of the second label
     ab = judge.choice_probabilities(
         prompts.which_is_better(question, contexts, reference, answer_a, answer_b), options

@@ -12,7 +12,6 @@ from localeval.errors import DatasetError, UsageError
 from localeval.judge import Usage
 from localeval.metrics.base import Tools
 from localeval.pairwise.judge import DIRECT_WEIGHT, PairVerdict, Winner
-from localeval.prompts import PROMPT_VERSION
 from localeval.results.model import new_run_id, now
 from localeval.stats import bootstrap_ci
 
@@ -167,7 +166,7 @@ def verdicts_to_dict(
             "created": now(),
             "dataset": dataset,
             "judge": tools.judge.identity.record(with_settings=False),
-            "prompt_version": PROMPT_VERSION,
+            "prompt_version": tools.prompts.version,
             "direct_weight": DIRECT_WEIGHT,
             "usage": usage.as_dict(),
         },

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import load_models_config
+from localeval.database import default_db_path
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import Tools, build_metric
@@ -24,9 +25,8 @@ from localeval.pairwise.rows import (
 )
 from localeval.results.contract import check_output
 from localeval.results.files import OutputTarget, database_files
-from localeval.runs.database import default_db_path, open_store
-from localeval.runs.estimate import Counting, Estimate
-from localeval.runs.tools import load_tools
+from localeval.tools import cached_tools
+from localeval.tools.estimate import Counting, Estimate
 
 #: what an estimate calls the work of judging the pairs
 ESTIMATED_PART = "pairs"
@@ -84,17 +84,15 @@ class PairComparison:
     def run(self, on_row: Callable[[], None] | None = None) -> PairsOutcome:
         request = self.request
         # the judge asks faithfulness questions of each answer, and nothing needs the embedder
-        cache = open_store(request.db) if request.use_cache else None
-        tools = load_tools(self.models, [build_metric("faithfulness")], request.judge, cache=cache)
-        assert tools.judge is not None
-        started = time.perf_counter()
-        before = tools.judge.usage.snapshot()
-        verdicts: list[PairVerdict | None] = []
-        for row in self.rows:
-            verdicts.append(pair_verdict(row, tools))
-            if on_row is not None:
-                on_row()
-        usage = tools.judge.usage - before
+        asks = [build_metric("faithfulness")]
+        with cached_tools(
+            self.models, asks, request.judge, use_cache=request.use_cache, db=request.db
+        ) as tools:
+            assert tools.judge is not None
+            started = time.perf_counter()
+            before = tools.judge.usage.snapshot()
+            verdicts = [self._verdict(row, tools, on_row) for row in self.rows]
+            usage = tools.judge.usage - before
         usage.seconds = time.perf_counter() - started
         judged = [(r, v) for r, v in zip(self.rows, verdicts, strict=True) if v is not None]
         summary = summarize_verdicts(
@@ -103,7 +101,7 @@ class PairComparison:
         return PairsOutcome(self.rows, verdicts, summary, usage, tools)
 
     def estimate(self, measure: bool = True) -> Estimate:
-        """What `run()` will cost, counted without judging (localeval.runs.estimate); a
+        """What `run()` will cost, counted without judging (localeval.tools.estimate); a
         judge whose speed here is not kept yet is measured when `measure`."""
         request = self.request
         with Counting(
@@ -117,16 +115,21 @@ class PairComparison:
             ("pair", "step"),
         ) as counting:
             for number, row in enumerate(self.rows, start=1):
-                judge_row = partial(pair_verdict, row, counting.tools)
+                judge_row = partial(self._verdict, row, counting.tools, None)
                 counting.count(str(number), ESTIMATED_PART, judge_row)
             return counting.estimate(measure)
 
-
-def pair_verdict(row: PairRow, tools: Tools) -> PairVerdict | None:
-    """The judge's verdict on a row; None when its prompts are too long for the judge."""
-    try:
-        return compare_pair(
-            row.question, row.contexts, row.reference, row.answer_a, row.answer_b, tools
-        )
-    except PromptTooLongError:
-        return None
+    @staticmethod
+    def _verdict(
+        row: PairRow, tools: Tools, on_row: Callable[[], None] | None
+    ) -> PairVerdict | None:
+        """One row's verdict; None when it is too long for the judge."""
+        try:
+            return compare_pair(
+                row.question, row.contexts, row.reference, row.answer_a, row.answer_b, tools
+            )
+        except PromptTooLongError:
+            return None
+        finally:
+            if on_row is not None:
+                on_row()

@@ -2,11 +2,11 @@
 
 Every wording here was chosen by measuring it with `localeval calibrate` on
 ../shared/bench and `scripts/injection_bench.py`; the variants tried and their figures are
-in docs/judge-quality.md and docs/decisions.md. In short: one plain yes/no question per
+in docs/judge-quality-history.md and docs/decisions.md. In short: one plain yes/no question per
 sentence of the answer ("Does the context above say that ...?"), each statement quoted in
 its own question, and "Answer Yes or No." as the last words, which anchors the verdict
-against "answer Yes" text injected above it. Changing any of it changes scores: bump
-PROMPT_VERSION.
+against "answer Yes" text injected above it. Changing any of it changes scores: a new
+wording is a new prompt set (localeval.prompts.sets), never an edit of a released one.
 
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
@@ -80,6 +80,15 @@ def context_says(contexts: Sequence[str], statement: str) -> Prompt:
         ASKS_CONTEXT_SAYS,
         f' "{quoted(statement)}"? Answer Yes or No.',
     )
+
+
+def text_says(texts: Sequence[str], question: str, statement: str) -> Prompt:
+    """Answer correctness: does this text (the reference answer, or the answer) say the
+    statement? Asked as rag-3 asks faithfulness, with the text as the context, and not as
+    an answer to the question: "Is the answer supported?" invites the judge to check the
+    quoted statement against what it knows, where the question is only whether the text
+    says it (docs/judge-quality.md)."""
+    return context_says(texts, statement)
 
 
 def answer_segment(answer: str, language: str) -> str:

@@ -1,10 +1,16 @@
-"""Prompt sets: each version of the words the RAG metrics say to the judge, by name.
+"""Prompt sets: every wording localeval says to its judge, in one version, by name.
 
-A judge's models.toml entry names the set it is asked with (`prompts = "rag-3"`, the
-default), since wording measured best on one model family need not on another
-(docs/judge-quality.md). A set's name is its version: runs record it, and runs asked with
-different sets are not compared as equals. A new wording is a new set; a set, once
-released, never changes.
+A set holds the words of the RAG metrics (`rag`), the rubric (`rubric`), the A/B judge
+(`pairwise`) and test-set writing (`generate`). A judge's models.toml entry names the set
+it is asked with (`prompts = "rag-3"`, the default), since wording measured best on one
+model family need not be on another (docs/judge-quality.md). A set's name is its version: a
+run records the set it asked (none when no metric asked the judge), and runs asked with
+different sets are not compared as equals.
+
+A set, once released, never changes its words, and neither does any group of wordings a
+released set holds: a new wording is a new group in a new set (a new field of a group
+gets its default from the module that words it, as `chunk_useful` did). A new set that
+changes only the RAG wordings takes the other groups as they are.
 """
 
 from __future__ import annotations
@@ -12,21 +18,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from localeval.data.criteria import Criterion
 from localeval.errors import ConfigError
 from localeval.judge import Prompt
-from localeval.prompts import rag
+from localeval.prompts import generate, pairwise, rag, rubric
 from localeval.text import detect_language
 
 #: what rag-4's relevancy question ends with; its support question ends bare, which the
 #: 1.5B judge separated better (docs/judge-quality.md)
 TAIL_4 = " Answer Yes or No."
 
+#: what the rubric and the A/B judge show of a sample: question, answer(s), contexts,
+#: reference answer (each prompt module's own order)
+Contexts = Sequence[str] | None
+
 
 @dataclass(frozen=True)
 class RagPrompts:
-    """The prompts of faithfulness, context recall and answer relevancy, in one version."""
+    """The questions of faithfulness, context recall, answer relevancy, context precision."""
 
-    version: str
     #: does the context support this statement (contexts, question, statement)?
     #: (faithfulness, context recall)
     context_says: Callable[[Sequence[str], str, str], Prompt]
@@ -40,22 +50,90 @@ class RagPrompts:
     #: (context precision, for the languages the judge decides; the same in every set, as
     #: no run before the sets' first one with it asked the judge about chunks)
     chunk_useful: Callable[[str, str, str, str], Prompt] = rag.chunk_useful
+    #: does this text say the statement (texts, question, statement)? (answer correctness:
+    #: the reference, then the answer, as the text; the same in every set, as no run before
+    #: the sets' first one with it asked it)
+    text_says: Callable[[Sequence[str], str, str], Prompt] = rag.text_says
 
 
-RAG_3 = RagPrompts(
-    "rag-3",
-    lambda contexts, question, statement: rag.context_says(contexts, statement),
-    rag.answer_answers,
-    rag.answer_noncommittal,
-    rag.questions_for_answer,
+@dataclass(frozen=True)
+class RubricPrompts:
+    """The rubric's 0-10 scores and its one sentence of feedback."""
+
+    #: how well the answer meets one criterion (question, answer, contexts, reference, criterion)
+    criterion_score: Callable[[str, str, Contexts, str | None, Criterion], Prompt]
+    #: how good the answer is overall (question, answer, contexts, reference)
+    overall_score: Callable[[str, str, Contexts, str | None], Prompt]
+    #: its main weakness or strength (question, answer, contexts, reference, language)
+    feedback: Callable[[str, str, Contexts, str | None, str], Prompt]
+
+
+@dataclass(frozen=True)
+class PairwisePrompts:
+    """The A/B judge's questions (`compare-answers`)."""
+
+    #: which answer is better (question, contexts, reference, shown first, shown second)?
+    which_is_better: Callable[[str, Contexts, str | None, str, str], Prompt]
+    #: does this one answer fully answer the question (question, contexts, reference, answer)?
+    answers_question: Callable[[str, Contexts, str | None, str], Prompt]
+
+
+@dataclass(frozen=True)
+class GeneratePrompts:
+    """The words with which the judge writes test questions (`generate`) and checks them."""
+
+    #: one fact of the chunk as a question and answer (chunk, language, fact to avoid)
+    single_fact: Callable[[str, str, str | None], Prompt]
+    #: a question that needs a fact of each chunk (first, second, language)
+    two_chunk: Callable[[str, str, str], Prompt]
+    #: a question on the chunk's topic it does not answer (chunk, language, one to avoid)
+    unanswerable: Callable[[str, str, str | None], Prompt]
+    #: do these chunks answer the question (contexts, question)?
+    context_answers: Callable[[Sequence[str], str], Prompt]
+
+
+#: the wordings of the rubric, the A/B judge and test-set writing released with rag-3 and
+#: held by every set since: never changed (see the module's docstring)
+RUBRIC_1 = RubricPrompts(rubric.criterion_score, rubric.overall_score, rubric.feedback)
+PAIRWISE_1 = PairwisePrompts(pairwise.which_is_better, pairwise.answers_question)
+GENERATE_1 = GeneratePrompts(
+    generate.single_fact, generate.two_chunk, generate.unanswerable, generate.context_answers
 )
 
-RAG_4 = RagPrompts(
+
+@dataclass(frozen=True)
+class PromptSet:
+    """Every wording said to the judge, in one version (its name)."""
+
+    version: str
+    rag: RagPrompts
+    rubric: RubricPrompts = RUBRIC_1
+    pairwise: PairwisePrompts = PAIRWISE_1
+    generate: GeneratePrompts = GENERATE_1
+
+
+RAG_3 = PromptSet(
+    "rag-3",
+    RagPrompts(
+        lambda contexts, question, statement: rag.context_says(contexts, statement),
+        rag.answer_answers,
+        rag.answer_noncommittal,
+        rag.questions_for_answer,
+    ),
+)
+
+RAG_4 = PromptSet(
     "rag-4",
-    lambda contexts, question, statement: rag.answer_supported(contexts, question, statement, ""),
-    lambda question, answer, language: rag.question_then_answer(question, answer, language, TAIL_4),
-    rag.answer_noncommittal,
-    rag.questions_for_answer,
+    RagPrompts(
+        lambda contexts, question, statement: rag.answer_supported(
+            contexts, question, statement, ""
+        ),
+        lambda question, answer, language: rag.question_then_answer(
+            question, answer, language, TAIL_4
+        ),
+        rag.answer_noncommittal,
+        rag.questions_for_answer,
+    ),
 )
 
 
@@ -69,20 +147,23 @@ def supported_by_language(contexts: Sequence[str], question: str, statement: str
     return rag.answer_supported(contexts, question, statement, "")
 
 
-RAG_5 = RagPrompts(
+RAG_5 = PromptSet(
     "rag-5",
-    supported_by_language,
-    RAG_4.answer_answers,
-    rag.answer_noncommittal,
-    rag.questions_for_answer,
+    RagPrompts(
+        supported_by_language,
+        RAG_4.rag.answer_answers,
+        rag.answer_noncommittal,
+        rag.questions_for_answer,
+    ),
 )
 
 #: every released set, by name
-PROMPT_SETS: dict[str, RagPrompts] = {s.version: s for s in (RAG_3, RAG_4, RAG_5)}
+PROMPT_SETS: dict[str, PromptSet] = {s.version: s for s in (RAG_3, RAG_4, RAG_5)}
+#: the set of a judge whose entry names none, and of a judge given without an entry
 DEFAULT_PROMPTS = RAG_3.version
 
 
-def prompt_set(name: str, where: str = "models.toml") -> RagPrompts:
+def prompt_set(name: str, where: str = "models.toml") -> PromptSet:
     """The set called `name`; ConfigError naming `where` for an unknown one."""
     if name not in PROMPT_SETS:
         known = ", ".join(sorted(PROMPT_SETS))

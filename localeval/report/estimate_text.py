@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from localeval.judge import Usage
-from localeval.runs.estimate import Estimate
 from localeval.text import printable
+from localeval.tools.estimate import Estimate
 
 
 def duration(seconds: float) -> str:

@@ -35,7 +35,7 @@ def runs_table(runs: Sequence[StoredRun]) -> str:
             (
                 run.id,
                 run.info.created,
-                "complete" if run.complete else "INCOMPLETE",
+                "complete" if run.complete else "INVALID" if run.invalid else "INCOMPLETE",
                 f"{run.n_done}/{run.n_samples}",
                 _model(run.info.judge),
                 printable(run.info.dataset or "-"),
@@ -53,6 +53,11 @@ def run_description(run: StoredRun) -> str:
     info = run.info
     if run.complete:
         state = f"complete, finished {run.finished}"
+    elif run.invalid is not None:
+        state = (
+            f"INVALID: {run.invalid}; {run.n_done} of {run.n_samples} samples scored, never "
+            "continued (re-run the same command to start a new run)"
+        )
     else:
         state = (
             f"INCOMPLETE: {run.n_done} of {run.n_samples} samples scored; re-run the same "
@@ -69,7 +74,7 @@ def run_description(run: StoredRun) -> str:
         if model is not None:
             sha = f" (sha256 {model['sha256']})" if model.get("sha256") else ""
             lines.append(f"{role + ':':<16}{printable(model['name'])}{sha}")
-    lines.append(f"prompt version: {info.prompt_version}")
+    lines.append(f"prompt version: {info.prompt_version or 'none (no metric asked a judge)'}")
     lines.append(f"metrics:        {', '.join(info.metrics)}")
     settings = {m: s for m, s in info.metric_settings.items() if s}
     if settings:

@@ -17,6 +17,7 @@ from localeval.report.radar import Series, metrics_chart_svg
 from localeval.report.reliability import reliability_svg
 from localeval.results import view
 from localeval.results.calibration import calibration_sentence, calibration_status
+from localeval.results.diagnosis import diagnosis_lines, run_diagnosis
 from localeval.results.gates import advice
 
 
@@ -36,6 +37,7 @@ def render_html(results: Mapping[str, Any], baseline: Mapping[str, Any] | None =
         _header(results),
         _overview(results, baseline),
         _calibration(results),
+        _diagnosis(results),
         _categories(results),
         _samples(results),
         f"<footer>Written by localeval {e(__version__)}. This page loads nothing from the "
@@ -75,7 +77,7 @@ def _header(results: Mapping[str, Any]) -> str:
                     + (f" <span class='muted'>sha256 {e(sha[:12])}…</span>" if sha else ""),
                 )
             )
-    rows.append(("prompt version", e(run.get("prompt_version"))))
+    rows.append(("prompt version", e(run.get("prompt_version") or "none")))
     usage = run.get("usage")
     if isinstance(usage, dict):
         rows.append(
@@ -145,6 +147,23 @@ def _calibration(results: Mapping[str, Any]) -> str:
         f"<section><h2>Calibration</h2><p class='{note}'>{e(calibration_sentence(status))}</p>"
         + (f'<div class="overview">{"".join(figures)}</div>' if figures else "")
         + "</section>"
+    )
+
+
+def _diagnosis(results: Mapping[str, Any]) -> str:
+    """Which part of the pipeline failed, when the run was diagnosed."""
+    found = run_diagnosis(view.sample_details(results))
+    if found is None:
+        return ""
+    lines = diagnosis_lines(found)
+    items = "".join(
+        f"<li>{e(line.removeprefix('- '))}</li>" for line in lines if line.startswith("- ")
+    )
+    text = "".join(f"<p>{e(line)}</p>" for line in lines if not line.startswith("- "))
+    return (
+        "<section><h2>Diagnosis</h2><p class='muted'>answer_correctness --diagnose: each "
+        "statement of the answers and references judged against each retrieved chunk.</p>"
+        f"{text}{f'<ul>{items}</ul>' if items else ''}</section>"
     )
 
 

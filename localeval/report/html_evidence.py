@@ -53,7 +53,7 @@ def inputs(sample: Mapping[str, Any], details: Mapping[str, Any]) -> str:
 def _marked_chunks(contexts: list[Any], marking: tuple[EvidenceTable, Any] | None) -> str:
     """The chunks, those judged not useful greyed, each with its verdict."""
     table, detail = marking if marking is not None else (None, {})
-    verdicts = detail.get("verdicts") if table else None
+    verdicts = detail.get(table.verdicts) if table else None
     values = detail.get(table.values) if table else None
     good = {"useful": "useful", "not useful": "useless"}
     items = []
@@ -75,7 +75,7 @@ def _marked_answer(answer: str, marking: tuple[EvidenceTable, Any] | None) -> st
     if marking is None:
         return e(answer)
     table, detail = marking
-    statements, verdicts = detail.get(table.items), detail.get("verdicts")
+    statements, verdicts = detail.get(table.items), detail.get(table.verdicts)
     support = detail.get(table.values)
     if not isinstance(statements, list) or not isinstance(verdicts, list):
         return e(answer)
@@ -114,8 +114,9 @@ def metric_details(metric: str, details: Any, score: Any) -> str:
                 )
             for key in note.consumes:
                 rest.pop(key, None)
-    if described is not None and described.table is not None:
-        parts.append(_statement_table(described.table, rest))
+    if described is not None:
+        tables = (described.table,) if described.table is not None else ()
+        parts += [_statement_table(table, rest) for table in tables + described.extra_tables]
     if rest:
         parts.append(_generic(rest, 0))
     return f'<div class="metric-block">{"".join(parts)}</div>'
@@ -125,7 +126,7 @@ def _statement_table(table: EvidenceTable, details: dict[str, Any]) -> str:
     """A table of the metric's items with their verdict and probability (popped from details)."""
     chunks = not table.items
     items = details.get(table.items) if table.items else None
-    verdicts = details.get("verdicts")
+    verdicts = details.get(table.verdicts)
     probs = details.get(table.values)
     rows_count = max(
         len(x) if isinstance(x, list) else 0
@@ -133,7 +134,7 @@ def _statement_table(table: EvidenceTable, details: dict[str, Any]) -> str:
     )
     if rows_count == 0:
         return ""
-    for key in (table.items, table.values, *(["verdicts"] if table.bad else [])):
+    for key in (table.items, table.values, *([table.verdicts] if table.bad else [])):
         details.pop(key, None)
     rows = []
     for index in range(rows_count):

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.results import view
-from localeval.results.calibration import calibration_status
+from localeval.results.calibration import calibrated_on, calibration_status
+from localeval.results.diagnosis import diagnosis_lines, run_diagnosis
 from localeval.results.gates import advice
 
 #: characters of dataset text kept in a table cell or list item before it is cut
@@ -70,6 +71,13 @@ def render_markdown(
             "scale.",
             "",
         ]
+    if status is not None:
+        # what the maps were fitted on: words of the project's own, or dataset file names,
+        # which go in code spans like any text from the results file
+        for kind, text in calibrated_on(status):
+            judge = md_code(status.judge, in_table=False)
+            fitted = md_code(text, in_table=False)
+            lines += [f"Judge {judge} calibrated for {kind} on {fitted}.", ""]
     lines += _summary_table(results, baseline)
     if failed:
         lines += ["", "**Failing gates**", ""]
@@ -87,6 +95,10 @@ def render_markdown(
                 cause, remedies = found
                 line += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
             lines.append(line)
+    if (found := run_diagnosis(view.sample_details(results))) is not None:
+        # our words and counts only: no dataset text reaches these lines
+        lines += ["", "**Diagnosis** (answer_correctness --diagnose)", ""]
+        lines += [line if line.startswith("- ") else f"- {line}" for line in diagnosis_lines(found)]
     lines += _worst_samples(results, worst)
     return "\n".join(lines) + "\n"
 

@@ -63,15 +63,28 @@ def calibration_status(
     )
 
 
+def calibrated_on(status: CalibrationStatus) -> list[tuple[str, str]]:
+    """(kind of verdict, what its map was fitted on) for the maps the run's metrics used,
+    where the map says ("24 verdicts labelled by your team (demo), AUC 0.91")."""
+    kinds = {found.verdict_kind for m in status.calibrated if (found := spec(m)) is not None}
+    return [
+        (kind, entry["fitted_on"])
+        for kind, entry in sorted(status.maps.items())
+        if kind in kinds and isinstance(entry.get("fitted_on"), str) and entry["fitted_on"]
+    ]
+
+
 def calibration_sentence(status: CalibrationStatus) -> str:
-    """One sentence for a summary or report."""
+    """One sentence for a summary or report, and what the maps were fitted on."""
+    fitted = "; ".join(f"{kind}: {text}" for kind, text in calibrated_on(status))
+    said = f" Calibrated on {fitted}." if fitted else ""
     if not status.uncalibrated:
         return (
             f"Judge {status.judge} is calibrated: each verdict is the probability that a "
-            "person would agree, so scores read as shares and SPEC's gates apply."
+            "person would agree, so scores read as shares and SPEC's gates apply." + said
         )
     return (
         f"Judge {status.judge} is not calibrated for {status.named(status.uncalibrated)}: "
         "those scores are its raw P(Yes), on its own scale (`localeval calibrate --fit` "
-        "fits a map from labelled rows)."
+        "fits a map from labelled rows)." + said
     )

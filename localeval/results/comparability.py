@@ -92,10 +92,9 @@ def comparability_warnings(
             f"the runs used different embedders ({_model_label(base['embedder'])} vs "
             f"{_model_label(new['embedder'])}): embedding-based scores are not comparable"
         )
-    if base.get("prompt_version") != new.get("prompt_version"):
+    if prompts := _changed_prompts(base, new):
         warnings.append(
-            f"the runs used different prompt versions ({base.get('prompt_version')} vs "
-            f"{new.get('prompt_version')}): their scores are not comparable"
+            f"the runs used different prompt versions ({prompts}): their scores are not comparable"
         )
     base_data, new_data = base.get("dataset_sha256"), new.get("dataset_sha256")
     if base_data and new_data and base_data != new_data:
@@ -113,6 +112,17 @@ def comparability_warnings(
                 "not comparable"
             )
     return warnings
+
+
+def _changed_prompts(base: dict[str, Any], new: dict[str, Any]) -> str:
+    """The two prompt versions, as "rag-3 vs rag-5", when both runs asked a judge and with
+    different sets. A run that asked none records none (older ones, the default set's
+    name, unasked): its scores depend on no wording, and a judge that one run used and the
+    other did not is said as such."""
+    before, after = base.get("prompt_version"), new.get("prompt_version")
+    if not base.get("judge") or not new.get("judge") or before == after:
+        return ""
+    return f"{before or 'none'} vs {after or 'none'}"
 
 
 def _changed_calibration(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:

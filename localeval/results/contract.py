@@ -4,7 +4,7 @@ renamed), written streaming and atomically, and read back with its shape checked
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -14,7 +14,7 @@ from localeval.judge import Usage
 from localeval.results.files import OutputTarget, Protected, open_output, output_target
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, RunResult, SampleResult
-from localeval.stats import MetricSummary
+from localeval.results.summary import ScoreColumns, samples_with_sub_scores
 
 
 def sample_inputs(sample: Sample) -> dict[str, Any]:
@@ -44,14 +44,8 @@ def sample_to_dict(result: SampleResult) -> dict[str, Any]:
     }
 
 
-def run_header(
-    info: RunInfo,
-    usage: Usage,
-    summary: Mapping[str, MetricSummary],
-    by_category: Mapping[str, Mapping[str, MetricSummary]],
-    gates: Sequence[GateResult] | Sequence[dict[str, Any]],
-) -> dict[str, Any]:
-    """Everything of results.json but the samples."""
+def run_object(info: RunInfo, usage: Usage) -> dict[str, Any]:
+    """results.json's `run`: what the run was, and what it cost."""
     run: dict[str, Any] = {
         "id": info.run_id,
         "created": info.created,
@@ -69,21 +63,49 @@ def run_header(
         run["metric_settings"] = info.metric_settings
     if info.shard:
         run["shard"] = info.shard
-    return {
-        "run": run,
-        "summary": {m: s.as_dict() for m, s in summary.items()},
+    return run
+
+
+def run_report(
+    info: RunInfo,
+    usage: Usage,
+    columns: ScoreColumns,
+    gates: Sequence[GateResult] | Sequence[dict[str, Any]],
+    samples: Callable[[], Iterable[dict[str, Any]]],
+) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """A run's results.json, built here for every command and the Python API alike: its
+    header (the run and its usage, the summaries overall and per category with the
+    sub-scores each metric's spec declares, the gates) and its samples, each with those
+    sub-scores among its scores, to stream after it (write_results).
+
+    `columns`: the scores of the run's metrics, in sample order; `samples()`: the samples
+    as results.json holds them, in the same order (called twice when a metric declares
+    sub-scores, read one sample at a time)."""
+    details = (sample["details"] for sample in samples())
+    reported = columns.with_sub_scores(info.metrics, details)
+    names = [name for name in reported.scores if name not in columns.scores]
+    header = {
+        "run": run_object(info, usage),
+        "summary": {m: s.as_dict() for m, s in reported.summaries().items()},
         "summary_by_category": {
             category: {m: s.as_dict() for m, s in metrics.items()}
-            for category, metrics in by_category.items()
+            for category, metrics in reported.summaries_by_category().items()
         },
         "gates": [g if isinstance(g, dict) else g.as_dict() for g in gates],
     }
+    return header, samples_with_sub_scores(samples(), info.metrics, names)
 
 
 def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
-    """results.json of a run held in memory."""
-    header = run_header(run.info, run.usage, run.summary(), run.summary_by_category(), gates)
-    return {**header, "samples": [sample_to_dict(s) for s in run.samples]}
+    """results.json of a run held in memory (run_report)."""
+    header, samples = run_report(
+        run.info,
+        run.usage,
+        run.metric_columns(),
+        gates,
+        lambda: (sample_to_dict(s) for s in run.samples),
+    )
+    return {**header, "samples": list(samples)}
 
 
 def check_output(path: Path, protected: Protected = ()) -> OutputTarget:

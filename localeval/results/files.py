@@ -2,11 +2,12 @@
 
 `output_target` says, before any work, what writing a path would do, and refuses what
 would destroy something: a regular file is replaced atomically (a crash or a full disk
-leaves the old file or none, never half of one), through a symlink its target, so the link
-stays; a character device or a FIFO (`/dev/stdout`, `/dev/null`, a pipe) is written to as
-a stream, never replaced; anything else (a folder, a socket, a block device, a symlink to
-nothing) is refused, as is a path that is the same file as one of the command's inputs
-(its data, the run database and its journals). `open_output` then writes it.
+leaves the old file or none, never half of one) and keeps its permissions, through a
+symlink its target, so the link stays; a character device or a FIFO (`/dev/stdout`,
+`/dev/null`, a pipe) is written to as a stream, never replaced; anything else (a folder, a
+socket, a block device, a symlink to nothing) is refused, as is a path that is the same
+file as one of the command's inputs (its data, the run database and its journals).
+`open_output` then writes it.
 """
 
 from __future__ import annotations
@@ -175,17 +176,25 @@ def _atomic(file: Path, named: Path) -> Iterator[TextIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        # a temporary file is private (0600); an output file is an ordinary one: honour the
-        # umask, as open() would
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o666 & ~umask)
+        tmp.chmod(_mode_for(file))
         os.replace(tmp, file)
     except OSError as exc:
         raise UsageError(f"cannot write {named}: {exc.strerror or exc}") from None
     finally:
         if tmp is not None and tmp.exists():
             tmp.unlink()
+
+
+def _mode_for(file: Path) -> int:
+    """The permissions of the file written: those of the file it replaces (a private file
+    stays private: results hold the data's text), or for a new one an ordinary file's under
+    the umask, as open() would give it (a temporary file is private, 0600)."""
+    try:
+        return stat.S_IMODE(file.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def write_text(target: OutputTarget | Path, text: str) -> None:

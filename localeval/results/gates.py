@@ -7,7 +7,7 @@ the gate fails and says so, whatever the mean of the few.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +140,24 @@ def parse_threshold(text: str, known_metrics: set[str] | frozenset[str]) -> tupl
     if not 0.0 <= value <= 1.0:
         raise UsageError(f"--threshold '{text}': the value must be between 0 and 1")
     return name, value
+
+
+def parse_thresholds(
+    texts: Sequence[str], known_metrics: set[str] | frozenset[str]
+) -> dict[str, float]:
+    """Each METRIC=VALUE override (parse_threshold); UsageError for a metric given twice,
+    where the last would otherwise silently win."""
+    given: dict[str, str] = {}
+    overrides: dict[str, float] = {}
+    for text in texts:
+        name, value = parse_threshold(text, known_metrics)
+        if name in given:
+            raise UsageError(
+                f"--threshold '{given[name]}' and --threshold '{text}' both set the gate of "
+                f"{name}; give it once"
+            )
+        given[name], overrides[name] = text, value
+    return overrides
 
 
 def evaluate_gates(

@@ -10,7 +10,6 @@ from typing import Any
 from localeval.data.samples import Sample
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
-from localeval.prompts import PROMPT_VERSION
 from localeval.results.summary import ScoreColumns
 from localeval.stats import MetricSummary
 
@@ -47,7 +46,9 @@ class RunInfo:
     metrics: list[str]
     judge: dict[str, Any] | None
     embedder: dict[str, Any] | None
-    prompt_version: str = PROMPT_VERSION
+    #: the prompt set the judge was asked with (localeval.prompts.sets); None when no
+    #: metric of the run asked a judge
+    prompt_version: str | None = None
     dataset: str | None = None
     dataset_sha256: str | None = None
     #: each metric's settings that change its scores, e.g. {"answer_relevancy": {"n_questions": 3}}
@@ -66,7 +67,8 @@ class RunResult:
     samples: list[SampleResult]
     usage: Usage = field(default_factory=Usage)
 
-    def columns(self) -> ScoreColumns:
+    def metric_columns(self) -> ScoreColumns:
+        """The metrics' scores, in sample order."""
         return ScoreColumns.of(
             [r.sample.sample_id for r in self.samples],
             [r.sample.category for r in self.samples],
@@ -76,7 +78,15 @@ class RunResult:
             },
         )
 
+    def columns(self) -> ScoreColumns:
+        """The metrics' scores and their sub-scores ("rubric.accuracy"), as reported."""
+        return self.metric_columns().with_sub_scores(
+            self.info.metrics,
+            ({name: r.details for name, r in s.results.items()} for s in self.samples),
+        )
+
     def summary(self) -> dict[str, MetricSummary]:
+        """Each metric's summary, and each sub-score's, as results.json holds them."""
         return self.columns().summaries()
 
     def summary_by_category(self) -> dict[str, dict[str, MetricSummary]]:

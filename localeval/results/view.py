@@ -7,7 +7,7 @@ checked for its type here and anything unexpected is treated as missing, never t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,15 @@ def metric_settings(results: Mapping[str, Any]) -> Mapping[str, Any]:
     """The run's settings per metric ({} for a file without them)."""
     settings = results.get("run", {}).get("metric_settings")
     return settings if isinstance(settings, Mapping) else {}
+
+
+def sample_details(results: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Each sample's details ({metric: details}), skipping what is not one."""
+    samples = results.get("samples")
+    for sample in samples if isinstance(samples, list) else []:
+        details = sample.get("details") if isinstance(sample, Mapping) else None
+        if isinstance(details, Mapping):
+            yield details
 
 
 def gate_results(results: Mapping[str, Any]) -> list[GateResult]:

@@ -13,7 +13,7 @@ Nothing here prints: what happens along the way goes to an `EvaluationEvents`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -23,19 +23,21 @@ from localeval.backends.files import sha256_file
 from localeval.config import load_models_config
 from localeval.data.samples import DatasetWarning, Sample, check_answered, read_samples
 from localeval.data.shards import Shard
+from localeval.data.stdin import is_pipe
+from localeval.database import default_db_path
 from localeval.engine import describe_run, order_metrics, score_samples
 from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import (
     Metric,
     Tools,
-    WithSubScores,
     build_metric,
     configure_metrics,
     metric_names,
     on_judge_scale,
 )
 from localeval.results.contract import check_output, write_results
+from localeval.results.diagnosis import RunDiagnosis, run_diagnosis
 from localeval.results.diff import DEFAULT_MAX_DROP, Comparison, compare_runs
 from localeval.results.files import OutputTarget, database_files
 from localeval.results.gates import (
@@ -46,20 +48,18 @@ from localeval.results.gates import (
     check_thresholds_run,
     default_thresholds,
     evaluate_gates,
-    parse_threshold,
+    parse_thresholds,
 )
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores
-from localeval.results.summary import sub_score_summaries, with_sub_scores
-from localeval.runs.database import default_db_path
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
-from localeval.runs.sources import header_of, load_scores, stored_run_scores
-from localeval.runs.tools import load_tools
+from localeval.runs.sources import load_scores, report_columns, stored_report, stored_run_scores
 from localeval.stats import MetricSummary
 from localeval.text import LANGUAGE_NAMES, printable
+from localeval.tools import load_tools
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,10 @@ class EvaluationEvents:
     def stopped(self, run: StoredRun, n_done: int) -> None:
         """Scoring stopped part-way (an error or Ctrl-C); `n_done` samples are kept."""
 
+    def invalidated(self, run: StoredRun, reason: str) -> None:
+        """Scoring stopped part-way, and the data changed meanwhile (`reason`): the run is
+        marked never to be continued."""
+
     def scoring_ended(self) -> None:
         """Scoring ended, finished or not."""
 
@@ -166,6 +170,8 @@ class EvaluationOutcome:
     from_judge: list[str]
     judge: str | None
     usage: Usage
+    #: which part of the pipeline failed (answer_correctness --diagnose), or None
+    diagnosis: RunDiagnosis | None = None
 
     @property
     def passed(self) -> bool:
@@ -191,12 +197,16 @@ class Evaluation:
         self.names = order_metrics(request.metrics)
         options = configure_metrics(self.names, request.metric_options)
         self.metrics = [build_metric(n, options) for n in self.names]
-        self.extended = [m for m in self.metrics if isinstance(m, WithSubScores)]
-        self.overrides = dict(parse_threshold(t, metric_names()) for t in request.thresholds)
+        self.overrides = parse_thresholds(request.thresholds, metric_names())
         check_thresholds_run(self.overrides, self.names)
         check_min_defined(request.min_defined)
         request.budget.check()
         self.label = request.data_label or printable(str(request.data))
+        if is_pipe(request.data):  # `evaluate` itself copies a pipe to a file first
+            raise UsageError(
+                f"{self.label} is a pipe, which can be read only once, and an evaluation reads "
+                "its data more than once; write it to a file first"
+            )
         self.skipped: list[DatasetError] = []
         on_invalid = self._skip if request.skip_invalid else None
         self.shard = Shard.parse(request.shard) if request.shard else None
@@ -287,7 +297,7 @@ class Evaluation:
             str(self.request.data),
             f"{which} of {self.dataset.n_samples} samples, but embedder '{embedder.name}' is "
             f"for {reads} only (models.toml "
-            f"'languages'): {', '.join(users)} will separate chunks poorly there; use a "
+            f"'languages'): {', '.join(users)} will compare its texts poorly there; use a "
             "multilingual embedder (README, models.toml)",
         )
 
@@ -336,10 +346,12 @@ class Evaluation:
         if chosen.resumed:
             self.events.resuming(chosen.run)
         self._score(chosen.run, chosen.resumed, metrics, tools)
-        if sha256_file(request.data) != self.dataset.sha256:
+        if (changed := self._data_change()) is not None:
+            # samples of two contents: the run must never be continued into completion
+            self.store.invalidate(chosen.run.id, changed)
             raise UsageError(
-                f"{self.label} changed while it was being evaluated; the run is not complete "
-                "(evaluate it again with --no-resume)"
+                f"{changed}; run {chosen.run.id} is not complete and is never continued: "
+                "evaluate it again to start a new run"
             )
         judge = judge_config.name if judge_config else None
         return self._complete(chosen.run, thresholds, from_judge, judge)
@@ -385,10 +397,22 @@ class Evaluation:
             done = self.store.get(run.id).n_done
             if not done and not resumed and self.store.discard_empty(run.id):
                 return
+            if (changed := self._data_change()) is not None:
+                self.store.invalidate(run.id, changed)
+                self.events.invalidated(run, changed)
+                return
             self.store.release(run.id)
         except UsageError:
             return  # the database itself failed; its error says so
         self.events.stopped(run, done)
+
+    def _data_change(self) -> str | None:
+        """What happened to the data file since it was checked, if it is not the same."""
+        try:
+            same = sha256_file(self.request.data) == self.dataset.sha256
+        except OSError as exc:
+            return f"{self.label} could not be read again ({exc.strerror or exc})"
+        return None if same else f"{self.label} changed while it was being evaluated"
 
     def _complete(
         self,
@@ -397,26 +421,24 @@ class Evaluation:
         from_judge: list[str],
         judge: str | None,
     ) -> EvaluationOutcome:
-        columns = self.store.score_columns(run)
+        # with the sub-scores (each rubric criterion), summarised like metrics of their own
+        columns = report_columns(self.store, run)
         summaries = columns.summaries()
-        for metric in self.extended:
-            # e.g. each rubric criterion, summarised like a metric of its own
-            details = (s["details"].get(metric.name, {}) for s in self.store.sample_dicts(run))
-            summaries.update(sub_score_summaries(details, metric.sub_scores))
         gates = evaluate_gates(summaries, thresholds, self.request.min_defined)
         run = self.store.complete(run.id, gates)
         by_category = columns.summaries_by_category()
         usage = self.store.usage(run.id)
-        return EvaluationOutcome(run, summaries, by_category, gates, from_judge, judge, usage)
+        diagnosis = None
+        if any(getattr(m, "diagnose", False) for m in self.metrics):
+            diagnosis = run_diagnosis(s["details"] for s in self.store.sample_dicts(run))
+        return EvaluationOutcome(
+            run, summaries, by_category, gates, from_judge, judge, usage, diagnosis
+        )
 
     def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
-        """The run's results.json, streamed from the database (sub-scores added); the path
-        is checked again, since hours may have passed since it was."""
-        header = header_of(self.store, outcome.run)
-        samples: Iterator[dict[str, Any]] = self.store.sample_dicts(outcome.run)
-        if self.extended:
-            header["summary"] = {m: s.as_dict() for m, s in outcome.summaries.items()}
-            samples = with_sub_scores(samples, self.extended)
+        """The run's results.json, streamed from the database; the path is checked again,
+        since hours may have passed since it was."""
+        header, samples = stored_report(self.store, outcome.run)
         try:
             write_results(check_output(path, self._inputs()), header, samples)
         except UsageError as exc:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from localeval import __version__
+from localeval.database import database_error, default_db_path, open_store
 from localeval.errors import RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.results.contract import sample_inputs
@@ -34,7 +35,6 @@ from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
-from localeval.runs.database import default_db_path, open_store
 from localeval.runs.lease import Owner, alive, close_owner, open_owner
 from localeval.runs.records import (
     RUN_COLUMNS,
@@ -43,6 +43,7 @@ from localeval.runs.records import (
     fingerprint,
     json_text,
     judge_extra,
+    not_resumable,
     stored_run,
 )
 
@@ -74,10 +75,7 @@ class RunStore:
         try:
             yield
         except sqlite3.Error as exc:
-            raise UsageError(
-                f"database {self.path}: {exc} while {doing}. Runs stored so far are intact; "
-                "fix the cause, or use --db PATH to put the database elsewhere"
-            ) from None
+            raise database_error(self.path, exc, doing) from None
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
@@ -117,7 +115,7 @@ class RunStore:
                     judge.get("sha256"),
                     embedder.get("name"),
                     embedder.get("sha256"),
-                    info.prompt_version,
+                    info.prompt_version or "",  # NOT NULL: '' for none (migration 8)
                     json_text(info.metrics),
                     json_text(info.metric_settings),
                     json_text(dict(thresholds)),
@@ -144,6 +142,8 @@ class RunStore:
             run = stored_run(row)
             if run.complete:
                 return None
+            if run.invalid is not None:
+                raise not_resumable(run)
             now = time.time()
             other = run.owner is not None and run.owner.token != self.owner.token
             if other and run.owner is not None and alive(run.owner, run.heartbeat, now):
@@ -161,6 +161,15 @@ class RunStore:
             self.connection.execute(
                 "UPDATE runs SET owner = NULL WHERE id = ? AND owner = ?",
                 (run_id, self._owner_text),
+            )
+
+    def invalidate(self, run_id: str, reason: str) -> None:
+        """Mark a run this store holds as never to be continued (`reason`: why), and give up
+        its lease."""
+        with self._transaction("marking a run invalid"):
+            self.connection.execute(
+                "UPDATE runs SET invalid = ?, owner = NULL WHERE id = ? AND owner = ?",
+                (reason, run_id, self._owner_text),
             )
 
     def discard_empty(self, run_id: str) -> bool:
@@ -266,10 +275,12 @@ class RunStore:
         return runs[0]
 
     def find_resumable(self, fingerprint_hex: str) -> list[StoredRun]:
-        """The incomplete runs of the same evaluation, newest first (some may be held by a
-        live process: see `claim`)."""
+        """The incomplete runs of the same evaluation that may be continued, newest first
+        (some may be held by a live process: see `claim`)."""
         return self._runs(
-            "WHERE fingerprint = ? AND finished IS NULL", (fingerprint_hex,), "ORDER BY rowid DESC"
+            "WHERE fingerprint = ? AND finished IS NULL AND invalid IS NULL",
+            (fingerprint_hex,),
+            "ORDER BY rowid DESC",
         )
 
     def list_runs(self, limit: int | None = None) -> list[StoredRun]:

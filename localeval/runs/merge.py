@@ -5,7 +5,8 @@ The shards must be all N of the same evaluation: the same data, judge, embedder,
 metrics and gates. Their samples are put back in dataset order (each shard's samples say
 their position), stored as one complete run of the history, and summarised by the code
 that summarises any run; so the summary, its intervals (a fixed-seed bootstrap over the
-same scores in the same order) and the gates are those of a single run over all samples.
+same scores in the same order) and the gates are those of a single run over all samples;
+its results.json is built as any stored run's is (localeval.results.contract.run_report).
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ from localeval.data.shards import Shard
 from localeval.errors import UsageError
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
-from localeval.results.contract import check_writable, read_results_file, write_results
+from localeval.results.contract import check_output, read_results_file, write_results
+from localeval.results.files import OutputTarget, Protected, database_files
 from localeval.results.gates import GateResult, evaluate_gates
 from localeval.results.model import RunInfo, SampleResult, new_run_id, now
 from localeval.results.refs import RunRef
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
-from localeval.runs.sources import header_of, results_dict
-from localeval.stats import MetricSummary, summarize
+from localeval.runs.sources import report_columns, results_dict, stored_report
+from localeval.stats import MetricSummary
 
 #: what every shard of one evaluation has in common (results.json's run object)
 _SAME = ("dataset_sha256", "embedder", "prompt_version", "metrics", "metric_settings")
@@ -35,11 +37,9 @@ _SAME = ("dataset_sha256", "embedder", "prompt_version", "metrics", "metric_sett
 
 @dataclass
 class MergeOutcome:
-    """The merged run: stored, with its results.json, summaries and gates."""
+    """The merged run: stored, with its summaries (sub-scores included) and gates."""
 
     run: StoredRun
-    header: dict[str, Any]
-    samples: list[dict[str, Any]]
     summaries: dict[str, MetricSummary]
     gates: list[GateResult]
     usage: Usage
@@ -50,8 +50,18 @@ class MergeOutcome:
     def passed(self) -> bool:
         return all(g.passed for g in self.gates)
 
-    def write(self, path: Path) -> None:
-        write_results(path, self.header, self.samples)
+
+def merge_inputs(refs: Sequence[str], db: Path) -> Protected:
+    """The files the merged run's output must never be: the shards' results files and the
+    run database with its journals."""
+    files = [(path, "a shard merged") for ref in refs if (path := RunRef(ref).path) is not None]
+    return files + database_files(db)
+
+
+def check_merge_output(refs: Sequence[str], db: Path, output: Path) -> OutputTarget:
+    """What writing the merged run to `output` will do, checked before any work (UsageError
+    when it would overwrite a shard, the database, or cannot be written)."""
+    return check_output(output, merge_inputs(refs, db))
 
 
 def load_shard(ref: RunRef, store: RunStore) -> dict[str, Any]:
@@ -151,8 +161,7 @@ def _ordered(
 
 def merge_shards(refs: Sequence[str], store: RunStore, output: Path | None = None) -> MergeOutcome:
     """Join the shards named into one complete run of the history (and `output`)."""
-    if output is not None:
-        check_writable(output)
+    target = check_merge_output(refs, store.path, output) if output is not None else None
     shards = [(ref, load_shard(RunRef(ref), store)) for ref in refs]
     if not shards:
         raise UsageError("name the shards to merge: run ids or results.json files")
@@ -176,19 +185,10 @@ def merge_shards(refs: Sequence[str], store: RunStore, output: Path | None = Non
     run = store.start(info, len(rows), _thresholds(shards[0][1]))
     for position, sample, usage in rows:
         store.record_sample(run.id, position, _result(sample, metrics, usage))
-    summaries = store.score_columns(run).summaries()
-    # sub-scores ("rubric.accuracy"): summarised from the values the shards wrote
-    for name in shards[0][1]["summary"]:
-        if name not in summaries:
-            summaries[name] = summarize([sample["scores"].get(name) for _, sample, _ in rows])
+    # sub-scores ("rubric.accuracy") from the details stored, as for any run
+    summaries = report_columns(store, run).summaries()
     gates = evaluate_gates(summaries, _thresholds(shards[0][1]))
     run = store.complete(run.id, gates)
-    header = header_of(store, run)
-    header["summary"] = {m: s.as_dict() for m, s in summaries.items()}
-    samples = list(store.sample_dicts(run))
-    for merged, (_, sample, _) in zip(samples, rows, strict=True):
-        merged["scores"].update({k: v for k, v in sample["scores"].items() if k not in metrics})
-    outcome = MergeOutcome(run, header, samples, summaries, gates, store.usage(run.id), warnings)
-    if output is not None:
-        outcome.write(output)
-    return outcome
+    if target is not None:
+        write_results(target, *stored_report(store, run))
+    return MergeOutcome(run, summaries, gates, store.usage(run.id), warnings)

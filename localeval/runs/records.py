@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from localeval.errors import UsageError
 from localeval.results.model import RunInfo
 from localeval.runs.lease import Owner
 
@@ -59,6 +60,8 @@ class StoredRun:
     #: a sample (unix time)
     owner: Owner | None = None
     heartbeat: float | None = None
+    #: why the run can never be completed (its data changed while it was scored); None if it can
+    invalid: str | None = None
 
     @property
     def id(self) -> str:
@@ -72,6 +75,8 @@ class StoredRun:
     def status(self) -> str:
         if self.complete:
             return "complete"
+        if self.invalid is not None:
+            return f"invalid ({self.n_done}/{self.n_samples})"
         return f"incomplete ({self.n_done}/{self.n_samples})"
 
 
@@ -79,7 +84,7 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, shard"
+    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, shard, invalid"
 )
 
 #: the keys of a judge record that have columns of their own
@@ -133,7 +138,7 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         metrics=json.loads(row[12]),
         judge=_judge(row),
         embedder=_embedder(row),
-        prompt_version=row[11],
+        prompt_version=row[11] or None,  # '' when no metric asked a judge (migration 8)
         dataset=row[4],
         dataset_sha256=row[5],
         metric_settings=json.loads(row[13]),
@@ -150,4 +155,13 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         gates=json.loads(row[15]) if row[15] is not None else None,
         owner=Owner.parse(row[21]),
         heartbeat=row[22],
+        invalid=row[24],
+    )
+
+
+def not_resumable(run: StoredRun) -> UsageError:
+    """The error for continuing a run marked invalid."""
+    return UsageError(
+        f"run {run.id} can never be resumed: {run.invalid}; evaluate without --resume to "
+        "start a new run"
     )

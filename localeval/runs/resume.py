@@ -15,7 +15,7 @@ from localeval.data.shards import Shard
 from localeval.errors import RunInUseError, UsageError
 from localeval.results.model import RunInfo
 from localeval.runs.history import RunStore
-from localeval.runs.records import StoredRun, fingerprint
+from localeval.runs.records import StoredRun, fingerprint, not_resumable
 from localeval.text import detect_language
 
 #: `--resume` without a run id: continue this evaluation's interrupted run, which must exist
@@ -69,6 +69,8 @@ def check_resume_target(
     run = store.resolve(ref)
     if run.complete:
         raise UsageError(f"run {run.id} is already complete; there is nothing to resume")
+    if run.invalid is not None:
+        raise not_resumable(run)
     if run.info.dataset_sha256 != dataset.sha256:
         raise UsageError(
             f"run {run.id} evaluated a different dataset ({run.info.dataset}, sha256 "

@@ -8,38 +8,53 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from localeval.database import default_db_path
 from localeval.errors import UsageError
-from localeval.results.contract import read_results_file, run_header
+from localeval.results.contract import read_results_file, run_object, run_report
 from localeval.results.refs import RunRef
 from localeval.results.scores import RunScores, results_file_scores
-from localeval.runs.database import default_db_path
+from localeval.results.summary import ScoreColumns
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 
 
-def header_of(store: RunStore, run: StoredRun) -> dict[str, Any]:
-    """results.json without its samples, for a stored run."""
-    columns = store.score_columns(run)
-    return run_header(
+def stored_report(
+    store: RunStore, run: StoredRun
+) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """A stored run's results.json (run_report): its header, and its samples streamed from
+    the database one at a time."""
+    return run_report(
         run.info,
         store.usage(run.id),
-        columns.summaries(),
-        columns.summaries_by_category(),
+        store.score_columns(run),
         run.gates or [],
+        lambda: store.sample_dicts(run),
     )
+
+
+def report_columns(store: RunStore, run: StoredRun) -> ScoreColumns:
+    """A stored run's scores with the sub-scores its report summarises beside them."""
+    details = (sample["details"] for sample in store.sample_dicts(run))
+    return store.score_columns(run).with_sub_scores(run.info.metrics, details)
+
+
+def header_of(store: RunStore, run: StoredRun) -> dict[str, Any]:
+    """results.json without its samples, for a stored run."""
+    return stored_report(store, run)[0]
 
 
 def results_dict(store: RunStore, run: StoredRun) -> dict[str, Any]:
     """A stored run's whole results.json as one dict (all samples in memory: for reports;
     results.json itself is written streaming, see write_results)."""
-    return {**header_of(store, run), "samples": list(store.sample_dicts(run))}
+    header, samples = stored_report(store, run)
+    return {**header, "samples": list(samples)}
 
 
 def stored_run_scores(store: RunStore, run: StoredRun, label: str) -> RunScores:
     """A stored run as one side of a comparison (evidence read only for samples shown)."""
     columns = store.score_columns(run)
-    header = run_header(run.info, store.usage(run.id), {}, {}, [])
-    return RunScores(label, header["run"], columns, lambda s, m: store.sample_details(run.id, s, m))
+    info = run_object(run.info, store.usage(run.id))
+    return RunScores(label, info, columns, lambda s, m: store.sample_details(run.id, s, m))
 
 
 def open_history(db_path: Path | None, writable: bool = False) -> RunStore:

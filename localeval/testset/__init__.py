@@ -2,9 +2,9 @@
 
 `localeval generate DOCS...` reads documents (documents), splits them into chunks
 (chunking), picks chunks spread over the corpus (selection), has the judge write questions
-and reference answers in each chunk's language (prompts) and checks its work (filters),
-writing a dataset `localeval evaluate` reads (generate, output; run loads the models as
-the command does). `localeval answer` fills the dataset's answers and contexts by calling
-the user's own pipeline (answer). The package sits above runs/: it loads its models
-through the run history's cache.
+and reference answers in each chunk's language (kinds; the words are the judge's prompt
+set's) and checks its work (filters), writing a dataset `localeval evaluate` reads
+(generate, output; run loads the models as the command does). `localeval answer` fills
+the dataset's answers and contexts by calling the user's own pipeline (answer). The
+package stands beside runs/: it loads its models through localeval.tools and its cache.
 """

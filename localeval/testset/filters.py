@@ -13,11 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from localeval.judge import Judge
 from localeval.metrics.base import Tools, require_judge
 from localeval.metrics.statements import statement_support
 from localeval.prompts.rag import as_data
-from localeval.testset.prompts import context_answers
 from localeval.text import detect_language, split_sentences
 
 NOT_A_QUESTION = "not_a_question"
@@ -135,7 +133,7 @@ def reference_support(
 ) -> list[float]:
     """For each sentence of the reference answer, the judge's verdict that the chunks
     support it: the faithfulness metric's own, asked in the judge's prompt set
-    (`tools.prompts`, which may ask it as an answer to `question`), and on the calibrated
+    (`tools.prompts.rag`, which may ask it as an answer to `question`), and on the calibrated
     scale when the judge has a map for "supported" (else its raw P(Yes)). A sentence that
     only speaks to the evaluator states nothing and is not asked about, as in faithfulness;
     a reference of nothing else gets [0.0]. Raises NoRoomForContext when a sentence alone
@@ -145,11 +143,12 @@ def reference_support(
     if not statements:
         return [0.0]
     raw, _windows = statement_support(
-        require_judge(tools), chunks, statements, tools.prompts, question
+        require_judge(tools), chunks, statements, tools.prompts.rag.context_says, question
     )
     return [tools.calibrated("supported", p) for p in raw]
 
 
-def answered_probability(judge: Judge, contexts: Sequence[str], question: str) -> float:
-    """The judge's P(the contexts answer the question)."""
-    return judge.yes_probability(context_answers(contexts, question))
+def answered_probability(tools: Tools, contexts: Sequence[str], question: str) -> float:
+    """The judge's P(the contexts answer the question), asked in its prompt set."""
+    asked = tools.prompts.generate.context_answers(contexts, question)
+    return require_judge(tools).yes_probability(asked)

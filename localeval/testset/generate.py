@@ -20,7 +20,7 @@ from localeval.judge import Prompt
 from localeval.metrics.base import LIKELIER, Tools, require_embedder, require_judge
 from localeval.metrics.long_context import NoRoomForContext
 from localeval.schema import Schema, max_bytes
-from localeval.testset import filters, prompts
+from localeval.testset import filters, kinds
 from localeval.testset.candidates import (
     Candidate,
     Events,
@@ -31,7 +31,7 @@ from localeval.testset.candidates import (
 )
 from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS, Chunk, chunk_documents, estimate_tokens
 from localeval.testset.documents import Document, Skipped, find_documents, read_documents
-from localeval.testset.prompts import KINDS, SINGLE_FACT, TWO_CHUNK, UNANSWERABLE
+from localeval.testset.kinds import KINDS, SINGLE_FACT, TWO_CHUNK, UNANSWERABLE
 from localeval.testset.selection import ALIKE, mean_similarity, nearest, related, spread_order
 
 DEFAULT_MIX: Mapping[str, float] = {SINGLE_FACT: 0.6, TWO_CHUNK: 0.2, UNANSWERABLE: 0.2}
@@ -207,7 +207,7 @@ class _Writer:
             return None
         if kind == UNANSWERABLE:
             return self._unanswerable(anchor, avoid)
-        prompt = prompts.single_fact(anchor.text, anchor.language, avoid)
+        prompt = self.tools.prompts.generate.single_fact(anchor.text, anchor.language, avoid)
         return self._answerable(SINGLE_FACT, prompt, (anchor,), round_)
 
     def _reply(self, prompt: Prompt, schema: Schema) -> dict[str, str] | None:
@@ -228,13 +228,13 @@ class _Writer:
                 return None
             return Rejection(TWO_CHUNK, filters.NO_PARTNER, "", (anchor,), "no related chunk")
         pair = (anchor, self.chunks[partner])
-        prompt = prompts.two_chunk(pair[0].text, pair[1].text, anchor.language)
+        prompt = self.tools.prompts.generate.two_chunk(pair[0].text, pair[1].text, anchor.language)
         return self._answerable(TWO_CHUNK, prompt, pair, round_)
 
     def _answerable(
         self, kind: str, prompt: Prompt, chunks: tuple[Chunk, ...], round_: int
     ) -> Candidate:
-        schema = prompts.question_and_answer(chunks[0].language, facts=len(chunks))
+        schema = kinds.question_and_answer(chunks[0].language, facts=len(chunks))
         reply = self._reply(prompt, schema)
         if reply is None:
             return Rejection(kind, filters.TOO_LONG, "", chunks, "prompt too long for the judge")
@@ -260,8 +260,8 @@ class _Writer:
 
     def _unanswerable(self, anchor: Chunk, avoid: str | None) -> Candidate:
         assert self.vectors is not None
-        prompt = prompts.unanswerable(anchor.text, anchor.language, avoid)
-        reply = self._reply(prompt, prompts.question_only(anchor.language))
+        prompt = self.tools.prompts.generate.unanswerable(anchor.text, anchor.language, avoid)
+        reply = self._reply(prompt, kinds.question_only(anchor.language))
         if reply is None:
             return Rejection(UNANSWERABLE, filters.TOO_LONG, "", (anchor,), "prompt too long")
         question = reply["question"]
@@ -275,13 +275,13 @@ class _Writer:
         others = [i for i in nearest(self.vectors, vector, ANSWERABLE_TOP_K) if i != anchor.index]
         near = [anchor.index, *others[: ANSWERABLE_TOP_K - 1]]
         texts = [self.chunks[i].text for i in near]
-        probability = filters.answered_probability(self.judge, texts, question)
+        probability = filters.answered_probability(self.tools, texts, question)
         most = self.thresholds.answered  # on the raw scale (see `thresholds`)
         if probability >= most:
             where = ", ".join(f"{self.chunks[i].file}:{self.chunks[i].position}" for i in near)
             detail = f"P(answered) {probability:.2f} >= {most:.2f} by {where}"
             return Rejection(UNANSWERABLE, filters.ANSWERABLE, question, (anchor,), detail)
-        reference = prompts.NOT_IN_DOCUMENTS.get(anchor.language, prompts.NOT_IN_DOCUMENTS["en"])
+        reference = kinds.NOT_IN_DOCUMENTS.get(anchor.language, kinds.NOT_IN_DOCUMENTS["en"])
         return self._accept(
             GeneratedQuestion(UNANSWERABLE, question, reference, (), (anchor,), (probability,)),
             vector,

@@ -8,18 +8,17 @@ questions, and `write()` writes them to the output file. Nothing here prints.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from localeval.config import ModelsConfig, load_models_config
 from localeval.data.samples import Sample
+from localeval.database import default_db_path
 from localeval.errors import UsageError
 from localeval.metrics import MetricResult, Tools
 from localeval.results.files import database_files
-from localeval.runs.database import default_db_path, open_store
-from localeval.runs.tools import load_tools
 from localeval.testset.candidates import Events, GenerateResult
 from localeval.testset.documents import Skipped
 from localeval.testset.generate import (
@@ -30,6 +29,7 @@ from localeval.testset.generate import (
     split_size,
 )
 from localeval.testset.output import check_output, named, write_jsonl
+from localeval.tools import cached_tools
 
 DEFAULT_MIX_TEXT = ",".join(f"{k}={v:g}" for k, v in DEFAULT_MIX.items())
 
@@ -51,7 +51,7 @@ def parse_mix(text: str) -> dict[str, float]:
 
 
 class _Writes:
-    """What load_tools asks of a metric, for a test set: the judge writes and checks the
+    """What loading the models asks of a metric, for a test set: the judge writes and checks the
     questions, the embedder spreads the chunks and finds near-duplicates."""
 
     name = "generate"
@@ -63,14 +63,16 @@ class _Writes:
         raise NotImplementedError("writing a test set scores no sample")
 
 
-def load_generate_tools(
+def generate_tools(
     models: ModelsConfig,
     judge: str | None = None,
     embedder: str | None = None,
-    cache: sqlite3.Connection | None = None,
-) -> Tools:
-    """The judge (with its prompt set, thresholds and calibration) and the embedder."""
-    return load_tools(models, [_Writes()], judge, embedder, cache=cache)
+    use_cache: bool = True,
+    db: Path | None = None,
+) -> AbstractContextManager[Tools]:
+    """The judge (with its prompt set, thresholds and calibration) and the embedder, behind
+    the cache of `db`, whose connection the `with` block holds open."""
+    return cached_tools(models, [_Writes()], judge, embedder, use_cache, db)
 
 
 @dataclass(frozen=True)
@@ -117,13 +119,10 @@ class Generation:
         """Write and check the questions; UsageError when not one passed the checks."""
         request = self.request
         # the judge/embedding cache makes a re-run with the same documents free
-        store = open_store(request.db) if request.use_cache else None
-        try:
-            tools = load_generate_tools(self.models, request.judge, request.embedder, store)
+        with generate_tools(
+            self.models, request.judge, request.embedder, request.use_cache, request.db
+        ) as tools:
             result = generate_testset(self.corpus, tools, request.options, events)
-        finally:
-            if store is not None:
-                store.close()
         if not result.questions:
             raise UsageError(
                 f"no question passed the checks ({len(result.rejections)} candidates rejected: "

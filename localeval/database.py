@@ -24,7 +24,7 @@ DEFAULT_DB = Path(".localeval") / "localeval.db"
 
 #: each entry is the SQL that upgrades the schema by one version; append, never edit
 MIGRATIONS: list[str] = [
-    # 1: the judge and embedding caches (see localeval.runs.cache)
+    # 1: the judge and embedding caches (see localeval.tools.cache)
     """
     CREATE TABLE judge_cache (
         key TEXT PRIMARY KEY,          -- sha256 of judge sha256, call kind, prompt, schema
@@ -121,8 +121,38 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN shard TEXT;        -- "K/N"; NULL for a run of every sample
     ALTER TABLE run_samples ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
     """,
-    # 8: how fast each judge and embedder works on each machine, measured once for
-    #    `evaluate --estimate` (see localeval.runs.speed)
+    # 8: a run whose data changed while it was scored holds samples of two contents: it is
+    #    marked, never continued nor completed
+    """
+    ALTER TABLE runs ADD COLUMN invalid TEXT;  -- why it can never be completed; NULL if it can
+    """,
+    # 9: reviewers' labels of a run's judge verdicts and sample scores (see
+    #    localeval.runs.labels): one row per label made, never changed; a reviewer's current
+    #    label of an item is their latest row, and undo deletes their latest row
+    """
+    CREATE TABLE run_labels (
+        id INTEGER PRIMARY KEY,        -- the order labels were made in
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        sample_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        verdict INTEGER,               -- index among the metric's verdicts; NULL: its score
+        text TEXT NOT NULL,            -- the verdict's text (statement, chunk, answer); ''
+        mark TEXT,                     -- 'right' 'wrong' 'too_high' 'too_low'; NULL: imported
+        label REAL NOT NULL,           -- in [0, 1]: 1 the verdict's yes is true / the sample passes
+        reviewer TEXT NOT NULL,
+        created TEXT NOT NULL,         -- ISO-8601 UTC
+        source TEXT NOT NULL           -- 'review', or the file it was imported from
+    );
+    CREATE INDEX run_labels_by_item ON run_labels (run_id, sample_id, metric, verdict);
+    """,
+    # 10: a run whose metrics asked no judge (BLEU, ROUGE-L) records no prompt version: ''
+    #    in prompt_version (NOT NULL since migration 2), read as none. Such runs recorded
+    #    before this said the default set's name, which they never asked.
+    """
+    UPDATE runs SET prompt_version = '' WHERE judge_name IS NULL;
+    """,
+    # 11: how fast each judge and embedder works on each machine, measured once for
+    #    `evaluate --estimate` (see localeval.tools.speed)
     """
     CREATE TABLE model_speed (
         key TEXT PRIMARY KEY,          -- sha256 of the model's identity, settings, machine
@@ -206,6 +236,31 @@ def migrate(connection: sqlite3.Connection, where: str = "") -> None:
         raise
 
 
+#: SQLite's errors for a file that is no longer a sound database
+_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def database_error(db: Path, exc: sqlite3.Error, doing: str = "") -> UsageError:
+    """One line for an SQLite error on the database `db` while `doing` ("reading runs"; ""
+    while opening it): a damaged or overwritten file is said to be so; of any other error
+    while working in it, that the runs stored so far are intact."""
+    where = f"database {db}: {exc}" + (f" while {doing}" if doing else "")
+    name = getattr(exc, "sqlite_errorname", None)
+    # on opening, "not a database" is said as it is: --db may name some other file
+    if name == "SQLITE_CORRUPT" or (name in _DAMAGED and doing):
+        # nothing here can say what of it is still intact
+        return UsageError(
+            f"{where}; the file is damaged or was overwritten: use --db PATH to put the "
+            "database elsewhere"
+        )
+    if not doing:
+        return UsageError(where)
+    return UsageError(
+        f"{where}. Runs stored so far are intact; fix the cause, or use --db PATH to put the "
+        "database elsewhere"
+    )
+
+
 def open_store(path: Path | None = None, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the database; UsageError if it cannot be used.
     `readonly`: open it for reading only, never creating or changing it (a database that can
@@ -225,7 +280,7 @@ def open_store(path: Path | None = None, readonly: bool = False) -> sqlite3.Conn
             connection.close()
             raise
     except sqlite3.DatabaseError as exc:
-        raise UsageError(f"database {db}: {exc}") from None
+        raise database_error(db, exc) from None
     except OSError as exc:
         raise UsageError(f"database {db}: {exc.strerror or exc}") from None
     return connection

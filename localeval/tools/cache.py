@@ -14,6 +14,9 @@ With samples in flight (a server judge), each sample asks through a session of t
 judge, from a thread of its own; SQLite connections belong to the thread that made them,
 so each thread reads and writes the cache through a connection of its own to the same
 file (`ThreadConnections`).
+
+The cache's tables are in the local database (localeval.database); `cache_connection`
+opens it for a block of work and closes it after.
 """
 
 from __future__ import annotations
@@ -23,15 +26,32 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from localeval.database import open_store
 from localeval.embedder import Embedder
 from localeval.judge import Judge, ModelIdentity, Prompt, Usage
 from localeval.schema import Schema, to_gbnf
+
+
+@contextmanager
+def cache_connection(
+    db: Path | None = None, readonly: bool = False
+) -> Iterator[sqlite3.Connection]:
+    """The database `db` (default: default_db_path()) open for the block, closed after it
+    however the block ends (a sqlite3 connection's own `with` commits but never closes).
+    `readonly` as for `open_store`."""
+    connection = open_store(db, readonly)
+    try:
+        yield connection
+    finally:
+        connection.close()
 
 
 def _digest(parts: Sequence[Any]) -> str:

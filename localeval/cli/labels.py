@@ -1,0 +1,94 @@
+"""`localeval labels export|import`: a run's labels as a file, and a file's labels into a
+run, so a team keeps them in git and reuses them on the next run of the same samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from localeval.cli.options import db_option, echo, output_option, translate_errors
+from localeval.cli.review import default_reviewer
+
+
+@click.group("labels")
+def labels_group() -> None:
+    """Labels of a run's judge verdicts and scores (made with `localeval review`), as
+    files: one JSON object per line, `sample_id`, `metric`, `label` in [0, 1] and, for a
+    verdict, its `text`."""
+
+
+@labels_group.command("export")
+@click.argument("run", metavar="RUN")
+@output_option("Write the labels here (default: standard output).")
+@db_option
+@translate_errors
+def labels_export(run: str, output: Path | None, db_path: Path | None) -> None:
+    """Write every reviewer's current labels of RUN (latest, latest~N or a run id), in the
+    order they were made."""
+    from localeval.cli.options import warn_if_replaced
+    from localeval.database import default_db_path
+    from localeval.results.contract import check_output
+    from localeval.results.files import database_files, write_text
+    from localeval.runs.label_files import export_text
+    from localeval.runs.labels import LabelStore
+    from localeval.runs.review_items import load_review_run
+
+    target = None
+    if output is not None:
+        target = check_output(output, database_files(db_path or default_db_path()))
+        warn_if_replaced(target)
+    review = load_review_run(run, db_path)
+    store = LabelStore.open(review.db)
+    try:
+        labels = store.current(review.run.id)
+    finally:
+        store.close()
+    text = export_text(review, labels)
+    if output is None:
+        echo(text, nl=False)
+        return
+    write_text(target or output, text)
+    echo(f"{len(labels)} labels of run {review.run.id} written to {output}", err=True)
+
+
+@labels_group.command("import")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--run", "run", required=True, metavar="RUN", help="The run to label.")
+@click.option(
+    "--reviewer",
+    default=None,
+    metavar="NAME",
+    help="Whose labels the rows without a `reviewer` are (default: the OS user).",
+)
+@db_option
+@translate_errors
+def labels_import(file: Path, run: str, reviewer: str | None, db_path: Path | None) -> None:
+    """Label RUN from FILE's rows, matched by sample id and the verdict's text (a row
+    without `text` labels the sample's score). Rows the run has no item for are counted and
+    left out; a row that is already its reviewer's label is not stored again."""
+    from localeval.runs.label_files import plan_import, read_label_rows
+    from localeval.runs.labels import LabelStore
+    from localeval.runs.review_items import load_review_run
+
+    rows = read_label_rows(file)
+    review = load_review_run(run, db_path)
+    store = LabelStore.open(review.db)
+    try:
+        plan = plan_import(
+            review, rows, store.current(review.run.id), reviewer or default_reviewer(), str(file)
+        )
+        store.add(review.run.id, plan.labels)
+    finally:
+        store.close()
+    echo(
+        f"Imported {len(plan.labels)} labels into run {review.run.id}; {plan.already} were "
+        f"there already, {len(plan.unmatched)} matched no verdict or score of the run"
+    )
+    if plan.unmatched:
+        shown = ", ".join(str(n) for n in plan.unmatched[:10])
+        more = ", ..." if len(plan.unmatched) > 10 else ""
+        echo(f"Unmatched rows of {file} (lines): {shown}{more}", err=True)
+
+
+COMMAND = labels_group

@@ -1,0 +1,77 @@
+"""Metrics from outside the package: an installed distribution adds one through the entry
+point group `localeval.metrics`, each entry naming a module that declares `SPEC`, as the
+built-in metric modules do (as `llm` finds its plugins):
+
+    [project.entry-points."localeval.metrics"]
+    policy_ids = "acme_checks.policy_ids"
+
+`-m policy_ids` then gets the gates, `diff`, reports and the cache of the built-in ones
+(a worked example: examples/metric-plugin/). A plugin that cannot be used is left out
+with one line saying why (`problems`, by entry point name); the command line shows each
+line as a warning, and naming that metric with -m stops with it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+
+from localeval.metrics.base import MetricSpec
+
+PLUGIN_GROUP = "localeval.metrics"
+
+
+@dataclass
+class Plugins:
+    """The plugins' metrics, and why each plugin that cannot be used is left out."""
+
+    specs: list[MetricSpec] = field(default_factory=list)
+    #: entry point name -> one line saying what is wrong with it
+    problems: dict[str, str] = field(default_factory=dict)
+
+
+def load_plugins(built_in: Collection[str], entries: Iterable[EntryPoint] | None = None) -> Plugins:
+    """The metrics of the entry points of PLUGIN_GROUP (or of `entries`), each checked
+    against the names of the built-in metrics."""
+    listed = list(entry_points(group=PLUGIN_GROUP) if entries is None else entries)
+    counts = Counter(entry.name for entry in listed)
+    plugins = Plugins()
+    for entry in listed:
+        if counts[entry.name] > 1:
+            values = ", ".join(sorted(e.value for e in listed if e.name == entry.name))
+            plugins.problems[entry.name] = (
+                f"metric plugin '{entry.name}' is declared by more than one entry point "
+                f"({values}); uninstall all but one"
+            )
+            continue
+        found = _spec(entry, built_in)
+        if isinstance(found, MetricSpec):
+            plugins.specs.append(found)
+        else:
+            plugins.problems[entry.name] = found
+    return plugins
+
+
+def _spec(entry: EntryPoint, built_in: Collection[str]) -> MetricSpec | str:
+    """The entry's metric, or the line that says why it cannot be used."""
+    where = f"metric plugin '{entry.name}' ({entry.value})"
+    try:
+        loaded = entry.load()
+    except Exception as exc:  # whatever a third-party module raises on import
+        said = str(exc).splitlines()[0] if str(exc) else ""
+        return f"{where} failed to import: {type(exc).__name__}" + (f": {said}" if said else "")
+    spec = loaded if isinstance(loaded, MetricSpec) else getattr(loaded, "SPEC", None)
+    if not isinstance(spec, MetricSpec):
+        return f"{where} defines no SPEC (a localeval.metrics.base.MetricSpec)"
+    if spec.name in built_in:
+        return f"{where} is named like the built-in metric '{spec.name}'; rename it"
+    if spec.name != entry.name:
+        return f"{where} declares the metric '{spec.name}': name the entry point after it"
+    if spec.default_rank is not None:
+        return (
+            f"{where} asks for a place in the default set (default_rank): a plugin's metric "
+            "runs when named with -m"
+        )
+    return spec

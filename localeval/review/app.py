@@ -1,0 +1,157 @@
+"""The review page as a Starlette app: the page itself (plain HTML, CSS and JavaScript
+served from this package: nothing from outside the machine), the run as JSON, and one
+request per label, stored in the run database before the answer is sent.
+
+Routes: GET / (the page), /review.js, /review.css; GET /api/run (the run, its verdicts and
+every reviewer's current labels); POST /api/labels {sample_id, metric, verdict (an index,
+or null for the score), mark}; POST /api/undo (deletes this reviewer's latest label).
+A POST must be JSON (a page on another site cannot send one without the browser asking
+first, which this app never allows), and a request must name 127.0.0.1 or localhost as
+its host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from localeval.errors import UsageError
+from localeval.runs.labels import LabelStore
+from localeval.runs.review_items import ReviewRun
+
+#: everything the page may load comes from the app itself
+POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+ASSETS = {
+    "/": ("page.html", "text/html; charset=utf-8"),
+    "/review.js": ("review.js", "text/javascript; charset=utf-8"),
+    "/review.css": ("review.css", "text/css; charset=utf-8"),
+}
+HOSTS = ["127.0.0.1", "localhost"]
+
+
+def asset(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def _error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class ReviewApi:
+    """The app's handlers over one run, for one reviewer; the database is opened for each
+    request (a label is committed before the reply, and nothing is held between them)."""
+
+    def __init__(self, review: ReviewRun, reviewer: str):
+        self.review = review
+        self.reviewer = reviewer
+        self.page = review.page()
+
+    def _labels(self, store: LabelStore) -> list[dict[str, Any]]:
+        return [label.as_dict() for label in store.current(self.review.run.id)]
+
+    def _with_store(self, work: Callable[[LabelStore], dict[str, Any]]) -> Response:
+        try:
+            store = LabelStore.open(self.review.db)
+        except UsageError as exc:
+            return _error(str(exc), 503)
+        try:
+            return JSONResponse(work(store))
+        except UsageError as exc:
+            return _error(str(exc), 503)
+        finally:
+            store.close()
+
+    async def run(self, request: Request) -> Response:
+        return self._with_store(
+            lambda store: {**self.page, "reviewer": self.reviewer, "labels": self._labels(store)}
+        )
+
+    async def add(self, request: Request) -> Response:
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        verdict = body.get("verdict")
+        fields = (body.get("sample_id"), body.get("metric"), body.get("mark"))
+        if not all(isinstance(f, str) for f in fields) or not (
+            verdict is None or (isinstance(verdict, int) and not isinstance(verdict, bool))
+        ):
+            return _error("a label names sample_id, metric, mark, verdict (an index or null)", 400)
+        sample_id, metric, mark = fields
+        try:
+            label = self.review.label_for(sample_id, metric, verdict, mark, self.reviewer)
+        except UsageError as exc:
+            return _error(str(exc), 400)
+
+        def save(store: LabelStore) -> dict[str, Any]:
+            (saved,) = store.add(self.review.run.id, [label])
+            return {"saved": saved.as_dict(), "labels": self._labels(store)}
+
+        return self._with_store(save)
+
+    async def undo(self, request: Request) -> Response:
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+
+        def undo(store: LabelStore) -> dict[str, Any]:
+            undone = store.undo(self.review.run.id, self.reviewer)
+            return {"undone": undone and undone.as_dict(), "labels": self._labels(store)}
+
+        return self._with_store(undo)
+
+
+async def _json_body(request: Request) -> dict[str, Any] | Response:
+    """The request's JSON object, or the error response to send."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return _error("send JSON (Content-Type: application/json)", 415)
+    try:
+        body = await request.json()
+    except ValueError:
+        return _error("the request body is not JSON", 400)
+    if not isinstance(body, dict):
+        return _error("the request body is a JSON object", 400)
+    return body
+
+
+def _static(name: str, media_type: str) -> Callable[[Request], Awaitable[Response]]:
+    text = asset(name)
+
+    async def serve(request: Request) -> Response:
+        return Response(
+            text,
+            media_type=media_type,
+            headers={"Content-Security-Policy": POLICY, "Cache-Control": "no-store"},
+        )
+
+    return serve
+
+
+async def _no_icon(request: Request) -> Response:
+    return Response(status_code=204)
+
+
+def review_app(review: ReviewRun, reviewer: str) -> Starlette:
+    """The app for one run and one reviewer."""
+    api = ReviewApi(review, reviewer)
+    routes = [Route(path, _static(*served)) for path, served in ASSETS.items()]
+    routes += [
+        Route("/api/run", api.run),
+        Route("/api/labels", api.add, methods=["POST"]),
+        Route("/api/undo", api.undo, methods=["POST"]),
+        # the browser asks for it unbidden: an answer without content keeps its console quiet
+        Route("/favicon.ico", _no_icon),
+    ]
+    return Starlette(
+        routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=HOSTS)]
+    )

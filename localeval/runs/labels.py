@@ -1,0 +1,193 @@
+"""Reviewers' labels of a run's judge verdicts and sample scores, kept in the run database
+(table run_labels, migration 8).
+
+A label says what is true: for a verdict, 1 when its yes (supported, addresses the
+question, useful) is right and 0 when it is not; for a sample's score on a metric, 1 when
+the sample deserves to pass that metric's gate and 0 when it does not. The reviewer's own
+words are kept beside it (`mark`: right / wrong, too_high / right / too_low). Every label
+made is a row of its own, never changed: a reviewer's current label of an item is their
+latest row, undo deletes their latest row, and two reviewers' labels of one item are both
+kept. Each write is its own transaction, so a label is saved when it is made.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from localeval.database import open_store
+from localeval.errors import UsageError
+from localeval.results.model import now
+
+#: what a reviewer may say of a verdict, and of a sample's score
+VERDICT_MARKS = ("right", "wrong")
+SCORE_MARKS = ("too_high", "right", "too_low")
+#: how long a write waits for another process's write to end before saying so
+BUSY_MS = 5000
+
+
+@dataclass(frozen=True)
+class Label:
+    """One label of one item of a run: a verdict (`verdict` its index among the metric's
+    verdicts of the sample) or the sample's score on the metric (`verdict` None)."""
+
+    sample_id: str
+    metric: str
+    verdict: int | None
+    #: the verdict's text (statement, chunk, answer); "" for a score
+    text: str
+    label: float
+    reviewer: str
+    mark: str | None = None
+    created: str = field(default_factory=now)
+    #: "review", or the file it was imported from
+    source: str = "review"
+    id: int | None = None
+
+    @property
+    def item(self) -> tuple[str, str, int | None]:
+        return self.sample_id, self.metric, self.verdict
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sample_id": self.sample_id,
+            "metric": self.metric,
+            "verdict": self.verdict,
+            "text": self.text,
+            "label": self.label,
+            "mark": self.mark,
+            "reviewer": self.reviewer,
+            "time": self.created,
+            "source": self.source,
+        }
+
+
+def locked_message(db: Path) -> str:
+    return (
+        f"database {db} is being written by another process (it holds the write lock); "
+        "try again when that process is done"
+    )
+
+
+def check_unlocked(db: Path, wait_s: float = 1.0) -> None:
+    """UsageError at once (after `wait_s`) when another process holds the database's write
+    lock, rather than a command waiting for it without a word."""
+    if not db.exists():
+        return
+    try:
+        probe = sqlite3.connect(db, timeout=wait_s, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise UsageError(f"database {db}: {exc}") from None
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise UsageError(locked_message(db)) from None
+        raise UsageError(f"database {db}: {exc}") from None
+    finally:
+        probe.close()
+
+
+_COLUMNS = "sample_id, metric, verdict, text, label, reviewer, mark, created, source, id"
+
+
+def _label(row: tuple[Any, ...]) -> Label:
+    return Label(*row)
+
+
+class LabelStore:
+    """The labels of the runs in one database, read and written through one connection."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path):
+        self.connection = connection
+        self.path = path
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+
+    @classmethod
+    def open(cls, path: Path) -> LabelStore:
+        """The database at `path`, which must exist, for labelling (migrated if needed);
+        UsageError at once when another process holds its write lock."""
+        check_unlocked(path)
+        return cls(open_store(path), path)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    @contextmanager
+    def _write(self, doing: str) -> Iterator[sqlite3.Connection]:
+        try:
+            self.connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.connection
+            except BaseException:
+                if self.connection.in_transaction:
+                    self.connection.execute("ROLLBACK")
+                raise
+            self.connection.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise UsageError(locked_message(self.path)) from None
+            raise UsageError(f"database {self.path}: {exc} while {doing}") from None
+        except sqlite3.Error as exc:
+            raise UsageError(f"database {self.path}: {exc} while {doing}") from None
+
+    def add(self, run_id: str, labels: Iterable[Label]) -> list[Label]:
+        """Store labels (all or none), each as a row of its own; them with their ids."""
+        stored = []
+        with self._write("saving a label") as db:
+            for label in labels:
+                cursor = db.execute(
+                    "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, label, "
+                    "reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        label.sample_id,
+                        label.metric,
+                        label.verdict,
+                        label.text,
+                        label.label,
+                        label.reviewer,
+                        label.mark,
+                        label.created,
+                        label.source,
+                    ),
+                )
+                stored.append(replace(label, id=cursor.lastrowid))
+        return stored
+
+    def undo(self, run_id: str, reviewer: str) -> Label | None:
+        """Delete the reviewer's latest label of the run; it, or None when there is none."""
+        with self._write("undoing a label") as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM run_labels WHERE run_id = ? AND reviewer = ? "
+                "ORDER BY id DESC LIMIT 1",
+                (run_id, reviewer),
+            ).fetchone()
+            if row is None:
+                return None
+            db.execute("DELETE FROM run_labels WHERE id = ?", (row[-1],))
+        return _label(row)
+
+    def events(self, run_id: str) -> list[Label]:
+        """Every label row of the run, in the order they were made."""
+        try:
+            rows = self.connection.execute(
+                f"SELECT {_COLUMNS} FROM run_labels WHERE run_id = ? ORDER BY id", (run_id,)
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise UsageError(f"database {self.path}: {exc} while reading labels") from None
+        return [_label(row) for row in rows]
+
+    def current(self, run_id: str) -> list[Label]:
+        """Each reviewer's current label of each item (their latest), in the order made."""
+        latest: dict[tuple[Any, ...], Label] = {}
+        for label in self.events(run_id):
+            key = (*label.item, label.reviewer)
+            latest.pop(key, None)  # re-inserted: the dict keeps the order labels were made
+            latest[key] = label
+        return list(latest.values())

@@ -1,0 +1,182 @@
+"""A stored run as a reviewer sees it: each sample's text, its scores with their gates, and
+every verdict the judge gave (localeval.results.verdicts); what a reviewer's mark on one of
+them means as a label (localeval.runs.labels); and which item a label carried over from
+another run of the same samples belongs to (matched by sample id and the verdict's text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localeval.database import default_db_path
+from localeval.errors import UsageError
+from localeval.metrics import spec
+from localeval.metrics.base import LIKELIER
+from localeval.results.refs import RunRef
+from localeval.results.verdicts import Verdict, sample_verdicts
+from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
+from localeval.runs.records import StoredRun
+from localeval.runs.sources import open_history
+
+
+@dataclass
+class ReviewRun:
+    """A complete run's samples, scores and judge verdicts, as labels refer to them."""
+
+    db: Path
+    run: StoredRun
+    samples: list[dict[str, Any]]
+    #: per sample id, the judge's verdicts
+    verdicts: dict[str, list[Verdict]]
+
+    @property
+    def n_verdicts(self) -> int:
+        return sum(len(v) for v in self.verdicts.values())
+
+    def judged_metrics(self, sample_id: str) -> list[str]:
+        """The sample's metrics that the judge's verdicts make (their scores can be marked)."""
+        return list(dict.fromkeys(v.metric for v in self.verdicts.get(sample_id, [])))
+
+    @property
+    def n_scores(self) -> int:
+        return sum(len(self.judged_metrics(s["sample_id"])) for s in self.samples)
+
+    def gate(self, metric: str) -> float:
+        """The metric's gate in this run (its default where the run had none)."""
+        found = spec(metric)
+        default = found.gate if found is not None and found.gate is not None else LIKELIER
+        return float(self.run.thresholds.get(metric, default))
+
+    def score(self, sample_id: str, metric: str) -> float | None:
+        sample = self._sample(sample_id)
+        value = sample["scores"].get(metric) if sample is not None else None
+        return float(value) if isinstance(value, int | float) else None
+
+    def _sample(self, sample_id: str) -> dict[str, Any] | None:
+        return next((s for s in self.samples if s["sample_id"] == sample_id), None)
+
+    def verdict(self, sample_id: str, metric: str, index: int) -> Verdict | None:
+        return next(
+            (
+                v
+                for v in self.verdicts.get(sample_id, [])
+                if v.metric == metric and v.index == index
+            ),
+            None,
+        )
+
+    def label_for(
+        self, sample_id: str, metric: str, index: int | None, mark: str, reviewer: str
+    ) -> Label:
+        """A reviewer's mark on one item as a label; UsageError for an item the run does not
+        have or a mark that does not fit it."""
+        if index is None:
+            score = self.score(sample_id, metric)
+            if metric not in self.judged_metrics(sample_id) or score is None:
+                raise UsageError(f"sample '{sample_id}' has no judged {metric} score to mark")
+            if mark not in SCORE_MARKS:
+                raise UsageError(f"a score is marked {', '.join(SCORE_MARKS)}, not {mark!r}")
+            # too high: it deserves to fail; too low: to pass; right: where the gate put it
+            passes = score >= self.gate(metric)
+            value = {"too_high": 0.0, "too_low": 1.0}.get(mark, float(passes))
+            return Label(sample_id, metric, None, "", value, reviewer, mark)
+        found = self.verdict(sample_id, metric, index)
+        if found is None:
+            raise UsageError(f"sample '{sample_id}' has no {metric} verdict {index}")
+        if mark not in VERDICT_MARKS:
+            raise UsageError(f"a verdict is marked {' or '.join(VERDICT_MARKS)}, not {mark!r}")
+        value = float(found.says_yes == (mark == "right"))
+        return Label(sample_id, metric, index, found.text, value, reviewer, mark)
+
+    def match(self, sample_id: str, metric: str, text: str | None) -> tuple[bool, int | None]:
+        """The item a label row from a file belongs to: (whether the run has it, the index of
+        the sample's verdict of that metric with this text, or None for the sample's score
+        when there is no text). The run lacks it when the sample or the text changed."""
+        if not text:
+            return metric in self.judged_metrics(sample_id), None
+        for found in self.verdicts.get(sample_id, []):
+            if found.metric == metric and found.text == text:
+                return True, found.index
+        return False, None
+
+    def page(self) -> dict[str, Any]:
+        """The run for the review page, as JSON."""
+        return {
+            "run": {
+                "id": self.run.id,
+                "dataset": Path(self.run.info.dataset or "").name,
+                "judge": (self.run.info.judge or {}).get("name"),
+                "metrics": self.run.info.metrics,
+            },
+            "samples": [self._page_sample(s) for s in self.samples],
+            "n_verdicts": self.n_verdicts,
+            "n_scores": self.n_scores,
+        }
+
+    def _page_sample(self, sample: Mapping[str, Any]) -> dict[str, Any]:
+        sample_id = sample["sample_id"]
+        judged = self.judged_metrics(sample_id)
+        scores = []
+        for metric, value in sample["scores"].items():
+            reason = sample["details"].get(metric, {}).get("undefined_reason")
+            gated = metric in self.run.thresholds or metric in judged
+            gate = self.gate(metric) if gated else None
+            scores.append(
+                {
+                    "metric": metric,
+                    "score": value,
+                    "gate": gate,
+                    "passes": None if gate is None or value is None else value >= gate,
+                    "judged": metric in judged and value is not None,
+                    "undefined_reason": reason,
+                }
+            )
+        return {
+            "id": sample_id,
+            "category": sample.get("category"),
+            "question": sample.get("question"),
+            "answer": sample.get("answer"),
+            "reference_answer": sample.get("reference_answer"),
+            "contexts": sample.get("contexts") or [],
+            "scores": scores,
+            "verdicts": [v.as_dict() for v in self.verdicts.get(sample_id, [])],
+        }
+
+
+def load_review_run(ref: str, db_path: Path | None = None) -> ReviewRun:
+    """A complete run of the history, its database migrated for labels; UsageError for a
+    results file, an unknown or incomplete run, or a database another process is writing."""
+    if not RunRef(ref).in_history:
+        raise UsageError(
+            f"'{ref}' is a file; labels are kept with a run of the history: name the run "
+            "(latest, latest~N, an id), see `localeval runs list`"
+        )
+    db = db_path or default_db_path()
+    check_unlocked(db)
+    store = open_history(db, writable=True)
+    try:
+        run = store.resolve(ref)
+        if not run.complete:
+            raise UsageError(
+                f"run {run.id} is incomplete ({run.n_done} of {run.n_samples} samples); finish "
+                "it by re-running its evaluate command"
+            )
+        samples = list(store.sample_dicts(run))
+    finally:
+        store.close()
+    verdicts = {s["sample_id"]: sample_verdicts(s) for s in samples}
+    return ReviewRun(db, run, samples, verdicts)
+
+
+def require_verdicts(review: ReviewRun) -> None:
+    """UsageError when the run holds no judge verdict to review."""
+    if review.n_verdicts:
+        return
+    metrics = ", ".join(review.run.info.metrics)
+    raise UsageError(
+        f"run {review.run.id} holds no judge verdicts to review (its metrics: {metrics}); "
+        "evaluate with a judge metric such as faithfulness"
+    )

@@ -1,0 +1,124 @@
+"""Model access: the judge and embedder a piece of work needs, from their models.toml
+entries, each behind the judge/embedding cache when there is one, and only those its
+metrics use.
+
+`load_tools` opens the models into a `Tools` (localeval.metrics.base), whose judge
+settings (thresholds, calibration, prompt set) `tools_for` fills in one place;
+`cached_tools` does the same around a cache connection that it opens and closes. The
+cache itself is localeval.tools.cache; its tables live in the local database
+(localeval.database) beside the run history, which is why the cache sits below `runs/`:
+`compare-answers`, `calibrate`, `generate` and the Python API use models without touching
+the run history.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from localeval.backends import embedder_backend, judge_backend
+from localeval.config import EmbedderConfig, JudgeConfig, ModelsConfig
+from localeval.embedder import CountingEmbedder, Embedder
+from localeval.errors import UsageError
+from localeval.judge import Judge
+from localeval.metrics import Metric, Tools
+from localeval.prompts.sets import prompt_set
+from localeval.tools.cache import CachedEmbedder, CachedJudge, cache_connection
+
+
+def open_judge(
+    config: JudgeConfig, cache: sqlite3.Connection | None = None, counting: bool = False
+) -> Judge:
+    """The judge of an entry. Behind a cache (for a backend whose answers may be cached)
+    it is identified now, its files checked, and loaded on the first miss only.
+    `counting`: the backend's counter instead (an estimate: what each call would cost)."""
+    backend = judge_backend(config.backend)
+    load = backend.load
+    if counting:
+        load = getattr(backend, "counter", None)
+        if load is None:
+            raise UsageError(f"judge '{config.name}': its backend cannot estimate a run")
+    if cache is None or not backend.cacheable:
+        return load(config.name, config.settings)
+    identity = backend.identify(config.name, config.settings)
+    # samples in flight (a server judge's `concurrency`) are the backend's to allow
+    concurrency = getattr(config.settings, "concurrency", 1)
+    return CachedJudge(identity, lambda: load(config.name, config.settings), cache, concurrency)
+
+
+def open_embedder(
+    config: EmbedderConfig, cache: sqlite3.Connection | None = None, counting: bool = False
+) -> Embedder:
+    """The embedder of an entry, behind the cache as for `open_judge`. `counting`: a stand-in
+    that only counts the texts (an estimate)."""
+    backend = embedder_backend(config.backend)
+    if (cache is None or not backend.cacheable) and not counting:
+        return backend.load(config.name, config.settings)
+    identity = backend.identify(config.name, config.settings)
+
+    def load() -> Embedder:
+        if counting:
+            return CountingEmbedder(identity)
+        return backend.load(config.name, config.settings)
+
+    if cache is None or not backend.cacheable:
+        return load()
+    return CachedEmbedder(identity, load, cache)
+
+
+def tools_for(
+    judge_config: JudgeConfig | None,
+    judge: Judge | None = None,
+    embedder: Embedder | None = None,
+) -> Tools:
+    """The Tools of an opened judge and embedder: the judge's gate thresholds, calibration
+    maps and prompt set from its entry (without an entry, a judge is asked with the default
+    set and its verdicts are its raw probabilities)."""
+    if judge_config is None:
+        return Tools(judge=judge, embedder=embedder)
+    return Tools(
+        judge=judge,
+        embedder=embedder,
+        verdict_thresholds=dict(judge_config.thresholds),
+        calibration=dict(judge_config.calibration),
+        prompts=prompt_set(judge_config.prompts),
+    )
+
+
+def load_tools(
+    models: ModelsConfig,
+    metrics: Sequence[Metric],
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+    cache: sqlite3.Connection | None = None,
+    counting: bool = False,
+) -> Tools:
+    """The judge and/or embedder the metrics use (only those), their files checked first;
+    behind the cache on `cache` (whose connection the caller keeps open while they are used,
+    and closes). `counting`: stand-ins that count what the models would do
+    (localeval.tools.estimate)."""
+    judge_config = models.judge(judge_name) if any(m.uses_judge for m in metrics) else None
+    judge = open_judge(judge_config, cache, counting) if judge_config is not None else None
+    embedder = None
+    if any(m.uses_embedder for m in metrics):
+        embedder = open_embedder(models.embedder(embedder_name), cache, counting)
+    return tools_for(judge_config, judge, embedder)
+
+
+@contextmanager
+def cached_tools(
+    models: ModelsConfig,
+    metrics: Sequence[Metric],
+    judge_name: str | None = None,
+    embedder_name: str | None = None,
+    use_cache: bool = True,
+    db: Path | None = None,
+) -> Iterator[Tools]:
+    """`load_tools` behind the cache of the database `db` (default: default_db_path()),
+    whose connection is open for the block and closed after it; without `use_cache` the
+    models are asked afresh and no database is opened."""
+    with ExitStack() as opened:
+        cache = opened.enter_context(cache_connection(db)) if use_cache else None
+        yield load_tools(models, metrics, judge_name, embedder_name, cache)

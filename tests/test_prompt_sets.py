@@ -1,0 +1,136 @@
+"""A prompt set owns every wording said to the judge, and a run records the set it asked
+(or none, when no metric asked a judge)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from fakes import FakeEmbedder, HashJudge
+from standins import PROJECT_MODELS, StandIns
+from testset_fakes import EN_TOPICS, WriterJudge, manual, write_docs
+
+from localeval.cli import main
+from localeval.config import load_models_config
+from localeval.data.samples import Sample
+from localeval.engine import describe_run
+from localeval.judge import Prompt
+from localeval.metrics import REGISTRY, Tools, build_metric
+from localeval.metrics.answer_relevancy import AnswerRelevancy
+from localeval.metrics.context_precision import ContextPrecision
+from localeval.pairwise.judge import compare_pair
+from localeval.prompts.sets import RAG_5, PromptSet
+from localeval.testset.generate import GenerateOptions, generate_testset, read_corpus
+
+MARK = "marked "
+#: the groups of a prompt set (every field but its version)
+GROUPS = [f.name for f in fields(PromptSet) if f.name != "version"]
+
+
+def marking(words: PromptSet) -> PromptSet:
+    """The set with each wording's system message replaced by its own name, so that every
+    prompt a judge sees tells which wording of the set asked it."""
+
+    def mark(ask: Callable[..., Prompt], name: str) -> Callable[..., Prompt]:
+        return lambda *args: replace(ask(*args), system=MARK + name)
+
+    groups = {}
+    for group in GROUPS:
+        wordings = getattr(words, group)
+        marked = {
+            f.name: mark(getattr(wordings, f.name), f"{group}.{f.name}") for f in fields(wordings)
+        }
+        groups[group] = replace(wordings, **marked)
+    return replace(words, version="marked", **groups)
+
+
+class Recording(HashJudge):
+    """The hash judge, keeping every prompt."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompts: list[Prompt] = []
+
+    def _count(self, prompt: Prompt) -> None:
+        self.prompts.append(prompt)
+        super()._count(prompt)
+
+
+def asked(prompts: Sequence[Prompt]) -> set[str]:
+    assert all(p.system.startswith(MARK) for p in prompts), [p.system for p in prompts]
+    return {p.system.removeprefix(MARK) for p in prompts}
+
+
+def test_every_wording_the_judge_sees_comes_from_its_prompt_set(tmp_path: Path) -> None:
+    words = marking(RAG_5)
+    sample = Sample(
+        "s",
+        "When was the tower finished?",
+        ["The tower was finished in 1889.", "It is 330 metres tall."],
+        "It was finished in 1889. It is tall.",
+        reference_answer="In 1889.",
+    )
+    judge = Recording()
+    tools = Tools(judge=judge, embedder=FakeEmbedder(), prompts=words)
+    # every metric that asks the judge, and the options that make them ask more
+    metrics = [build_metric(name) for name in REGISTRY if build_metric(name).uses_judge]
+    metrics += [AnswerRelevancy(n_questions=2), ContextPrecision({"en": "judge"})]
+    for metric in metrics:
+        assert metric.score(sample, tools).score is not None, metric.name
+    compare_pair(sample.question, sample.contexts, None, "In 1925.", "In 1889.", tools)
+    compare_pair(sample.question, None, None, "In 1925.", "In 1889.", tools)
+    writer = WriterJudge()
+    corpus = read_corpus([write_docs(tmp_path / "docs", {"manual.md": manual(EN_TOPICS)})])
+    mix = {"single_fact": 1, "two_chunk": 1, "unanswerable": 1}
+    generate_testset(
+        corpus,
+        Tools(judge=writer, embedder=FakeEmbedder(), prompts=words),
+        GenerateOptions(size=3, mix=mix, rounds=1),
+    )
+    every = {f"{group}.{f.name}" for group in GROUPS for f in fields(getattr(RAG_5, group))}
+    assert asked(judge.prompts) | asked(writer.prompts) == every
+
+
+def test_a_run_records_the_set_it_asked_and_none_without_a_judge() -> None:
+    tools = Tools(judge=HashJudge(), embedder=FakeEmbedder(), prompts=RAG_5)
+    assert describe_run([build_metric("faithfulness")], tools).prompt_version == "rag-5"
+    # the judge is there, but no metric asks it: no words were said to it
+    assert describe_run([build_metric("bleu")], tools).prompt_version is None
+    assert describe_run([build_metric("rouge_l")], Tools()).prompt_version is None
+
+
+def test_the_stand_ins_ask_with_the_default_judges_prompt_set(stand_ins: StandIns) -> None:
+    default = load_models_config(PROJECT_MODELS).judge()
+    assert load_models_config(stand_ins.models).judge().prompts == default.prompts
+
+
+def evaluate_and_show(data: Path, metric: str, out: Path) -> tuple[dict[str, Any], str]:
+    runner = CliRunner()
+    done = runner.invoke(
+        main, ["evaluate", str(data), "-m", metric, "-o", str(out), "--no-progress"]
+    )
+    assert done.exit_code in (0, 1), done.output
+    shown = runner.invoke(main, ["runs", "show", "latest"])
+    assert shown.exit_code == 0, shown.output
+    return json.loads(out.read_text(encoding="utf-8"))["run"], shown.stdout
+
+
+def test_evaluate_records_the_default_judges_set_and_none_for_bleu_alone(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    stand_ins.use(HashJudge(), FakeEmbedder())
+    data = tmp_path / "one.jsonl"
+    row = {"sample_id": "a", "question": "Q?", "contexts": ["c."], "answer": "A.",
+           "reference_answer": "A."}  # fmt: skip
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    default = load_models_config(PROJECT_MODELS).judge().prompts
+    run, shown = evaluate_and_show(data, "faithfulness", tmp_path / "judged.json")
+    assert run["prompt_version"] == default
+    assert f"prompt version: {default}\n" in shown
+    run, shown = evaluate_and_show(data, "bleu", tmp_path / "bleu.json")
+    assert run["prompt_version"] is None
+    assert "prompt version: none (no metric asked a judge)\n" in shown

@@ -1,0 +1,216 @@
+"""The review page in a real headless Chromium, served by `localeval review` itself (a
+subprocess on a free port): labels made with keystrokes survive a reload, undo takes the
+last one back, the export is what was clicked, and the whole demo can be gone through by
+keyboard alone. Set LOCALEVAL_SCREENSHOTS=DIR to keep the screenshot (docs/review.png is
+one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from review_runs import demo_copy, evaluate, run_cli
+from standins import StandIns
+from test_report_browser import CHROMIUM, LAPTOP, LAUNCH_ARGS, keep
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class ReviewServer:
+    """`localeval review latest` in a subprocess; `url` once it says where it serves."""
+
+    def __init__(self, *args: str):
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "localeval.cli", "review", "latest", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = ""
+        deadline = time.monotonic() + 60
+        while not self.url:
+            line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line.startswith("Open http://127.0.0.1:"):
+                self.url = line.split()[1]
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+            self.lines.put(line)
+
+    def stop(self) -> int:
+        """Ctrl-C, as a person stops it."""
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, launched as the HTML report's browser test launches it."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} not found: run scripts/setup.sh (it installs Chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="run scripts/setup.sh")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=LAUNCH_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def server(stand_ins: StandIns, tmp_path: Path) -> Iterator[ReviewServer]:
+    evaluate(stand_ins, demo_copy(tmp_path))
+    started = ReviewServer("--reviewer", "alice")
+    yield started
+    if started.process.poll() is None:
+        started.process.kill()
+        started.process.wait()
+
+
+class Page:
+    def __init__(self, browser: Any, url: str):
+        self.context = browser.new_context(viewport=LAPTOP)
+        self.page = self.context.new_page()
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.context.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on(
+            "console",
+            lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None,
+        )
+        self.url = url
+        self.load()
+
+    def load(self) -> None:
+        self.page.goto(self.url, wait_until="load")
+        self.page.wait_for_selector("body[data-ready]")
+        self.saves = 0
+
+    def press(self, *keys: str, saves: bool = True) -> None:
+        """Press keys as a reviewer does; with `saves`, each one is a label or an undo, and
+        the page has heard back for all of them before this returns."""
+        for key in keys:
+            self.page.keyboard.press(key)
+        if saves:
+            self.saves += len(keys)
+            self.page.wait_for_selector(f"body[data-saves='{self.saves}']", timeout=20_000)
+
+    def states(self) -> list[tuple[str, str]]:
+        """(item, its label as shown) for the sample on screen."""
+        rows = self.page.locator("tr.item")
+        return [
+            (
+                rows.nth(i).get_attribute("data-item") or "",
+                rows.nth(i).get_attribute("data-state") or "",
+            )
+            for i in range(rows.count())
+        ]
+
+    def progress(self) -> str:
+        return self.page.locator("#progress").inner_text()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def test_labels_by_keystroke_survive_a_reload_and_export_as_clicked(
+    browser: Any, server: ReviewServer, tmp_path: Path
+) -> None:
+    page = Page(browser, server.url)
+    try:
+        first = page.states()
+        # billing-1: three verdicts (faithfulness, context_recall, answer_relevancy), then
+        # the three scores they make
+        assert [item for item, _ in first][:1] == ['["billing-1","faithfulness",0]']
+        assert len(first) == 6 and all(state == "" for _, state in first)
+        page.press("w", "r", "r", "h", "r", "l")
+        # the last label moved the selection on to the next sample; undo brings it back
+        assert page.page.locator("main h2").inner_text().startswith("billing-2")
+        page.press("u")
+        assert page.page.locator("main h2").inner_text().startswith("billing-1")
+        page.press("h")
+        page.press("p", saves=False)  # back from billing-2, where that label moved on to
+        marks = ["wrong", "right", "right", "too_high", "right", "too_high"]
+        assert [state for _, state in page.states()] == marks
+        assert page.progress() == "3 of 35 verdicts reviewed · 3 of 27 scores"
+        shot = tmp_path / "review.png"
+        page.page.locator("tr.item").nth(1).click()  # a verdict selected, as when reviewing
+        page.page.screenshot(path=str(shot))
+        keep(shot)
+        page.load()  # a reload loses nothing
+        assert [state for _, state in page.states()] == marks
+        assert page.progress() == "3 of 35 verdicts reviewed · 3 of 27 scores"
+        assert all(url.startswith(server.url) for url in page.requests), page.requests
+        assert page.errors == []
+    finally:
+        page.close()
+    result = run_cli("labels", "export", "latest")
+    assert result.exit_code == 0, result.output
+    exported = [json.loads(line) for line in result.stdout.splitlines()]
+    items = [json.loads(item) for item, _ in first]
+    clicked = [(s, m, v, mark) for (s, m, v), mark in zip(items, marks, strict=True)]
+    assert [
+        (r["sample_id"], r["metric"], r.get("text") is not None, r["mark"]) for r in exported
+    ] == [(s, m, v is not None, mark) for s, m, v, mark in clicked]
+    assert {r["reviewer"] for r in exported} == {"alice"}
+    assert server.stop() == 0
+    assert server.output[-1].strip().endswith("holds 6 current labels, 6 of them yours.")
+
+
+def test_the_whole_demo_by_keyboard_alone(browser: Any, server: ReviewServer) -> None:
+    page = Page(browser, server.url)
+    try:
+        # filters: a category, then lowest first
+        page.page.select_option("#category", "billing")
+        listed = page.page.locator("#samples li").all_inner_texts()
+        assert [t.split()[0] for t in listed] == ["billing-1", "billing-2", "zh-billing-1"]
+        page.page.select_option("#category", "")
+        page.press("s", saves=False)
+        assert page.page.locator("#samples li").count() == 8
+        page.press("s", saves=False)  # back to the dataset's order
+        started = time.monotonic()
+        presses = 0
+        while page.progress() != "35 of 35 verdicts reviewed · 27 of 27 scores":
+            items = page.states()
+            focused = page.page.locator("tr.item.focused").get_attribute("data-item") or ""
+            is_score = json_item(focused)[2] is None
+            page.press("h" if is_score else ("w" if presses % 4 == 0 else "r"))
+            presses += 1
+            assert presses <= 62, page.progress()
+            assert items
+        seconds = time.monotonic() - started
+        assert presses == 62
+        print(f"62 labels by keyboard in {seconds:.1f} s of page time")
+        page.press("t", saves=False)  # not yet reviewed: nothing left but the sample on screen
+        assert page.page.locator("#samples li").count() == 1
+        assert page.errors == []
+    finally:
+        page.close()
+
+
+def json_item(item: str) -> list[Any]:
+    value: list[Any] = json.loads(item)
+    return value
