@@ -49,14 +49,19 @@ class EmbedderSpeed:
 
 class CountingEmbedder:
     """Stands in for an embedder while an estimate counts what it would embed (`computed`
-    texts): every text gets the same unit vector, and no model is loaded."""
+    texts), and loads no model. Its vectors are `like`'s (a cheap embedder whose vectors
+    tell texts apart, so that work which picks texts by their similarity, as `generate`
+    picks chunks, picks about as it would), else the same unit vector for every text."""
 
-    def __init__(self, identity: ModelIdentity, dimensions: int = 8):
+    def __init__(self, identity: ModelIdentity, like: Embedder | None = None, dimensions: int = 8):
         self.identity = identity
         self.name = identity.name
         self.computed = 0
+        self._like = like
         self._vector = np.eye(1, dimensions, dtype=np.float32)[0]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.computed += len(texts)
+        if self._like is not None:
+            return self._like.embed(texts)
         return np.tile(self._vector, (len(texts), 1))

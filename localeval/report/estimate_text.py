@@ -21,6 +21,19 @@ def duration(seconds: float) -> str:
 
 def estimate_text(estimate: Estimate) -> str:
     """The table of parts (metrics) and total, then the speeds it used and the notes."""
+    return "\n".join(usage_table(estimate) + closing_lines(estimate, estimate.counting_seconds))
+
+
+def bounds_text(fewest: Estimate, most: Estimate, headings: tuple[str, str]) -> str:
+    """Two estimates of one piece of work, the least and the most it can take (`generate`:
+    every candidate passing, every one failing), each under its heading, then the speeds."""
+    lines = [headings[0], *usage_table(fewest), "", headings[1], *usage_table(most)]
+    counting = fewest.counting_seconds + most.counting_seconds
+    return "\n".join(lines + closing_lines(most, counting))
+
+
+def usage_table(estimate: Estimate) -> list[str]:
+    """Per part: judge calls, cached, prompt tokens, generated, time; loading; total."""
     part = estimate.part
     names = {name: printable(name) for name in estimate.parts}
     width = max([len(part), len("loading the models"), *(len(n) for n in names.values())])
@@ -44,13 +57,17 @@ def estimate_text(estimate: Estimate) -> str:
     if estimate.loading:
         lines.append(row("loading the models", None, sum(estimate.loading.values())))
     lines.append(row("total", estimate.usage, estimate.usage.seconds))
-    lines += speed_lines(estimate)
-    lines += [f"Note: {note}" for note in estimate.notes]
+    return lines
+
+
+def closing_lines(estimate: Estimate, counting_seconds: float) -> list[str]:
+    """The speeds the time rests on, the notes, and what was counted in how long."""
+    lines = speed_lines(estimate) + [f"Note: {note}" for note in estimate.notes]
     lines.append(
-        f"Counted in {estimate.counting_seconds:.1f} s from {estimate.n_items} "
+        f"Counted in {counting_seconds:.1f} s from {estimate.n_items} "
         f"{estimate.item}{'' if estimate.n_items == 1 else 's'}; nothing was evaluated."
     )
-    return "\n".join(lines)
+    return lines
 
 
 def speed_lines(estimate: Estimate) -> list[str]:

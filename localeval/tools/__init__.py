@@ -19,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from localeval.backends import embedder_backend, judge_backend
+from localeval.backends.fake import HashEmbedder
 from localeval.config import EmbedderConfig, JudgeConfig, ModelsConfig
 from localeval.embedder import CountingEmbedder, Embedder
 from localeval.errors import UsageError
@@ -60,7 +61,8 @@ def open_embedder(
 
     def load() -> Embedder:
         if counting:
-            return CountingEmbedder(identity)
+            # words hashed: texts that share words are alike, as with the real embedder
+            return CountingEmbedder(identity, HashEmbedder())
         return backend.load(config.name, config.settings)
 
     if cache is None or not backend.cacheable:
