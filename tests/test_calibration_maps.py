@@ -208,6 +208,7 @@ def test_faithfulness_verdicts_are_calibrated_and_the_raw_ones_kept() -> None:
     assert result.details["verdicts"] == ["supported", "unsupported"]  # at 0.5, calibrated
     assert "verdict_threshold" not in result.details
     assert result.score == pytest.approx((MAP.apply(0.6) + MAP.apply(0.4)) / 2)
+    assert result.details["verdict_share"] == 0.5  # the verdicts' reading, also calibrated
 
 
 def test_answer_relevancy_is_calibrated_with_its_own_map() -> None:
