@@ -113,9 +113,7 @@ def support_asked(answer: str) -> list[str]:
 
 def test_rag_6_asks_a_bare_answer_as_an_answer_and_a_long_ones_sentences_as_rag_3() -> None:
     # one statement: its meaning may be its question's ("1889."), so it is the answer
-    assert support_asked("1889.") == [
-        ' "1889."\n\nIs the answer supported by the context above?'
-    ]
+    assert support_asked("1889.") == [' "1889."\n\nIs the answer supported by the context above?']
     # several: each sentence is something the context says or not, not "the answer"
     assert support_asked("It opened in 1889. It is tall.") == [
         ' "It opened in 1889."? Answer Yes or No.',
