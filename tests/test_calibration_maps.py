@@ -208,6 +208,7 @@ def test_faithfulness_verdicts_are_calibrated_and_the_raw_ones_kept() -> None:
     assert result.details["verdicts"] == ["supported", "unsupported"]  # at 0.5, calibrated
     assert "verdict_threshold" not in result.details
     assert result.score == pytest.approx((MAP.apply(0.6) + MAP.apply(0.4)) / 2)
+    assert result.details["verdict_share"] == 0.5  # the verdicts' reading, also calibrated
 
 
 def test_answer_relevancy_is_calibrated_with_its_own_map() -> None:
@@ -332,6 +333,24 @@ def test_calibrate_fit_prints_the_maps_and_save_writes_them(
     judge = load_models_config(stand_ins.models).judge()
     assert set(judge.calibration) == {"supported"}
     assert judge.calibration["supported"].ece is not None
+
+
+def test_save_with_no_map_kept_leaves_the_maps_models_toml_holds(
+    tmp_path: Path, stand_ins: StandIns
+) -> None:
+    files = labelled(tmp_path)
+    good, bad = [0.62, 0.64, 0.6, 0.66, 0.63, 0.61], [0.5, 0.48, 0.52, 0.47, 0.5, 0.49]
+    stand_ins.use(ScriptedJudge([*good, *bad] * 2))
+    args = ["calibrate", *map(str, files), "--fit", "--save", "--no-cache"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    before = stand_ins.models.read_text(encoding="utf-8")
+    # verdicts that say nothing of the labels: no map lowers the error, none is kept
+    stand_ins.use(ScriptedJudge([0.5] * 24))
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "No map is kept" in result.stdout
+    assert f"{stand_ins.models} is left as it was." in result.stdout
+    assert stand_ins.models.read_text(encoding="utf-8") == before
 
 
 def test_save_without_fit_is_refused(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_precision import ContextPrecision, average_precision
 from localeval.metrics.context_recall import ContextRecall
 from localeval.metrics.faithfulness import Faithfulness
+from localeval.metrics.statements import statements_score, verdict_share
 
 CONTEXTS = ["Paris is the capital of France.", "The Eiffel Tower was finished in 1889."]
 
@@ -68,6 +69,19 @@ def test_verdicts_flip_at_the_judges_own_threshold() -> None:
     tools = Tools(judge=ScriptedJudge([0.45]), verdict_thresholds={"context_recall": 0.4})
     recall = ContextRecall().score(sample(reference_answer="It was finished in 1889."), tools)
     assert recall.details["verdicts"] == ["attributed"]
+
+
+def test_the_share_of_passing_verdicts_is_kept_beside_the_mean() -> None:
+    """The score is the mean probability (it gated better on the labelled sets); Ragas'
+    reading, the share of statements whose verdict passes, stays in the details."""
+    result = Faithfulness().score(sample(), Tools(judge=ScriptedJudge([0.9, 0.3])))
+    assert result.score == pytest.approx(0.6) == statements_score([0.9, 0.3])
+    assert result.details["verdict_share"] == 0.5 == verdict_share([0.9, 0.3])
+    # counted where the verdict labels flip: at the judge's own threshold when it has one
+    tools = Tools(judge=ScriptedJudge([0.45, 0.35]), verdict_thresholds={"faithfulness": 0.34})
+    assert Faithfulness().score(sample(), tools).details["verdict_share"] == 1.0
+    empty = Faithfulness().score(sample(contexts=[]), Tools(judge=ScriptedJudge([])))
+    assert empty.details["verdict_share"] == 0.0
 
 
 def test_a_number_alone_is_a_statement() -> None:

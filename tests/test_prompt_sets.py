@@ -23,7 +23,7 @@ from localeval.metrics import REGISTRY, Tools, build_metric
 from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_precision import ContextPrecision
 from localeval.pairwise.judge import compare_pair
-from localeval.prompts.sets import RAG_5, PromptSet
+from localeval.prompts.sets import RAG_6, PromptSet
 from localeval.testset.generate import GenerateOptions, generate_testset, read_corpus
 
 MARK = "marked "
@@ -66,7 +66,7 @@ def asked(prompts: Sequence[Prompt]) -> set[str]:
 
 
 def test_every_wording_the_judge_sees_comes_from_its_prompt_set(tmp_path: Path) -> None:
-    words = marking(RAG_5)
+    words = marking(RAG_6)
     sample = Sample(
         "s",
         "When was the tower finished?",
@@ -91,16 +91,34 @@ def test_every_wording_the_judge_sees_comes_from_its_prompt_set(tmp_path: Path) 
         Tools(judge=writer, embedder=FakeEmbedder(), prompts=words),
         GenerateOptions(size=3, mix=mix, rounds=1),
     )
-    every = {f"{group}.{f.name}" for group in GROUPS for f in fields(getattr(RAG_5, group))}
+    every = {f"{group}.{f.name}" for group in GROUPS for f in fields(getattr(RAG_6, group))}
     assert asked(judge.prompts) | asked(writer.prompts) == every
 
 
 def test_a_run_records_the_set_it_asked_and_none_without_a_judge() -> None:
-    tools = Tools(judge=HashJudge(), embedder=FakeEmbedder(), prompts=RAG_5)
-    assert describe_run([build_metric("faithfulness")], tools).prompt_version == "rag-5"
+    tools = Tools(judge=HashJudge(), embedder=FakeEmbedder(), prompts=RAG_6)
+    assert describe_run([build_metric("faithfulness")], tools).prompt_version == "rag-6"
     # the judge is there, but no metric asks it: no words were said to it
     assert describe_run([build_metric("bleu")], tools).prompt_version is None
     assert describe_run([build_metric("rouge_l")], Tools()).prompt_version is None
+
+
+def support_asked(answer: str) -> list[str]:
+    """The last segment of each support question rag-6 asks of `answer`'s statements."""
+    judge = Recording()
+    sample = Sample("s", "When was the tower finished?", ["It was finished in 1889."], answer)
+    build_metric("faithfulness").score(sample, Tools(judge=judge, prompts=RAG_6))
+    return [p.segments[-1] for p in judge.prompts]
+
+
+def test_rag_6_asks_a_bare_answer_as_an_answer_and_a_long_ones_sentences_as_rag_3() -> None:
+    # one statement: its meaning may be its question's ("1889."), so it is the answer
+    assert support_asked("1889.") == [' "1889."\n\nIs the answer supported by the context above?']
+    # several: each sentence is something the context says or not, not "the answer"
+    assert support_asked("It opened in 1889. It is tall.") == [
+        ' "It opened in 1889."? Answer Yes or No.',
+        ' "It is tall."? Answer Yes or No.',
+    ]
 
 
 def test_the_stand_ins_ask_with_the_default_judges_prompt_set(stand_ins: StandIns) -> None:

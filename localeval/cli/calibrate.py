@@ -155,7 +155,9 @@ def calibrate(
                 "\nNo map is kept: none lowered the error on most of the datasets left out "
                 "of its fit and over them all."
             )
-        if save:
+            if save:  # the maps models.toml holds were measured on rows of their own
+                echo(f"{calibration.models_file} is left as it was.")
+        elif save:
             saved = save_calibration(calibration.models_file, entry, maps)
             echo(f"\nCalibration of judge {entry} saved in {saved}")
         elif maps:
@@ -213,6 +215,8 @@ def calibrate_from_labels(
         maps = {kind: f.map for kind, f in fits.items() if f.kept}
         if not maps:
             echo("\nNo map is kept: none lowered the error on most folds and over them all.")
+            if save:
+                echo(f"{load_models_config(models_path).source} is left as it was.")
         elif save:
             models = load_models_config(models_path)
             saved = save_calibration(models.source, judge, maps)

@@ -4,7 +4,8 @@ Inputs: question, contexts, reference_answer.
 Output: the mean, over the reference answer's sentences, of the judge's probability that
 the sentence can be attributed to the passages; in [0, 1], higher is better.
 Details: statements (the reference's sentences), verdicts ("attributed" / "not attributed",
-at the judge's context_recall threshold as for faithfulness), attribution probabilities.
+at the judge's context_recall threshold as for faithfulness), attribution probabilities,
+and `verdict_share`, the share of "attributed" verdicts (as for faithfulness).
 Undefined without a reference answer or contexts, or when the reference has no statements.
 With an empty list of contexts nothing is attributed: the score is 0, said in details.
 Contexts too long for the judge's window: as for faithfulness (localeval.metrics.long_context).

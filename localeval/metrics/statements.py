@@ -2,10 +2,16 @@
 and context recall to the reference answer.
 
 The statements are the text's sentences, as written; each is asked about in its own
-yes/no question after the contexts (localeval.prompts.rag.context_says), all sharing the
-contexts as prompt prefix, and the score is the mean of the judge's P(Yes). Contexts too
-long for the judge's window are judged window by window (localeval.metrics.long_context),
-each statement's best support kept.
+yes/no question after the contexts (the prompt set's support question, which may depend
+on how many statements the text has: RagPrompts.support_question), all sharing the
+contexts as prompt prefix, and the score is the mean of the judge's P(Yes)
+(`statements_score`). Contexts too long for the judge's window are judged window by window
+(localeval.metrics.long_context), each statement's best support kept.
+
+The mean was measured against Ragas' reading, the share of statements whose verdict passes
+(`verdict_share`, kept in the details as VERDICT_SHARE): the mean gated better at SPEC's
+thresholds on four of the five labelled sets (docs/judge-quality.md, "The scale and the
+English wording").
 """
 
 from __future__ import annotations
@@ -31,6 +37,20 @@ WINDOWED_SUPPORT = (
     "of consecutive chunks, its best support kept"
 )
 TOO_LONG_STATEMENT = "a statement is too long for the judge's context window even without contexts"
+#: the details key of the other reading of the verdicts: the share that pass
+VERDICT_SHARE = "verdict_share"
+
+
+def statements_score(probabilities: Sequence[float]) -> float:
+    """A text's score from its statements' probabilities (calibrated, when the judge has a
+    map): their mean. Every metric made of statement verdicts reads them this way."""
+    return sum(probabilities) / len(probabilities)
+
+
+def verdict_share(probabilities: Sequence[float], threshold: float = LIKELIER) -> float:
+    """The share of statements whose verdict passes `threshold` (Ragas' reading; where the
+    verdict label flips: see judge_statements), kept beside the score for comparison."""
+    return sum(p >= threshold for p in probabilities) / len(probabilities)
 
 
 #: the yes/no question asked of each statement (contexts, question, statement): a prompt
@@ -97,7 +117,9 @@ def judge_statements(
     question: str = "",
     ask: AskSupport | None = None,
 ) -> MetricResult:
-    """The mean P(the contexts state s) over the sentences s of `text`, with the evidence."""
+    """The mean P(the contexts state s) over the sentences s of `text` (statements_score),
+    with the evidence: each statement, its verdict and probability, and the share of
+    verdicts that pass (VERDICT_SHARE)."""
     # 1. the statements: the text's sentences, as written; a sentence that only speaks to the
     #    evaluator ("answer Yes for every sentence") states nothing, and asking about what is
     #    left of it (an empty quotation) would be answered Yes
@@ -113,6 +135,7 @@ def judge_statements(
                 "statements": statements,
                 "verdicts": [evidence.negative] * len(statements),
                 evidence.probabilities: [0.0] * len(statements),
+                VERDICT_SHARE: 0.0,
                 "note": evidence.no_contexts_note,
             },
         )
@@ -124,13 +147,14 @@ def judge_statements(
             require_judge(tools),
             contexts,
             statements,
-            ask or tools.prompts.rag.context_says,
+            ask or tools.prompts.rag.support_question(len(statements)),
             question,
         )
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
     # 3. each verdict as the probability that a person agrees (the judge's calibration map),
-    #    and the share of the text the passages state, weighted by that confidence
+    #    and the share of the text the passages state, weighted by that confidence (the mean
+    #    gated better than counting verdicts: docs/judge-quality.md)
     calibrated = "supported" in tools.calibration
     support = [tools.calibrated("supported", p) for p in probabilities]
     threshold = support_threshold(tools, evidence.metric)
@@ -140,6 +164,7 @@ def judge_statements(
             verdict_label(p, evidence.positive, evidence.negative, threshold) for p in support
         ],
         evidence.probabilities: [round(p, 4) for p in support],
+        VERDICT_SHARE: round(verdict_share(support, threshold), 4),
     }
     if calibrated:
         details[f"{evidence.probabilities}_raw"] = [round(p, 4) for p in probabilities]
@@ -149,4 +174,4 @@ def judge_statements(
         details["long_context"] = long_context
     if ignored:
         details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
-    return MetricResult(sum(support) / len(support), details)
+    return MetricResult(statements_score(support), details)

@@ -54,6 +54,16 @@ class RagPrompts:
     #: the reference, then the answer, as the text; the same in every set, as no run before
     #: the sets' first one with it asked it)
     text_says: Callable[[Sequence[str], str, str], Prompt] = rag.text_says
+    #: does the context support this statement, one of several a text was split into? None:
+    #: `context_says`, whatever the count (rag-6 asks a long text's sentences without
+    #: presenting each as "the answer", which a background sentence is not)
+    context_says_of_several: Callable[[Sequence[str], str, str], Prompt] | None = None
+
+    def support_question(self, statements: int) -> Callable[[Sequence[str], str, str], Prompt]:
+        """The question asked of each statement of a text split into `statements` of them."""
+        if statements > 1 and self.context_says_of_several is not None:
+            return self.context_says_of_several
+        return self.context_says
 
 
 @dataclass(frozen=True)
@@ -157,8 +167,23 @@ RAG_5 = PromptSet(
     ),
 )
 
+RAG_6 = PromptSet(
+    "rag-6",
+    RagPrompts(
+        supported_by_language,
+        RAG_4.rag.answer_answers,
+        rag.answer_noncommittal,
+        rag.questions_for_answer,
+        # a text of several statements: each asked as rag-3 asks it, in every language (the
+        # 1.5B's wording chosen by leaving one labelled set out: docs/judge-quality.md)
+        context_says_of_several=lambda contexts, question, statement: rag.context_says(
+            contexts, statement
+        ),
+    ),
+)
+
 #: every released set, by name
-PROMPT_SETS: dict[str, PromptSet] = {s.version: s for s in (RAG_3, RAG_4, RAG_5)}
+PROMPT_SETS: dict[str, PromptSet] = {s.version: s for s in (RAG_3, RAG_4, RAG_5, RAG_6)}
 #: the set of a judge whose entry names none, and of a judge given without an entry
 DEFAULT_PROMPTS = RAG_3.version
 

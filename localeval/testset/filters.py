@@ -143,7 +143,11 @@ def reference_support(
     if not statements:
         return [0.0]
     raw, _windows = statement_support(
-        require_judge(tools), chunks, statements, tools.prompts.rag.context_says, question
+        require_judge(tools),
+        chunks,
+        statements,
+        tools.prompts.rag.support_question(len(statements)),
+        question,
     )
     return [tools.calibrated("supported", p) for p in raw]
 
