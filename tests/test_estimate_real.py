@@ -1,7 +1,7 @@
 """The counting judge counts what the llama.cpp judge evaluates: the same calls, prompt
 tokens and llama.cpp calls, on a real model (the small plumbing one), with a window small
 enough that long contexts are split and a batch small enough that segments take several
-llama.cpp calls."""
+llama.cpp calls; the metrics are the RAG ones, the rubric and answer correctness."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from localeval.metrics import RAG_METRICS, Tools
 pytestmark = pytest.mark.real_models
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
-METRICS = [*RAG_METRICS, "rubric"]
+METRICS = [*RAG_METRICS, "rubric", "answer_correctness"]
 
 
 class DecodesCounted(LlamaJudge):
