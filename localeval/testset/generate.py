@@ -338,7 +338,10 @@ class _CountingWriter(_Writer):
         most = float("inf")
         self.thresholds = Thresholds(-most, most) if passing else Thresholds(most, -most)
 
-    def _cheap_checks(self, *args: object) -> None:
+    def _cheap_checks(
+        self, kind: str, question: str, answer: str | None, chunks: tuple[Chunk, ...],
+        vector: np.ndarray,
+    ) -> Rejection | None:  # fmt: skip
         return None
 
 
