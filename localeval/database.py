@@ -151,6 +151,17 @@ MIGRATIONS: list[str] = [
     """
     UPDATE runs SET prompt_version = '' WHERE judge_name IS NULL;
     """,
+    # 11: how fast each judge and embedder works on each machine, measured once for
+    #    `evaluate --estimate` (see localeval.tools.speed)
+    """
+    CREATE TABLE model_speed (
+        key TEXT PRIMARY KEY,          -- sha256 of the model's identity, settings, machine
+        model TEXT NOT NULL,           -- the models.toml entry's name, for people
+        machine TEXT NOT NULL,         -- host, CPU, cores
+        speed TEXT NOT NULL,           -- JSON: the measured figures
+        measured TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+    );
+    """,
 ]
 
 

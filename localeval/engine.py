@@ -97,20 +97,24 @@ def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> Sam
     makes that metric undefined for the sample (with the reason) instead of failing the run."""
     started = time.perf_counter()
     before = tools.judge.usage.snapshot() if tools.judge is not None else Usage()
-    results: dict[str, MetricResult] = {}
-    for metric in metrics:
-        try:
-            results[metric.name] = metric.score(sample, tools)
-        except PromptTooLongError as exc:
-            results[metric.name] = MetricResult.undefined(
-                f"too long for the judge: {exc.n_tokens} tokens needed, context holds "
-                f"{exc.n_ctx} (raise n_ctx in models.toml or shorten the contexts)"
-            )
-        except VerdictUnreadable as exc:
-            results[metric.name] = MetricResult.undefined(str(exc))
+    results = {metric.name: score_metric(sample, metric, tools) for metric in metrics}
     usage = tools.judge.usage - before if tools.judge is not None else Usage()
     usage.seconds = time.perf_counter() - started  # embedding included
     return SampleResult(sample, results, usage)
+
+
+def score_metric(sample: Sample, metric: Metric, tools: Tools) -> MetricResult:
+    """One metric's result for a sample; a prompt too long for the judge, or a verdict it
+    gave that cannot be read, makes the metric undefined for the sample, with the reason."""
+    try:
+        return metric.score(sample, tools)
+    except PromptTooLongError as exc:
+        return MetricResult.undefined(
+            f"too long for the judge: {exc.n_tokens} tokens needed, context holds "
+            f"{exc.n_ctx} (raise n_ctx in models.toml or shorten the contexts)"
+        )
+    except VerdictUnreadable as exc:
+        return MetricResult.undefined(str(exc))
 
 
 class Sink(Protocol):

@@ -93,3 +93,20 @@ class RunInUseError(UsageError):
         self.seconds_ago = seconds_ago
         since = "" if seconds_ago is None else f", last sample stored {seconds_ago:.0f} s ago"
         super().__init__(f"run {run_id} is being written by {holder} now{since}")
+
+
+class BudgetSpent(LocalevalError):
+    """A run reached its --max-minutes or --max-calls and stopped, resumable."""
+
+    #: as GNU timeout's status: stopped at a limit it was given
+    exit_code = 124
+
+    def __init__(self, limit: str, scored: int, seconds: float, judge_calls: int):
+        self.limit = limit
+        self.scored = scored
+        self.seconds = seconds
+        self.judge_calls = judge_calls
+        super().__init__(
+            f"{limit} is spent: {scored} samples scored in {seconds / 60:.1f} minutes "
+            f"with {judge_calls} judge calls"
+        )

@@ -81,6 +81,31 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class JudgeSpeed:
+    """How fast a judge works on one machine, measured there once (localeval.tools.speed).
+
+    A judge's time is its steps (llama.cpp calls, or requests to a server), the prompt
+    tokens it evaluates and the tokens it generates: each step costs `step_seconds` beyond
+    its tokens (llama.cpp reads all the weights once per call), and the tokens cost what
+    their rates say.
+    """
+
+    prompt_tokens_per_s: float
+    step_seconds: float
+    generated_tokens_per_s: float
+    #: loading the model before the first call (0 for a server)
+    load_seconds: float = 0.0
+
+    def seconds(self, steps: int, prompt_tokens: int, generated_tokens: int) -> float:
+        """What that much work takes, loading not included."""
+        return (
+            steps * self.step_seconds
+            + prompt_tokens / self.prompt_tokens_per_s
+            + generated_tokens / self.generated_tokens_per_s
+        )
+
+
+@dataclass(frozen=True)
 class ModelIdentity:
     """Which model gave a run's numbers, as the run and the cache record it.
 

@@ -216,3 +216,22 @@ def _check(schema: Schema, value: Any, text: str) -> None:
         ok = False
     if not ok:
         raise JudgeError(f"judge output does not match its schema: {text[:200]!r}")
+
+
+def typical_value(schema: Schema, text: str) -> Any:
+    """A value of `schema` whose strings are `text` (cut to fit): what a reply of ordinary
+    length looks like, for counting a reply that is not generated (an estimate)."""
+    if isinstance(schema, Str):
+        return text[: schema.max_chars].ljust(schema.min_chars, "x")
+    if isinstance(schema, Enum):
+        return schema.values[0]
+    if isinstance(schema, Bool):
+        return False
+    if isinstance(schema, Int):
+        return schema.low
+    if isinstance(schema, Array):
+        count = schema.min_items or min(1, schema.max_items)
+        return [typical_value(schema.item, text) for _ in range(count)]
+    if isinstance(schema, Object):
+        return {key: typical_value(value, text) for key, value in schema.fields}
+    raise TypeError(f"not a schema: {schema!r}")

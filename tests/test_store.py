@@ -198,3 +198,34 @@ def test_a_run_that_asked_no_judge_reads_back_with_no_prompt_version(tmp_path: P
     assert store.get("bleu").info.prompt_version is None
     assert store.get("judged").info.prompt_version == "rag-3"
     store.close()
+
+
+def test_a_database_before_the_speed_table_gets_it_and_keeps_its_runs(tmp_path: Path) -> None:
+    """The migration that adds model_speed (the speeds `--estimate` keeps), on a database just
+    before it: its runs read back, and the table takes a speed."""
+    from localeval.runs.history import RunStore
+
+    version = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE model_speed" in sql)
+    assert version == len(MIGRATIONS) - 1  # appended after every migration main had
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n"
+        + "\n".join(MIGRATIONS[:version])
+        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
+    )
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 2, '', '[\"bleu\"]', '{}', '{}', 'v')"
+    )
+    old.close()
+
+    store = RunStore.open(path)
+    assert schema_version(store.connection) == len(MIGRATIONS)
+    assert store.get("r").info.prompt_version is None
+    store.connection.execute(
+        "INSERT INTO model_speed (key, model, machine, speed) VALUES ('k', 'j', 'm', '{}')"
+    )
+    assert store.connection.execute("SELECT model, measured FROM model_speed").fetchone()[0] == "j"
+    store.close()

@@ -14,6 +14,7 @@ name. Fakes are never cached: asking them again costs nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -28,7 +29,7 @@ import numpy as np
 
 from localeval.backends import ModelStatus, counted_setting, typed_setting
 from localeval.errors import ConfigError
-from localeval.judge import ModelIdentity, Prompt, Usage
+from localeval.judge import JudgeSpeed, ModelIdentity, Prompt, Usage
 from localeval.schema import Array, Bool, Enum, Int, Object, Schema, Str, parse
 
 #: a prompt holding this word gets a near-zero yes-probability from `HashJudge`: a test's
@@ -216,6 +217,15 @@ class FakeJudgeBackend:
             judge = ScriptedJudge(json.loads(settings.answers))
         judge.name = name
         return judge
+
+    def counter(self, name: str, settings: FakeJudgeSettings) -> HashJudge | ScriptedJudge:
+        """A fresh fake, without its delay, counts as it answers: each call one step, each
+        word a token."""
+        return self.load(name, dataclasses.replace(settings, delay_s=0.0))
+
+    def measure(self, name: str, settings: FakeJudgeSettings) -> JudgeSpeed:
+        """A fake's speed is its delay per call."""
+        return JudgeSpeed(1e9, settings.delay_s, 1e9)
 
     def status(self, settings: FakeJudgeSettings) -> ModelStatus:
         return ModelStatus(None, "(no file)", "fake")

@@ -7,15 +7,17 @@ identity is the file's sha256 with the settings that change its numbers.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from localeval.backends import ModelStatus, counted_setting, required_path, typed_setting
 from localeval.backends.files import check_gguf
+from localeval.backends.llama_count import CountingLlamaJudge, measure_speed
 from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge, verified_identity
 from localeval.errors import ConfigError
-from localeval.judge import ModelIdentity
+from localeval.judge import JudgeSpeed, ModelIdentity
 
 _DEFAULTS = LlamaCppSettings(path=Path())
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
@@ -52,6 +54,19 @@ class LlamaCppBackend:
 
     def load(self, name: str, settings: LlamaCppSettings) -> LlamaJudge:
         return LlamaJudge(name, settings)
+
+    def counter(self, name: str, settings: LlamaCppSettings) -> CountingLlamaJudge:
+        """The judge's vocabulary only, counting what each call would evaluate."""
+        return CountingLlamaJudge(name, settings)
+
+    def measure(self, name: str, settings: LlamaCppSettings) -> JudgeSpeed:
+        """Load the judge and time it on this machine (a few seconds)."""
+        started = time.perf_counter()
+        judge = LlamaJudge(name, settings)
+        try:
+            return measure_speed(judge, started)
+        finally:
+            judge.close()
 
     def status(self, settings: LlamaCppSettings) -> ModelStatus:
         check = check_gguf(settings.path, settings.sha256)

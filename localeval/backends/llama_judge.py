@@ -43,6 +43,11 @@ NO_WORDS = ("No", "no", "NO", " No", " no", "否")
 CALL_PROTOCOL = 2
 
 
+def batches(tokens: Segment, n_batch: int) -> list[Segment]:
+    """`tokens` as llama.cpp is given them: one call per `n_batch` tokens."""
+    return [tokens[start : start + n_batch] for start in range(0, len(tokens), n_batch)]
+
+
 @dataclass(frozen=True)
 class LlamaCppSettings:
     """A GGUF judge's models.toml entry: the file, and how llama.cpp runs it."""
@@ -85,26 +90,33 @@ def verified_identity(name: str, settings: LlamaCppSettings) -> ModelIdentity:
 class LlamaJudge:
     """Judge backed by llama-cpp-python; load once per run and reuse for every sample."""
 
+    #: load the GGUF file's vocabulary only, not its weights (localeval.backends.llama_count)
+    vocab_only = False
+
     def __init__(self, name: str, settings: LlamaCppSettings):
         self.identity = verified_identity(name, settings)
         from llama_cpp import Llama
+        from llama_cpp._utils import suppress_stdout_stderr
 
         self.name = name
         self.config = settings
         self.usage = Usage()
         threads = settings.threads or os.cpu_count() or 1
         try:
-            self._llm = Llama(
-                model_path=str(settings.path),
-                n_ctx=settings.n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=settings.gpu_layers,
-                n_batch=settings.batch_size,
-                seed=settings.seed,
-                logits_all=False,
-                verbose=False,
-            )
+            # a vocabulary has no training context: llama.cpp warns of one it cannot check
+            with suppress_stdout_stderr(disable=not self.vocab_only):
+                self._llm = Llama(
+                    model_path=str(settings.path),
+                    n_ctx=settings.n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_gpu_layers=settings.gpu_layers,
+                    n_batch=settings.batch_size,
+                    seed=settings.seed,
+                    logits_all=False,
+                    vocab_only=self.vocab_only,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError) as exc:
             raise JudgeError(f"llama.cpp could not load {settings.path}: {exc}") from exc
         # llama.cpp rounds the context up (to a multiple of 256), but llama-cpp-python's
@@ -203,10 +215,11 @@ class LlamaJudge:
         """
         llm = self._llm
         llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
-        for start in range(0, len(tokens), llm.n_batch):
-            batch = list(tokens[start : start + llm.n_batch])
+        parts = batches(tokens, llm.n_batch)
+        for number, part in enumerate(parts, start=1):
+            batch = list(part)
             llm._batch.set_batch(batch=batch, n_past=llm.n_tokens, logits_all=False)
-            if not logits or start + len(batch) < len(tokens):
+            if not logits or number < len(parts):
                 llm._batch.batch.logits[len(batch) - 1] = False
             llm._ctx.decode(llm._batch)
             llm.input_ids[llm.n_tokens : llm.n_tokens + len(batch)] = batch
@@ -283,27 +296,30 @@ class LlamaJudge:
         return np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
 
     def generate(self, prompt: Prompt, schema: Schema) -> Any:
-        import llama_cpp
-
         started = time.perf_counter()
         limit = max_bytes(schema) + 1  # every grammar token adds >= 1 byte; +1 for the end
         self._evaluate(self._segments(prompt), reserve=limit)
+        output = self._reply(schema, limit)
+        self.usage.judge_calls += 1
+        self.usage.generated_tokens += len(output)
+        self.usage.seconds += time.perf_counter() - started
+        text = self._llm.detokenize(output).decode("utf-8", errors="strict")
+        return parse(schema, text)
+
+    def _reply(self, schema: Schema, limit: int) -> list[int]:
+        """The reply's tokens after the evaluated prompt, each evaluated in turn."""
+        import llama_cpp
+
         sampler = self._sampler(schema)
         vocab = self._llm._model.vocab
         output: list[int] = []
         for _ in range(limit):
             token = sampler.next_token(self._last_logits())  # greedy under the grammar
             if llama_cpp.llama_vocab_is_eog(vocab, token):
-                break
+                return output
             output.append(token)
             self._extend(token)
-        else:
-            raise JudgeError(f"judge output exceeded the schema's bound of {limit} tokens")
-        self.usage.judge_calls += 1
-        self.usage.generated_tokens += len(output)
-        self.usage.seconds += time.perf_counter() - started
-        text = self._llm.detokenize(output).decode("utf-8", errors="strict")
-        return parse(schema, text)
+        raise JudgeError(f"judge output exceeded the schema's bound of {limit} tokens")
 
     def close(self) -> None:
         for sampler in self._samplers.values():

@@ -27,11 +27,12 @@ from typing import Any
 
 from localeval.backends import ModelStatus, typed_setting
 from localeval.backends.gguf_header import GGUFHeaderError, read_header
+from localeval.backends.server_count import CountingServerJudge, measure_speed
 from localeval.backends.server_http import Connection, Endpoint, ServerError
 from localeval.backends.server_judge import ServerJudge, ServerModel
 from localeval.backends.server_shapes import CONSTRAINTS, DIALECTS, TOP_LOGPROBS, about, detect
 from localeval.errors import ConfigError
-from localeval.judge import ModelIdentity
+from localeval.judge import JudgeSpeed, ModelIdentity
 from localeval.prompts.chat import ChatTemplate
 
 #: bump when the way a server's reply turns into a value changes (it is one of the judge's
@@ -152,6 +153,18 @@ class OpenAIBackend:
 
     def load(self, name: str, settings: OpenAISettings) -> ServerJudge:
         return ServerJudge(*self._find(name, settings))
+
+    def counter(self, name: str, settings: OpenAISettings) -> CountingServerJudge:
+        """The judge with its completions counted, not sent (localeval.tools.estimate)."""
+        return CountingServerJudge(*self._find(name, settings))
+
+    def measure(self, name: str, settings: OpenAISettings) -> JudgeSpeed:
+        """The server's speed from here: a few short requests."""
+        judge = self.load(name, settings)
+        try:
+            return measure_speed(judge)
+        finally:
+            judge.close()
 
     def _find(self, name: str, settings: OpenAISettings) -> tuple[ModelIdentity, ServerModel]:
         if (name, settings) not in self._found:

@@ -54,6 +54,13 @@ from localeval.cli.progress import Progress
     "Answer judge calls made before from the local cache; --no-cache asks the judge again."
 )
 @db_option
+@click.option(
+    "--estimate",
+    "estimate_only",
+    is_flag=True,
+    help="Judge nothing: count what comparing will cost (judge calls, prompt tokens, what "
+    "the cache answers) and the time on this machine. With --output, write it as JSON.",
+)
 @translate_errors
 def compare_answers(
     data: Path,
@@ -66,6 +73,7 @@ def compare_answers(
     progress: bool,
     use_cache: bool,
     db_path: Path | None,
+    estimate_only: bool,
 ) -> None:
     """Judge which of two answers to each question is better, A or B.
 
@@ -93,6 +101,15 @@ def compare_answers(
     comparison = PairComparison(request)
     warn_if_replaced(comparison.output)
     echo(f"Loaded {len(comparison.rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
+    if estimate_only:
+        from localeval.report.estimate_text import estimate_text
+
+        estimate = comparison.estimate()
+        echo(estimate_text(estimate))
+        if output is not None:
+            write_json(comparison.output or output, estimate.as_dict())
+            echo(f"Estimate written to {output}")
+        sys.exit(EXIT_OK)
     bar = Progress(len(comparison.rows), "Comparing", enabled=progress)
     try:
         outcome = comparison.run(on_row=bar.advance)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -28,11 +29,13 @@ from localeval.cli.options import (
 from localeval.cli.progress import Progress
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import readable_data
-from localeval.errors import DatasetError, RunInUseError
+from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
 from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import DEFAULT_MIN_DEFINED
 from localeval.results.model import SampleResult
+from localeval.runs.estimate import Estimate, estimate_evaluation, speed_kept
 from localeval.runs.evaluation import (
+    Budget,
     Evaluation,
     EvaluationEvents,
     EvaluationOutcome,
@@ -88,6 +91,8 @@ class Printed(EvaluationEvents):
         self.data = data
         self.show_progress = show_progress
         self.progress: Progress | None = None
+        #: each sample's estimated seconds, when an estimate was made for the time left
+        self.expected: dict[str, float] | None = None
 
     def skipped(self, error: DatasetError) -> None:
         echo(f"Skipped: {error}", err=True)
@@ -118,13 +123,19 @@ class Printed(EvaluationEvents):
         )
 
     def scoring(self, run: StoredRun) -> None:
+        expected = None if self.expected is None else sum(self.expected.values())
         self.progress = Progress(
-            run.n_samples, "Evaluating", enabled=self.show_progress, resumed=run.n_done
+            run.n_samples,
+            "Evaluating",
+            enabled=self.show_progress,
+            resumed=run.n_done,
+            expected=expected,
         )
 
     def scored(self, result: SampleResult) -> None:
         if self.progress is not None:
-            self.progress.advance()
+            expected = (self.expected or {}).get(result.sample.sample_id, 0.0)
+            self.progress.advance(expected=expected)
 
     def scoring_ended(self) -> None:
         if self.progress is not None:
@@ -231,6 +242,31 @@ def show(outcome: EvaluationOutcome) -> None:
     help="Score only shard K of N (the samples whose id hashes to it), e.g. one worker of "
     "a CI matrix; `localeval runs merge` joins the shards into one run.",
 )
+@click.option(
+    "--estimate",
+    "estimate_only",
+    is_flag=True,
+    help="Evaluate nothing: count what the run will cost (judge calls, prompt tokens it "
+    "evaluates, tokens it generates, what the cache answers) per metric and in total, and "
+    "the time on this machine (its speed measured once, a few seconds). With --output, "
+    "write it as JSON.",
+)
+@click.option(
+    "--max-minutes",
+    type=float,
+    default=None,
+    metavar="N",
+    help="Stop once scoring has taken N minutes (the sample in progress is finished); the "
+    "run is kept and the same command continues it.",
+)
+@click.option(
+    "--max-calls",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Stop once the judge has been called N times (calls the cache answers are free); "
+    "the run is kept and the same command continues it.",
+)
 @translate_errors
 def evaluate(
     data: Path,
@@ -250,6 +286,9 @@ def evaluate(
     use_cache: bool,
     skip_invalid: bool,
     shard: str | None,
+    estimate_only: bool,
+    max_minutes: float | None,
+    max_calls: int | None,
     **options: Any,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
@@ -258,8 +297,9 @@ def evaluate(
     Every run is kept in the run history (see `localeval runs`), sample by sample as it is
     scored: after Ctrl-C or a crash, running the same command again continues the run.
 
-    Exit status: 0 all gates pass, 1 a gate (or the --baseline regression gate) failed,
-    2 bad usage or input, 3 internal error.
+    Exit status: 0 all gates pass (or --estimate), 1 a gate (or the --baseline
+    regression gate) failed, 2 bad usage or input, 3 internal error, 124 stopped at
+    --max-minutes or --max-calls (the run is kept: the same command continues it).
     """
     request = EvaluationRequest(
         data,
@@ -279,18 +319,33 @@ def evaluate(
         metric_options=options,
         min_defined=min_defined,
         shard=shard,
+        budget=Budget(max_minutes, max_calls),
     )
+    if estimate_only and (max_minutes is not None or max_calls is not None):
+        raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
     # read twice (checked, then scored) and hashed: stdin or a pipe is kept in a file meanwhile
     with readable_data(data, sys.stdin.buffer) as (path, label):
-        passed = _evaluate(replace(request, data=path, data_label=label), progress)
+        request = replace(request, data=path, data_label=label)
+        passed = _evaluate(request, progress, estimate_only)
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 
 
-def _evaluate(request: EvaluationRequest, progress: bool) -> bool:
-    """Run the evaluation and print it; whether every gate passed."""
+def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = False) -> bool:
+    """Run the evaluation (or only estimate it) and print it; whether every gate passed."""
     label = request.data_label or printable(str(request.data))
-    with Evaluation(request, Printed(label, progress)) as evaluation:
-        outcome = evaluation.run()
+    printed = Printed(label, progress)
+    with Evaluation(request, printed) as evaluation:
+        if estimate_only:
+            _show_estimate(evaluation, request)
+            return True
+        if progress and speed_kept(evaluation):
+            # the time left starts from the estimate, at the speed measured before
+            printed.expected = estimate_evaluation(evaluation, measure=False).per_item
+        try:
+            outcome = evaluation.run()
+        except BudgetSpent as spent:
+            echo(f"Stopped: {spent}. To go on: {_command_line()}", err=True)
+            sys.exit(spent.exit_code)
         show(outcome)
         if request.output is not None:
             evaluation.write_results(outcome, request.output)
@@ -305,6 +360,24 @@ def _evaluate(request: EvaluationRequest, progress: bool) -> bool:
             echo("\n" + history_text.regression_text(comparison, request.max_drop))
             passed = passed and not comparison.regressions(request.max_drop)
     return passed
+
+
+def _show_estimate(evaluation: Evaluation, request: EvaluationRequest) -> Estimate:
+    """--estimate: count the run's cost, print it, and write it to --output."""
+    from localeval.report.estimate_text import estimate_text
+    from localeval.results.contract import write_json
+
+    estimate = estimate_evaluation(evaluation)
+    echo(estimate_text(estimate))
+    if evaluation.output is not None:
+        write_json(evaluation.output, estimate.as_dict())
+        echo(f"Estimate written to {request.output}")
+    return estimate
+
+
+def _command_line() -> str:
+    """This command as it was typed (re-running it continues the run)."""
+    return shlex.join(["localeval", *sys.argv[1:]])
 
 
 COMMAND = evaluate

@@ -24,7 +24,13 @@ from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS
 from localeval.testset.filters import DEFAULT_MAX_OVERLAP, DEFAULT_MAX_SIMILARITY
 from localeval.testset.generate import GenerateOptions
 from localeval.testset.kinds import KINDS
-from localeval.testset.run import DEFAULT_MIX_TEXT, GenerateRequest, Generation, parse_mix
+from localeval.testset.run import (
+    DEFAULT_MIX_TEXT,
+    GenerateEstimate,
+    GenerateRequest,
+    Generation,
+    parse_mix,
+)
 
 
 class _ProgressEvents:
@@ -86,6 +92,27 @@ def summary_lines(result: GenerateResult, output: Path, verbose: bool) -> list[s
     return lines
 
 
+#: what `generate --estimate` says of its figures beside the estimate's own notes
+ESTIMATE_NOTES = (
+    "embedding the chunks is counted exactly; the judge's calls and prompt tokens are "
+    "counted with its own code for the chunks a word-hashed stand-in of the embedder picks "
+    "(the real one may pick others of other lengths), so they are estimates",
+)
+
+
+def estimate_lines(bounds: GenerateEstimate, options: GenerateOptions) -> str:
+    """--estimate's output: the work if every candidate passes, and if every one fails."""
+    from localeval.report.estimate_text import bounds_text
+
+    headings = (
+        f"If every candidate passes the judge's checks ({options.size} candidates, the fewest):",
+        f"If every candidate fails them (up to {options.attempts_per_question} per question, "
+        "the most):",
+    )
+    notes = [f"Note: {note}" for note in ESTIMATE_NOTES]
+    return bounds_text(bounds.fewest, bounds.most, headings) + "\n" + "\n".join(notes)
+
+
 @click.command()
 @click.argument("docs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
@@ -120,6 +147,11 @@ def summary_lines(result: GenerateResult, output: Path, verbose: bool) -> list[s
     show_default=True, help="Embedding similarity at which a question duplicates another.",
 )  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="List every rejected candidate and why.")
+@click.option(
+    "--estimate", "estimate_only", is_flag=True,
+    help="Write nothing: print what writing the test set will ask of the judge and embedder "
+    "and how long it will take on this machine, counted without evaluating anything.",
+)  # fmt: skip
 @judge_option
 @embedder_option
 @models_option
@@ -133,7 +165,7 @@ def summary_lines(result: GenerateResult, output: Path, verbose: bool) -> list[s
 def generate(
     docs: tuple[Path, ...], output: Path, size: int, mix: str, chunk_tokens: int,
     min_support: float | None, max_overlap: float, max_similarity: float, verbose: bool,
-    judge_name: str | None, embedder_name: str | None, models_path: str | None,
+    estimate_only: bool, judge_name: str | None, embedder_name: str | None, models_path: str | None,
     progress: bool, use_cache: bool, db_path: Path | None,
 ) -> None:  # fmt: skip
     """Write a test set of questions from the documents DOCS (files or folders, read
@@ -141,7 +173,10 @@ def generate(
     judge: single_fact questions answered by one chunk, two_chunk questions that need two
     related chunks, and unanswerable ones the documents do not answer.
 
-    Exit status: 0 written, 2 bad usage or input, 3 internal error.
+    With --estimate, nothing is written: what the run will ask of the models and how long
+    it will take here is printed, as a range (every candidate passing, every one failing).
+
+    Exit status: 0 written (or estimated), 2 bad usage or input, 3 internal error.
     """
     options = GenerateOptions(
         size=size, mix=parse_mix(mix), chunk_tokens=chunk_tokens, min_support=min_support,
@@ -151,13 +186,17 @@ def generate(
         docs, output, options, judge_name, embedder_name, models_path, use_cache, db_path
     )
     generation = Generation(request, on_skip=lambda note: echo(f"Warning: {note}", err=True))
-    warn_if_replaced(generation.target)
+    if not estimate_only:
+        warn_if_replaced(generation.target)
     corpus = generation.corpus
     echo(
         f"Read {len(corpus.documents)} documents ({len(corpus.skipped)} skipped): "
         f"{len(corpus.chunks)} chunks",
         err=True,
     )
+    if estimate_only:
+        echo(estimate_lines(generation.estimate(), options))
+        return
     events = _ProgressEvents(progress, verbose)
     try:
         result = generation.run(events)

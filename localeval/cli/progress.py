@@ -8,20 +8,17 @@ from typing import TextIO
 
 import click
 
-
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
+from localeval.report.estimate_text import duration
 
 
 class Progress:
-    """Counts finished items out of `total` and shows how long the rest will take."""
+    """Counts finished items out of `total` and shows how long the rest will take.
+
+    Given `expected`, the estimated seconds of the work still to do (localeval.tools.estimate),
+    the time left starts from it and is scaled, as items finish, by how long the finished
+    ones took against their estimate (`advance(expected=...)`); without it, the time left is
+    guessed from the items finished so far.
+    """
 
     def __init__(
         self,
@@ -31,6 +28,7 @@ class Progress:
         stream: TextIO | None = None,
         log_every_seconds: float = 30.0,
         resumed: int = 0,
+        expected: float | None = None,
     ):
         self.total = total
         self.label = label
@@ -38,6 +36,8 @@ class Progress:
         self.resumed = resumed
         self.done = resumed
         self.enabled = enabled
+        self.expected = expected
+        self._expected_done = 0.0
         self.stream = stream or sys.stderr
         self.started = time.monotonic()
         self._last_log = self.started
@@ -48,13 +48,21 @@ class Progress:
             if resumed:
                 label = f"{label} ({resumed} done before)"
             # the bar counts this process's work only, so its time left is right
+            # with an estimate the time left is ours, shown after the bar
             self._bar = click.progressbar(
-                length=total - resumed, label=label, show_eta=True, show_pos=True, file=self.stream
+                length=total - resumed,
+                label=label,
+                show_eta=expected is None,
+                show_pos=True,
+                file=self.stream,
+                item_show_func=None if expected is None else self._left_text,
             )
             self._bar.__enter__()
 
-    def advance(self, count: int = 1) -> None:
+    def advance(self, count: int = 1, expected: float = 0.0) -> None:
+        """`count` more items done, which were estimated to take `expected` seconds."""
         self.done += count
+        self._expected_done += expected
         if not self.enabled:
             return
         if self._bar is not None:
@@ -71,12 +79,30 @@ class Progress:
         text = f"{self.label}: {self.done}/{self.total} ({percent:.0f}%)"
         if self.resumed:
             text += f", {self.resumed} done before"
-        text += f", {_duration(elapsed)}"
-        new = self.done - self.resumed
-        if new > 0 and self.done < self.total:
-            remaining = elapsed / new * (self.total - self.done)
-            text += f", about {_duration(remaining)} left"
+        text += f", {duration(elapsed)}"
+        remaining = self.left(elapsed)
+        if remaining is not None and self.done < self.total:
+            text += f", about {duration(remaining)} left"
         return text
+
+    def left(self, elapsed: float) -> float | None:
+        """Seconds left: the estimate's, scaled by how the work done so far compared with
+        it; else from the items done so far (None before the first)."""
+        new = self.done - self.resumed
+        if self.expected is not None:
+            remaining = max(0.0, self.expected - self._expected_done)
+            if new > 0 and self._expected_done > 0:
+                remaining *= elapsed / self._expected_done
+            return remaining
+        if new > 0:
+            return elapsed / new * (self.total - self.done)
+        return None
+
+    def _left_text(self, _item: object = None) -> str:
+        remaining = self.left(time.monotonic() - self.started)
+        if remaining is None or self.done >= self.total:
+            return ""
+        return f"about {duration(remaining)} left"
 
     def close(self) -> None:
         if self._bar is not None:

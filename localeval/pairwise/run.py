@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,10 @@ from localeval.pairwise.rows import (
 from localeval.results.contract import check_output
 from localeval.results.files import OutputTarget, database_files
 from localeval.tools import cached_tools
+from localeval.tools.estimate import Counting, Estimate
+
+#: what an estimate calls the work of judging the pairs
+ESTIMATED_PART = "pairs"
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,25 @@ class PairComparison:
             [r for r, _ in judged], [v for _, v in judged], n_undefined=len(self.rows) - len(judged)
         )
         return PairsOutcome(self.rows, verdicts, summary, usage, tools)
+
+    def estimate(self, measure: bool = True) -> Estimate:
+        """What `run()` will cost, counted without judging (localeval.tools.estimate); a
+        judge whose speed here is not kept yet is measured when `measure`."""
+        request = self.request
+        with Counting(
+            self.models,
+            [build_metric("faithfulness")],
+            request.judge,
+            None,
+            request.db,
+            request.use_cache,
+            [ESTIMATED_PART],
+            ("pair", "step"),
+        ) as counting:
+            for number, row in enumerate(self.rows, start=1):
+                judge_row = partial(self._verdict, row, counting.tools, None)
+                counting.count(str(number), ESTIMATED_PART, judge_row)
+            return counting.estimate(measure)
 
     @staticmethod
     def _verdict(

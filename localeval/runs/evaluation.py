@@ -12,7 +12,8 @@ Nothing here prints: what happens along the way goes to an `EvaluationEvents`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -25,7 +26,7 @@ from localeval.data.shards import Shard
 from localeval.data.stdin import is_pipe
 from localeval.database import default_db_path
 from localeval.engine import describe_run, order_metrics, score_samples
-from localeval.errors import DatasetError, RunInUseError, UsageError
+from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import (
     Metric,
@@ -62,6 +63,28 @@ from localeval.tools import load_tools
 
 
 @dataclass(frozen=True)
+class Budget:
+    """How much a run may spend before it stops, resumable (None: no limit). The sample
+    being scored when the budget runs out is finished and kept."""
+
+    minutes: float | None = None
+    calls: int | None = None
+
+    def check(self) -> None:
+        for value, option in ((self.minutes, "--max-minutes"), (self.calls, "--max-calls")):
+            if value is not None and value <= 0:
+                raise UsageError(f"{option} must be more than 0, got {value:g}")
+
+    def spent(self, seconds: float, calls: int) -> str | None:
+        """Which limit this much spending reaches ("--max-calls 500"), or None."""
+        if self.minutes is not None and seconds >= 60.0 * self.minutes:
+            return f"--max-minutes {self.minutes:g}"
+        if self.calls is not None and calls >= self.calls:
+            return f"--max-calls {self.calls}"
+        return None
+
+
+@dataclass(frozen=True)
 class EvaluationRequest:
     """What `localeval evaluate` was asked to do."""
 
@@ -91,6 +114,8 @@ class EvaluationRequest:
     data_label: str | None = None
     #: "K/N": score only shard K of N (localeval.data.shards), for `runs merge` to join
     shard: str | None = None
+    #: stop, resumable, once the scoring has taken this many minutes or judge calls
+    budget: Budget = field(default_factory=Budget)
 
 
 class EvaluationEvents:
@@ -175,6 +200,7 @@ class Evaluation:
         self.overrides = parse_thresholds(request.thresholds, metric_names())
         check_thresholds_run(self.overrides, self.names)
         check_min_defined(request.min_defined)
+        request.budget.check()
         self.label = request.data_label or printable(str(request.data))
         if is_pipe(request.data):  # `evaluate` itself copies a pipe to a file first
             raise UsageError(
@@ -337,12 +363,31 @@ class Evaluation:
         self.events.scoring(run)
         try:
             sink = RunSink(self.store, run)
-            score_samples(rows, metrics, tools, sink, self.events.scored, shard=self.shard)
+            on_scored = self._within_budget()
+            score_samples(rows, metrics, tools, sink, on_scored, shard=self.shard)
         except BaseException:
             self.events.scoring_ended()
             self._stopped(run, resumed)
             raise
         self.events.scoring_ended()
+
+    def _within_budget(self) -> Callable[[SampleResult], None]:
+        """What is done as each sample is stored: the events told, and the run stopped
+        (BudgetSpent, kept as on Ctrl-C) once it has spent its budget."""
+        budget, started = self.request.budget, time.monotonic()
+        spent = Usage()
+        scored = 0
+
+        def on_scored(result: SampleResult) -> None:
+            nonlocal spent, scored
+            self.events.scored(result)
+            spent += result.usage
+            scored += 1
+            limit = budget.spent(time.monotonic() - started, spent.judge_calls)
+            if limit is not None:
+                raise BudgetSpent(limit, scored, time.monotonic() - started, spent.judge_calls)
+
+        return on_scored
 
     def _stopped(self, run: StoredRun, resumed: bool) -> None:
         """The run stopped part-way: free it for the next command to continue, or, if it is new

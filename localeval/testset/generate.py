@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -324,6 +325,53 @@ class _Writer:
     def _accept(self, question: GeneratedQuestion, vector: np.ndarray) -> GeneratedQuestion:
         self.accepted_vectors.append(vector)
         return question
+
+
+class _CountingWriter(_Writer):
+    """The writer as an estimate drives it, against counting models (localeval.tools.estimate):
+    their replies are typical ones, not the judge's, so no check that reads the text is made
+    (is it a question, its language, copying, duplicates), and every candidate passes the
+    judge's checks (`passing`) or fails the last of them, whatever the verdicts."""
+
+    def __init__(self, corpus: Corpus, tools: Tools, options: GenerateOptions, passing: bool):
+        super().__init__(corpus, tools, options, NoEvents())
+        most = float("inf")
+        self.thresholds = Thresholds(-most, most) if passing else Thresholds(most, -most)
+
+    def _cheap_checks(
+        self, kind: str, question: str, answer: str | None, chunks: tuple[Chunk, ...],
+        vector: np.ndarray,
+    ) -> Rejection | None:  # fmt: skip
+        return None
+
+
+#: what an estimate calls embedding the chunks, beside the question kinds
+EMBEDDING_CHUNKS = "embedding the chunks"
+
+
+def count_testset(
+    corpus: Corpus,
+    tools: Tools,
+    options: GenerateOptions,
+    passing: bool,
+    count: Callable[[str, Callable[[], object]], None],
+) -> None:
+    """Write a test set as `generate_testset` does, with counting `tools`, every candidate
+    passing the judge's checks (`passing`: the fewest candidates, one per question) or
+    failing its last one (the most: `attempts_per_question` per question, or the chunks
+    run out). `count(part, work)` does the work and keeps what it asked of the models
+    under `part` (EMBEDDING_CHUNKS, then each kind wanted)."""
+    wanted = split_size(options.size, options.mix)
+    writers: list[_CountingWriter] = []
+
+    def embed_chunks() -> None:  # a writer embeds every chunk when it is made
+        writers.append(_CountingWriter(corpus, tools, options, passing))
+
+    count(EMBEDDING_CHUNKS, embed_chunks)
+    order = writers[0].order(options.size)
+    for kind in KINDS:
+        if wanted[kind]:
+            count(kind, partial(writers[0].write_kind, kind, wanted[kind], order))
 
 
 def generate_testset(

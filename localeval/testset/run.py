@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from localeval.config import ModelsConfig, load_models_config
@@ -24,12 +24,14 @@ from localeval.testset.documents import Skipped
 from localeval.testset.generate import (
     DEFAULT_MIX,
     GenerateOptions,
+    count_testset,
     generate_testset,
     read_corpus,
     split_size,
 )
 from localeval.testset.output import check_output, named, write_jsonl
 from localeval.tools import cached_tools
+from localeval.tools.estimate import Counting, Estimate
 
 DEFAULT_MIX_TEXT = ",".join(f"{k}={v:g}" for k, v in DEFAULT_MIX.items())
 
@@ -73,6 +75,23 @@ def generate_tools(
     """The judge (with its prompt set, thresholds and calibration) and the embedder, behind
     the cache of `db`, whose connection the `with` block holds open."""
     return cached_tools(models, [_Writes()], judge, embedder, use_cache, db)
+
+
+@dataclass(frozen=True)
+class GenerateEstimate:
+    """What writing a test set will cost, as two bounds: how many candidates the judge's
+    checks reject is known only once it has judged them.
+
+    `fewest`: every candidate passes (one per question); `most`: every candidate fails the
+    last of the judge's checks, so each kind tries `attempts_per_question` candidates per
+    question (or as many as its chunks give). Embedding the chunks is counted exactly;
+    the judge's calls and prompt tokens are counted with its own code for the chunks the
+    writer picks with word-hashed vectors (the real embedder's may pick others), and its
+    generated tokens for typical replies.
+    """
+
+    fewest: Estimate
+    most: Estimate
 
 
 @dataclass(frozen=True)
@@ -130,6 +149,31 @@ class Generation:
                 + "); run with --verbose to see them"
             )
         return result
+
+    def estimate(self, measure: bool = True) -> GenerateEstimate:
+        """What `run()` will cost, counted without evaluating anything, as two bounds (see
+        `GenerateEstimate`); a model whose speed here is not kept yet is measured when
+        `measure`."""
+        request = self.request
+        bounds = []
+        for passing in (True, False):
+            with Counting(
+                self.models,
+                [_Writes()],
+                request.judge,
+                request.embedder,
+                request.db,
+                request.use_cache,
+                kinds=("part", "part"),
+            ) as counting:
+
+                def count(part: str, work: Callable[[], object]) -> None:
+                    counting.count(part, part, work)
+
+                count_testset(self.corpus, counting.tools, request.options, passing, count)
+                estimate = counting.estimate(measure)
+            bounds.append(replace(estimate, n_items=len(self.corpus.chunks), item="chunk"))
+        return GenerateEstimate(*bounds)
 
     def write(self, result: GenerateResult) -> None:
         """The test set: a file atomically (the old file or the new one, never half of one),

@@ -19,35 +19,55 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from localeval.backends import embedder_backend, judge_backend
+from localeval.backends.fake import HashEmbedder
 from localeval.config import EmbedderConfig, JudgeConfig, ModelsConfig
-from localeval.embedder import Embedder
+from localeval.embedder import CountingEmbedder, Embedder
+from localeval.errors import UsageError
 from localeval.judge import Judge
 from localeval.metrics import Metric, Tools
 from localeval.prompts.sets import prompt_set
 from localeval.tools.cache import CachedEmbedder, CachedJudge, cache_connection
 
 
-def open_judge(config: JudgeConfig, cache: sqlite3.Connection | None = None) -> Judge:
+def open_judge(
+    config: JudgeConfig, cache: sqlite3.Connection | None = None, counting: bool = False
+) -> Judge:
     """The judge of an entry. Behind a cache (for a backend whose answers may be cached)
-    it is identified now, its files checked, and loaded on the first miss only."""
+    it is identified now, its files checked, and loaded on the first miss only.
+    `counting`: the backend's counter instead (an estimate: what each call would cost)."""
     backend = judge_backend(config.backend)
+    load = backend.load
+    if counting:
+        load = getattr(backend, "counter", None)
+        if load is None:
+            raise UsageError(f"judge '{config.name}': its backend cannot estimate a run")
     if cache is None or not backend.cacheable:
-        return backend.load(config.name, config.settings)
+        return load(config.name, config.settings)
     identity = backend.identify(config.name, config.settings)
     # samples in flight (a server judge's `concurrency`) are the backend's to allow
     concurrency = getattr(config.settings, "concurrency", 1)
-    return CachedJudge(
-        identity, lambda: backend.load(config.name, config.settings), cache, concurrency
-    )
+    return CachedJudge(identity, lambda: load(config.name, config.settings), cache, concurrency)
 
 
-def open_embedder(config: EmbedderConfig, cache: sqlite3.Connection | None = None) -> Embedder:
-    """The embedder of an entry, behind the cache as for `open_judge`."""
+def open_embedder(
+    config: EmbedderConfig, cache: sqlite3.Connection | None = None, counting: bool = False
+) -> Embedder:
+    """The embedder of an entry, behind the cache as for `open_judge`. `counting`: a stand-in
+    that only counts the texts (an estimate)."""
     backend = embedder_backend(config.backend)
-    if cache is None or not backend.cacheable:
+    if (cache is None or not backend.cacheable) and not counting:
         return backend.load(config.name, config.settings)
     identity = backend.identify(config.name, config.settings)
-    return CachedEmbedder(identity, lambda: backend.load(config.name, config.settings), cache)
+
+    def load() -> Embedder:
+        if counting:
+            # words hashed: texts that share words are alike, as with the real embedder
+            return CountingEmbedder(identity, HashEmbedder())
+        return backend.load(config.name, config.settings)
+
+    if cache is None or not backend.cacheable:
+        return load()
+    return CachedEmbedder(identity, load, cache)
 
 
 def tools_for(
@@ -75,15 +95,17 @@ def load_tools(
     judge_name: str | None = None,
     embedder_name: str | None = None,
     cache: sqlite3.Connection | None = None,
+    counting: bool = False,
 ) -> Tools:
     """The judge and/or embedder the metrics use (only those), their files checked first;
     behind the cache on `cache` (whose connection the caller keeps open while they are used,
-    and closes)."""
+    and closes). `counting`: stand-ins that count what the models would do
+    (localeval.tools.estimate)."""
     judge_config = models.judge(judge_name) if any(m.uses_judge for m in metrics) else None
-    judge = open_judge(judge_config, cache) if judge_config is not None else None
+    judge = open_judge(judge_config, cache, counting) if judge_config is not None else None
     embedder = None
     if any(m.uses_embedder for m in metrics):
-        embedder = open_embedder(models.embedder(embedder_name), cache)
+        embedder = open_embedder(models.embedder(embedder_name), cache, counting)
     return tools_for(judge_config, judge, embedder)
 
 

@@ -127,6 +127,11 @@ class CachedJudge:
     def loaded(self) -> bool:
         return self._inner is not None
 
+    @property
+    def inner(self) -> Judge | None:
+        """The real judge, once a miss has loaded it."""
+        return self._inner
+
     def _judge(self) -> Judge:
         with self._loading:  # sessions of samples in flight may miss at the same moment
             if self._inner is None:

@@ -1,0 +1,333 @@
+"""Know the cost before you run: what a piece of work (an evaluation, `compare-answers`,
+`generate`) will ask of the judge, and how long that takes on this machine, found without
+evaluating anything. Each command's estimate runs its own code under `Counting`
+(localeval.runs.estimate, localeval.pairwise.run, localeval.testset.generate).
+
+The real metrics run against counting stand-ins (`load_tools(..., counting=True)`): the
+judge backend's counter, which builds and tokenizes every prompt with the judge's own
+code and counts what the judge would evaluate (localeval.backends.llama_count), and an
+embedder that counts texts. Both sit behind the same cache the run would read, so a call
+the cache answers is counted as cached, with the same keys; what the estimate would add
+to the cache stays in temporary tables of its own connection (`peek`), so a
+prompt asked twice is a hit the second time, as in the run, and nothing is written.
+
+Where the count can differ from the run's: a counted verdict is neutral, so control flow
+that follows the judge's answers follows a neutral one (none of evaluate's metrics do:
+the windows of long contexts depend on token counts only, and a noncommittal answer is
+still asked the same questions), and a generated reply is a typical one, so generated
+tokens are an estimate (`notes` says so when there are any). The time is the counted
+work at the speed measured once per model and machine (localeval.tools.speed).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from localeval.config import ModelsConfig
+from localeval.database import open_store
+from localeval.embedder import EmbedderSpeed
+from localeval.judge import JudgeSpeed, Usage
+from localeval.metrics import Metric, Tools
+from localeval.tools import load_tools
+from localeval.tools.cache import CachedJudge
+from localeval.tools.speed import embedder_speed, judge_speed
+
+#: the cache tables an estimate reads, and what it would add kept beside them
+_PEEKED = ("judge_cache", "embedding_cache")
+
+TYPICAL_REPLY_NOTE = (
+    "generated tokens are counted for a typical reply (16 tokens in each string the judge "
+    "writes): what the judge writes decides the real number"
+)
+
+
+def peek(connection: sqlite3.Connection) -> None:
+    """Make this connection read the run database's cache as the run would, and keep what
+    is written to it in temporary tables of its own, read back with the rest and gone
+    when it closes: the database itself is never written (nor locked) through it."""
+    for table in _PEEKED:
+        columns = [row[1] for row in connection.execute(f"PRAGMA main.table_info({table})")]
+        names = ", ".join(columns)
+        added = f"peeked_{table}"
+        connection.execute(
+            f"CREATE TEMP TABLE {added} ({columns[0]} PRIMARY KEY, {', '.join(columns[1:])})"
+        )
+        connection.execute(
+            f"CREATE TEMP VIEW {table} AS SELECT {names} FROM main.{table} "
+            f"UNION ALL SELECT {names} FROM {added}"
+        )
+        connection.execute(
+            f"CREATE TEMP TRIGGER peeked_{table}_insert INSTEAD OF INSERT ON {table} "
+            f"BEGIN INSERT OR REPLACE INTO {added} ({names}) "
+            f"VALUES ({', '.join(f'NEW.{c}' for c in columns)}); END"
+        )
+
+
+@dataclass
+class Work:
+    """What part of a run asks of the models: the judge's usage, its steps (llama.cpp
+    calls, or requests to a server) and the texts embedded."""
+
+    usage: Usage = field(default_factory=Usage)
+    steps: int = 0
+    embedded: int = 0
+
+    def __add__(self, other: Work) -> Work:
+        steps, embedded = self.steps + other.steps, self.embedded + other.embedded
+        return Work(self.usage + other.usage, steps, embedded)
+
+    def __sub__(self, other: Work) -> Work:
+        steps, embedded = self.steps - other.steps, self.embedded - other.embedded
+        return Work(self.usage - other.usage, steps, embedded)
+
+
+def counted(tools: Tools) -> Work:
+    """What the counting tools have counted so far."""
+    judge, embedder = tools.judge, tools.embedder
+    usage = judge.usage.snapshot() if judge is not None else Usage()
+    counter = judge.inner if isinstance(judge, CachedJudge) else judge
+    # a judge that counts no steps of its own (a fake) takes one per call
+    steps = getattr(counter, "steps", usage.judge_calls) if counter is not None else 0
+    return Work(usage, steps, int(getattr(embedder, "computed", 0)))
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """What work costs in seconds on this machine (a speed is None when unknown)."""
+
+    judge: JudgeSpeed | None = None
+    embedder: EmbedderSpeed | None = None
+    #: samples in flight at once (a server judge's `concurrency`)
+    concurrency: int = 1
+
+    def known(self, work: Work) -> bool:
+        """Whether the speeds this work needs are known."""
+        return (self.judge is not None or not work.usage.judge_calls) and (
+            self.embedder is not None or not work.embedded
+        )
+
+    def seconds(self, work: Work) -> float:
+        """The work's time here, loading not included (0 for a model whose speed is unknown)."""
+        seconds = 0.0
+        if self.judge is not None:
+            usage = work.usage
+            judged = self.judge.seconds(work.steps, usage.prompt_tokens, usage.generated_tokens)
+            seconds += judged / max(1, self.concurrency)
+        if self.embedder is not None:
+            seconds += self.embedder.seconds(work.embedded)
+        return seconds
+
+    def loading(self, work: Work) -> dict[str, float]:
+        """Loading each model the work needs (a model the cache answers for is not loaded)."""
+        loads = {}
+        if self.judge is not None and work.usage.judge_calls:
+            loads["judge"] = self.judge.load_seconds
+        if self.embedder is not None and work.embedded:
+            loads["embedder"] = self.embedder.load_seconds
+        return loads
+
+
+@dataclass
+class Estimate:
+    """What a run will cost: per part (metric) and in total, with the time on this machine.
+
+    Each `Usage` has results.json's run.usage keys; its `seconds` are estimated. The
+    total's seconds include loading the models (`loading`); `per_item` is each item's
+    (sample's, by id) estimated seconds, loading counted with the first that needs it.
+    """
+
+    n_items: int
+    parts: dict[str, Usage]
+    usage: Usage
+    loading: dict[str, float]
+    per_item: dict[str, float]
+    judge: str | None
+    embedder: str | None
+    pricing: Pricing
+    #: whether every speed the work needs is known (else the seconds leave that work out)
+    timed: bool
+    #: how long counting took (nothing was evaluated)
+    counting_seconds: float
+    #: texts the embedder will embed (those the cache lacks)
+    embedded: int = 0
+    #: the judge's steps: llama.cpp calls, or requests to a server
+    steps: int = 0
+    notes: list[str] = field(default_factory=list)
+    #: what an item and a part are ("sample", "metric"; "pair", "step")
+    item: str = "sample"
+    part: str = "metric"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The estimate as --estimate --output writes it."""
+        speed: dict[str, Any] = {}
+        for name in ("judge", "embedder"):
+            value = getattr(self.pricing, name)
+            if value is not None:
+                speed[name] = {f.name: round(getattr(value, f.name), 4) for f in fields(value)}
+        return {
+            "estimate": {
+                f"n_{self.item}s": self.n_items,
+                "judge": self.judge,
+                "embedder": self.embedder,
+                "usage": _usage_dict(self.usage),
+                "judge_steps": self.steps,
+                "embedded_texts": self.embedded,
+                f"by_{self.part}": {name: _usage_dict(u) for name, u in self.parts.items()},
+                "loading_seconds": {k: round(v, 3) for k, v in self.loading.items()},
+                "timed": self.timed,
+                "speed": speed,
+                "counting_seconds": round(self.counting_seconds, 3),
+                "notes": self.notes,
+            }
+        }
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    data = usage.as_dict()
+    data.pop("retries", None)  # none are estimated
+    return data
+
+
+def priced(
+    parts: dict[str, Work],
+    items: dict[str, Work],
+    tools: Tools,
+    pricing: Pricing,
+    counting_seconds: float,
+    kinds: tuple[str, str] = ("sample", "metric"),
+) -> Estimate:
+    """The counted work in seconds: per part, per item and in total, loading included;
+    `kinds`: what an item and a part are."""
+    total = sum(parts.values(), Work())
+    loading = pricing.loading(total)
+    per_item, pending = {}, dict(loading)
+    for item, work in items.items():
+        seconds = pricing.seconds(work)
+        # each model loads at its first miss
+        if work.usage.judge_calls:
+            seconds += pending.pop("judge", 0.0)
+        if work.embedded:
+            seconds += pending.pop("embedder", 0.0)
+        per_item[item] = seconds
+    usages = {}
+    for name, work in parts.items():
+        usages[name] = work.usage.snapshot()
+        usages[name].seconds = pricing.seconds(work)
+    usage = total.usage.snapshot()
+    usage.retries = 0
+    usage.seconds = pricing.seconds(total) + sum(loading.values())
+    notes = [TYPICAL_REPLY_NOTE] if total.usage.generated_tokens else []
+    return Estimate(
+        n_items=len(items),
+        parts=usages,
+        usage=usage,
+        loading=loading,
+        per_item=per_item,
+        judge=tools.judge.name if tools.judge is not None else None,
+        embedder=tools.embedder.name if tools.embedder is not None else None,
+        pricing=pricing,
+        timed=pricing.known(total),
+        counting_seconds=counting_seconds,
+        embedded=total.embedded,
+        steps=total.steps,
+        notes=notes,
+        item=kinds[0],
+        part=kinds[1],
+    )
+
+
+def pricing_for(
+    store: sqlite3.Connection,
+    models: ModelsConfig,
+    tools: Tools,
+    work: Work,
+    judge_name: str | None,
+    embedder_name: str | None,
+    measure: bool,
+) -> Pricing:
+    """The speeds of the models this work needs: kept, else measured now when `measure`."""
+    judge = embedder = None
+    if tools.judge is not None and work.usage.judge_calls:
+        judge = judge_speed(store, models.judge(judge_name), tools.judge.identity, measure)
+    if tools.embedder is not None and work.embedded:
+        config = models.embedder(embedder_name)
+        embedder = embedder_speed(store, config, tools.embedder.identity, measure)
+    concurrency = int(getattr(tools.judge, "concurrency", 1) or 1)
+    return Pricing(judge, embedder, concurrency)
+
+
+class Counting:
+    """One estimate's counting tools, over the cache as the run would read it (none with
+    `use_cache` false), and what each part of each item cost; close it after."""
+
+    def __init__(
+        self,
+        models: ModelsConfig,
+        metrics: Sequence[Metric],
+        judge: str | None,
+        embedder: str | None,
+        db: Path | None,
+        use_cache: bool = True,
+        parts: Sequence[str] = (),
+        kinds: tuple[str, str] = ("sample", "metric"),
+    ):
+        self.started = time.perf_counter()
+        self.models, self.judge_name, self.embedder_name = models, judge, embedder
+        #: the run database: its cache peeked at, and where the models' speeds are kept
+        self.store = open_store(db)
+        try:
+            if use_cache:
+                peek(self.store)
+            cache = self.store if use_cache else None
+            self.tools = load_tools(models, metrics, judge, embedder, cache, counting=True)
+        except BaseException:
+            self.store.close()
+            raise
+        self.parts: dict[str, Work] = {part: Work() for part in parts}
+        self.kinds = kinds
+        self.items: dict[str, Work] = {}
+
+    def __enter__(self) -> Counting:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Free the counting judge's vocabulary and the database connection."""
+        judge = self.tools.judge
+        counter = judge.inner if isinstance(judge, CachedJudge) else judge
+        close = getattr(counter, "close", None)
+        if close is not None:
+            close()
+        self.store.close()
+
+    def count(self, item: str, part: str, work: Callable[[], object]) -> None:
+        """Do `work` (metric code, with `tools`) and add what it asked of the models to the
+        item's and the part's."""
+        before = counted(self.tools)
+        work()
+        spent = counted(self.tools) - before
+        self.parts[part] = self.parts.get(part, Work()) + spent
+        self.items[item] = self.items.get(item, Work()) + spent
+
+    def estimate(self, measure: bool = True) -> Estimate:
+        """The work counted so far, priced; a model's speed not kept yet is measured now
+        when `measure` (else its time is left out)."""
+        counting_seconds = time.perf_counter() - self.started
+        total = sum(self.items.values(), Work())
+        pricing = pricing_for(
+            self.store,
+            self.models,
+            self.tools,
+            total,
+            self.judge_name,
+            self.embedder_name,
+            measure,
+        )
+        return priced(self.parts, self.items, self.tools, pricing, counting_seconds, self.kinds)
