@@ -5,6 +5,8 @@ deterministic fake (backend "fake"), so the shards score what one run would."""
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +105,24 @@ def test_shards_are_merged_from_the_history_too(data: Path, tmp_path: Path) -> N
     merged = json.loads(out.read_text())
     for key in ("summary", "summary_by_category", "gates", "samples"):
         assert merged[key] == whole[key], key
+
+
+def test_a_shard_whose_data_changed_is_refused_as_invalid(data: Path, tmp_path: Path) -> None:
+    for k in (1, 2):
+        evaluate(data, tmp_path / f"shard{k}.json", "--shard", f"{k}/2")
+    db = sqlite3.connect(os.environ["LOCALEVAL_DB"])
+    with db:
+        newest = "SELECT id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1"
+        (run_id,) = db.execute(newest).fetchone()
+        why = "its data changed while it was being evaluated"
+        db.execute("UPDATE runs SET invalid = ? WHERE id = ?", (why, run_id))
+    db.close()
+    result = cli("runs", "merge", "latest~1", "latest", "-o", str(tmp_path / "merged.json"))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: run {run_id} can never be merged: {why}; evaluate that shard again\n"
+    )
+    assert not (tmp_path / "merged.json").exists()
 
 
 def test_a_shard_run_resumes_as_a_shard(data: Path, tmp_path: Path) -> None:

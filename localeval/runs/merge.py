@@ -71,6 +71,10 @@ def load_shard(ref: RunRef, store: RunStore) -> dict[str, Any]:
             raise UsageError(f"'{ref.text}': no such results file")
         return read_results_file(ref.path)
     run = store.resolve(ref.text)
+    if run.invalid is not None:  # re-running its command starts a new run: say so
+        raise UsageError(
+            f"run {run.id} can never be merged: {run.invalid}; evaluate that shard again"
+        )
     if not run.complete:
         raise UsageError(f"run {run.id} is incomplete; finish it (re-run its command) to merge it")
     return results_dict(store, run)
