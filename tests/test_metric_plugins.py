@@ -19,6 +19,8 @@ from click.testing import CliRunner
 
 from localeval.cli import main
 from localeval.metrics import PLUGIN_PROBLEMS, REGISTRY
+from localeval.metrics.base import MetricOption, MetricSpec
+from localeval.metrics.bleu import Bleu
 from localeval.metrics.plugins import PLUGIN_GROUP, load_plugins
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +55,11 @@ def test_a_plugin_module_or_its_spec_is_a_metric() -> None:
         ("faithfulness", "localeval.metrics.faithfulness", set(),
          "metric plugin 'faithfulness' (localeval.metrics.faithfulness) asks for a place in "
          "the default set (default_rank): a plugin's metric runs when named with -m"),
+        # an option not named after the metric could take evaluate's or another's
+        ("answer_correctness", "localeval.metrics.answer_correctness", set(),
+         "metric plugin 'answer_correctness' (localeval.metrics.answer_correctness) has the "
+         "option --ac-beta (beta): a plugin's options are named after its metric, "
+         "--answer-correctness-... (answer_correctness_...)"),
     ],
 )  # fmt: skip
 def test_a_plugin_that_cannot_be_used_is_left_out_with_one_line(
@@ -60,6 +67,21 @@ def test_a_plugin_that_cannot_be_used_is_left_out_with_one_line(
 ) -> None:
     plugins = load_plugins(built_in, [entry(name, value)])
     assert plugins.specs == [] and plugins.problems == {name: problem}
+
+
+class Tone(Bleu):
+    name = "tone"
+
+
+#: a plugin metric whose options are named after it, as they must be
+TONE = MetricSpec(
+    Tone, help="a test plugin", options=(MetricOption("--tone-words", "tone_words", "words"),)
+)
+
+
+def test_a_plugins_options_named_after_its_metric_are_taken() -> None:
+    plugins = load_plugins(set(), [entry("tone", f"{__name__}:TONE")])
+    assert plugins.problems == {} and [s.name for s in plugins.specs] == ["tone"]
 
 
 def test_a_metric_two_plugins_declare_is_left_out() -> None:

@@ -74,4 +74,18 @@ def _spec(entry: EntryPoint, built_in: Collection[str]) -> MetricSpec | str:
             f"{where} asks for a place in the default set (default_rank): a plugin's metric "
             "runs when named with -m"
         )
-    return spec
+    return _options_problem(where, spec) or spec
+
+
+def _options_problem(where: str, spec: MetricSpec) -> str | None:
+    """Why the plugin's command-line options cannot be used, if they cannot: each must be
+    named after the metric, so that none can take the flag or the value of `evaluate`'s
+    own options or of another metric's."""
+    flag, dest = f"--{spec.name.replace('_', '-')}-", f"{spec.name}_"
+    for option in spec.options:
+        if not option.flag.startswith(flag) or not option.dest.startswith(dest):
+            return (
+                f"{where} has the option {option.flag} ({option.dest}): a plugin's options "
+                f"are named after its metric, {flag}... ({dest}...)"
+            )
+    return None
