@@ -78,6 +78,13 @@ def test_answer_correctness_is_the_f1_of_both_directions() -> None:
     }
 
 
+def test_each_side_keeps_its_own_share_of_passing_verdicts() -> None:
+    # the answer's two statements pass, the reference's two do not
+    result = AnswerCorrectness().score(sample(), Tools(judge=ScriptedJudge([0.9, 0.8, 0.2, 0.1])))
+    assert result.details["verdict_share"] == 1.0
+    assert result.details["reference_verdict_share"] == 0.0
+
+
 def test_a_long_wrong_sentence_outweighs_a_short_right_one() -> None:
     long_wrong = "The refund window is fourteen days, counted from the day the parcel was shipped."
     judge = ScriptedJudge([0.9, 0.1, 1.0, 1.0])

@@ -80,6 +80,7 @@ _REFERENCE_KEYS = {
     "verdicts": "reference_verdicts",
     "long_context": "reference_long_context",
     "not_judged": "reference_not_judged",
+    "verdict_share": "reference_verdict_share",
 }
 
 
