@@ -12,12 +12,8 @@ from fakes import ScriptedJudge
 from run_db import Connections
 from standins import PROJECT_MODELS, StandIns
 
-from localeval.calibration.agreement import (
-    Calibration,
-    RowScore,
-    agreements_for,
-    suggested_thresholds,
-)
+from localeval.calibration.agreement import Calibration, agreements_for, suggested_thresholds
+from localeval.calibration.rows import RowScore
 from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman

@@ -13,13 +13,13 @@ from click.testing import CliRunner
 from fakes import ScriptedJudge
 from standins import JUDGE, StandIns
 
-from localeval.calibration.agreement import RowScore
 from localeval.calibration.fit import fit_maps
 from localeval.calibration.models_file import (
     calibration_toml,
     save_calibration,
     without_calibration,
 )
+from localeval.calibration.rows import RowScore
 from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.data.samples import Sample

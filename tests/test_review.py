@@ -22,8 +22,8 @@ from fakes import FakeEmbedder, HashJudge
 from review_runs import demo_copy, evaluate, rows, run_cli
 from standins import StandIns
 
-from localeval.calibration.agreement import RowScore
 from localeval.calibration.fit import MIN_FOLDED_ROWS, fit_maps
+from localeval.calibration.rows import RowScore
 from localeval.config import load_models_config
 from localeval.database import MIGRATIONS, open_store, schema_version
 from localeval.metrics import spec

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.calibration.agreement import RowScore
+from localeval.calibration.rows import RowScore
 from localeval.verdict_maps import (
     ReliabilityBin,
     VerdictMap,

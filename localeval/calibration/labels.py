@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from localeval.calibration.agreement import Agreement, Calibration, RowScore, agreements_for
+from localeval.calibration.agreement import Agreement, Calibration, agreements_for
 from localeval.calibration.fit import KindFit, fit_maps
+from localeval.calibration.rows import RowScore
 from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.runs.labels import Label, LabelStore

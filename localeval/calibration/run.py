@@ -10,17 +10,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from localeval.calibration.agreement import (
-    PAIRWISE,
-    SCORED_AS,
-    Calibration,
-    RowScore,
-    calibrate,
-    label_of,
-    metric_of,
-    suggested_thresholds,
-)
+from localeval.calibration.agreement import Calibration, calibrate, suggested_thresholds
 from localeval.calibration.fit import KindFit, fit_maps
+from localeval.calibration.rows import PAIRWISE, SCORED_AS, RowScore, label_of, metric_of
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
 from localeval.database import default_db_path
