@@ -18,7 +18,8 @@ from localeval.cli import main
 from localeval.errors import UsageError
 from localeval.judge import Prompt
 from localeval.results.model import SampleResult
-from localeval.runs.evaluation import Evaluation, EvaluationEvents, EvaluationRequest
+from localeval.runs.evaluation import Evaluation
+from localeval.runs.requests import EvaluationEvents, EvaluationRequest
 from localeval.stats import bootstrap_ci
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"

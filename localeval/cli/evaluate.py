@@ -34,14 +34,14 @@ from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import DEFAULT_MIN_DEFINED
 from localeval.results.model import SampleResult
 from localeval.runs.estimate import Estimate, estimate_evaluation, speed_kept
-from localeval.runs.evaluation import (
+from localeval.runs.evaluation import Evaluation
+from localeval.runs.records import StoredRun
+from localeval.runs.requests import (
     Budget,
-    Evaluation,
     EvaluationEvents,
     EvaluationOutcome,
     EvaluationRequest,
 )
-from localeval.runs.records import StoredRun
 from localeval.text import printable
 
 

@@ -1,0 +1,137 @@
+"""What `localeval evaluate` is asked (`EvaluationRequest`, with its `Budget`), what it tells
+its caller along the way (`EvaluationEvents`) and what it returns (`EvaluationOutcome`):
+the terms of localeval.runs.evaluation, which does the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.data.samples import DatasetWarning
+from localeval.errors import DatasetError, RunInUseError, UsageError
+from localeval.judge import Usage
+from localeval.results.diagnosis import RunDiagnosis
+from localeval.results.diff import DEFAULT_MAX_DROP
+from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
+from localeval.results.model import SampleResult
+from localeval.runs.records import StoredRun
+from localeval.stats import MetricSummary
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much a run may spend before it stops, resumable (None: no limit). The sample
+    being scored when the budget runs out is finished and kept."""
+
+    minutes: float | None = None
+    calls: int | None = None
+
+    def check(self) -> None:
+        for value, option in ((self.minutes, "--max-minutes"), (self.calls, "--max-calls")):
+            if value is not None and value <= 0:
+                raise UsageError(f"{option} must be more than 0, got {value:g}")
+
+    def spent(self, seconds: float, calls: int) -> str | None:
+        """Which limit this much spending reaches ("--max-calls 500"), or None."""
+        if self.minutes is not None and seconds >= 60.0 * self.minutes:
+            return f"--max-minutes {self.minutes:g}"
+        if self.calls is not None and calls >= self.calls:
+            return f"--max-calls {self.calls}"
+        return None
+
+
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """What `localeval evaluate` was asked to do."""
+
+    data: Path
+    metrics: Sequence[str] = ()
+    output: Path | None = None
+    #: METRIC=VALUE overrides of the gates
+    thresholds: Sequence[str] = ()
+    judge: str | None = None
+    embedder: str | None = None
+    models: str | None = None
+    skip_invalid: bool = False
+    db: Path | None = None
+    #: a run id, RESUME_MATCHING, or None to continue an interrupted run of the same
+    #: evaluation if there is one
+    resume: str | None = None
+    new_run: bool = False
+    baseline: str | None = None
+    max_drop: float = DEFAULT_MAX_DROP
+    use_cache: bool = True
+    #: the metrics' own options by name (e.g. the rubric's criteria_file)
+    metric_options: Mapping[str, Any] = field(default_factory=dict)
+    #: the share of samples that must have a score for a metric's gate to pass
+    min_defined: float = DEFAULT_MIN_DEFINED
+    #: how messages and the run history name the data (default: its path, made printable;
+    #: "<stdin>" for data read from standard input)
+    data_label: str | None = None
+    #: "K/N": score only shard K of N (localeval.data.shards), for `runs merge` to join
+    shard: str | None = None
+    #: stop, resumable, once the scoring has taken this many minutes or judge calls
+    budget: Budget = field(default_factory=Budget)
+
+
+class EvaluationEvents:
+    """What an evaluation tells its caller along the way; each method does nothing here."""
+
+    def skipped(self, error: DatasetError) -> None:
+        """An invalid row left out (--skip-invalid)."""
+
+    def warned(self, warning: DatasetWarning) -> None:
+        """Something in a usable row the user may not have meant."""
+
+    def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str]) -> None:
+        """The data checked in full; the models are about to load."""
+
+    def noted(self, message: str) -> None:
+        """Something about the options the user should know (one that has no effect, an
+        output file that will be replaced)."""
+
+    def in_use(self, busy: RunInUseError) -> None:
+        """An interrupted run of the same evaluation is passed over: a live process is
+        writing it (this one starts its own)."""
+
+    def resuming(self, run: StoredRun) -> None:
+        """An interrupted run of the same evaluation is continued."""
+
+    def scoring(self, run: StoredRun) -> None:
+        """Scoring starts: `run.n_done` of `run.n_samples` samples are stored already."""
+
+    def scored(self, result: SampleResult) -> None:
+        """One more sample is scored and stored."""
+
+    def stopped(self, run: StoredRun, n_done: int) -> None:
+        """Scoring stopped part-way (an error or Ctrl-C); `n_done` samples are kept."""
+
+    def invalidated(self, run: StoredRun, reason: str) -> None:
+        """Scoring stopped part-way, and the data changed meanwhile (`reason`): the run is
+        marked never to be continued."""
+
+    def scoring_ended(self) -> None:
+        """Scoring ended, finished or not."""
+
+
+@dataclass
+class EvaluationOutcome:
+    """A finished run: its summaries, gates and cost."""
+
+    run: StoredRun
+    summaries: dict[str, MetricSummary]
+    by_category: dict[str, dict[str, MetricSummary]]
+    gates: list[GateResult]
+    #: metrics whose gate is the judge's own threshold (models.toml), and that judge
+    from_judge: list[str]
+    judge: str | None
+    usage: Usage
+    #: which part of the pipeline failed (answer_correctness --diagnose), or None
+    diagnosis: RunDiagnosis | None = None
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
