@@ -21,8 +21,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from localeval.backends import register_judge_backend, unregister_backend
-from localeval.backends.fake import FakeJudgeBackend, FakeJudgeSettings, HashJudge
+from localeval.backends import (
+    register_embedder_backend,
+    register_judge_backend,
+    unregister_backend,
+)
+from localeval.backends.fake import (
+    FakeEmbedderBackend,
+    FakeJudgeBackend,
+    FakeJudgeSettings,
+    HashJudge,
+)
 from localeval.cli import main
 from localeval.cli.progress import Progress
 from localeval.database import open_store
@@ -126,6 +135,38 @@ def test_the_estimate_counts_answer_correctness_and_similarity(
         assert estimate["embedder"] == "e" and estimate["embedded_texts"] > 0
     else:
         assert estimate["embedder"] is None
+
+
+class CachedFakeEmbedder(FakeEmbedderBackend):
+    """The fake embedder as a cacheable backend, as sentence-transformers is."""
+
+    cacheable = True
+
+
+def test_the_estimate_embeds_beside_the_cached_vectors(tmp_path: Path, backend: CachedFake) -> None:
+    """A sample whose reference the cache holds (a real run's 384-dimensional vector) and
+    whose answer it does not: the counting embedder's vector must stack with the cached one."""
+    register_embedder_backend("cached-fake-embedder", CachedFakeEmbedder())
+    try:
+        toml = tmp_path / "models.toml"
+        toml.write_text(
+            f'[judges.j]\nbackend = "{BACKEND}"\n[embedders.e]\n'
+            'backend = "cached-fake-embedder"\ndimensions = 384\n',
+            encoding="utf-8",
+        )
+        row = json.loads(DEMO.read_text(encoding="utf-8").splitlines()[0])
+        first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+        first.write_text(json.dumps(row) + "\n", encoding="utf-8")
+        second.write_text(json.dumps({**row, "answer": "Another answer."}) + "\n", "utf-8")
+        ran = evaluate(first, "--models", toml, "-m", "answer_similarity", "--no-progress")
+        assert ran.exit_code == 0, ran.output
+        out = tmp_path / "e.json"
+        args = ("--models", toml, "-m", "answer_similarity", "--estimate", "-o", out)
+        estimated = evaluate(second, *args)
+        assert estimated.exit_code == 0, estimated.output
+        assert read(out)["estimate"]["embedded_texts"] == 1  # the reference came from the cache
+    finally:
+        unregister_backend("cached-fake-embedder")
 
 
 def test_the_estimate_writes_nothing_but_the_speed(

@@ -23,7 +23,7 @@ from localeval.backends.fake import HashEmbedder
 from localeval.config import EmbedderConfig, JudgeConfig, ModelsConfig
 from localeval.embedder import CountingEmbedder, Embedder
 from localeval.errors import UsageError
-from localeval.judge import Judge
+from localeval.judge import Judge, ModelIdentity
 from localeval.metrics import Metric, Tools
 from localeval.prompts.sets import prompt_set
 from localeval.tools.cache import CachedEmbedder, CachedJudge, cache_connection
@@ -61,13 +61,28 @@ def open_embedder(
 
     def load() -> Embedder:
         if counting:
-            # words hashed: texts that share words are alike, as with the real embedder
-            return CountingEmbedder(identity, HashEmbedder())
+            # words hashed: texts that share words are alike, as with the real embedder; as
+            # long as the vectors the cache holds, which a sample may get beside these
+            return CountingEmbedder(identity, HashEmbedder(_cached_dimensions(cache, identity)))
         return backend.load(config.name, config.settings)
 
     if cache is None or not backend.cacheable:
         return load()
     return CachedEmbedder(identity, load, cache)
+
+
+def _cached_dimensions(
+    cache: sqlite3.Connection | None, identity: ModelIdentity, otherwise: int = 256
+) -> int:
+    """How long the vectors are that the cache holds for this embedder (`otherwise` when it
+    holds none): a counting stand-in's must match them."""
+    if cache is None:
+        return otherwise
+    row = cache.execute(
+        "SELECT length(vector) FROM embedding_cache WHERE embedder_sha256 = ? LIMIT 1",
+        (identity.key,),
+    ).fetchone()
+    return int(row[0]) // 4 if row is not None else otherwise  # float32
 
 
 def tools_for(
