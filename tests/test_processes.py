@@ -206,8 +206,9 @@ def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path) ->
             _, stderr = process.communicate(timeout=120)
             if process.returncode != 0:
                 failures.append(stderr)
+        # what the failing processes said first: it names the race, where a count would not
+        assert not failures, failures
         assert len(db_runs(db)) == 4
-    assert not failures, failures
 
 
 def test_sigterm_keeps_the_run_and_says_how_to_continue(tmp_path: Path) -> None:
