@@ -65,7 +65,8 @@ def wait_for_samples(db: Path, count: int, process: subprocess.Popen[str]) -> No
 def test_a_run_being_written_is_never_joined_by_a_second_process(tmp_path: Path) -> None:
     data = write_data(tmp_path / "big.jsonl", 40)
     db = tmp_path / "ov.db"
-    env = environment(tmp_path, db, delay=0.01)
+    # slow enough that the first run outlasts the second's start on a loaded machine
+    env = environment(tmp_path, db, delay=0.05)
     first_out, second_out = tmp_path / "first.json", tmp_path / "second.json"
     first = subprocess.Popen(
         localeval("evaluate", data, "--no-progress", "-o", first_out),
@@ -114,7 +115,8 @@ def test_a_run_being_written_is_never_joined_by_a_second_process(tmp_path: Path)
 def test_resuming_a_run_a_live_process_writes_is_refused(tmp_path: Path) -> None:
     data = write_data(tmp_path / "big.jsonl", 40)
     db = tmp_path / "ov.db"
-    env = environment(tmp_path, db, delay=0.01)
+    # slow enough that the first run outlasts the second's start on a loaded machine
+    env = environment(tmp_path, db, delay=0.05)
     first = subprocess.Popen(
         localeval("evaluate", data, "--no-progress"),
         env=env,
@@ -134,6 +136,7 @@ def test_resuming_a_run_a_live_process_writes_is_refused(tmp_path: Path) -> None
             timeout=300,
         )
     finally:
+        first.terminate()  # kept resumable, as on Ctrl-C: nothing to wait for
         first.wait(timeout=300)
     assert second.returncode == 2
     assert re.fullmatch(
