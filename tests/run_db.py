@@ -1,10 +1,25 @@
-"""The database as the tests see it: what a killed run left in the run history (read by
-the resume tests), and which of the connections opened are still open."""
+"""The database as the tests see it: one as an older localeval left it (the migration
+tests), what a killed run left in the run history (read by the resume tests), and which
+of the connections opened are still open."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+
+from localeval.database import MIGRATIONS
+
+
+def database_at_version(path: Path, version: int) -> sqlite3.Connection:
+    """A new database at `path` as an older localeval left it: the first `version`
+    migrations applied, in autocommit mode for the rows a test puts in."""
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;\n"
+        + "\n".join(MIGRATIONS[:version])
+        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
+    )
+    return old
 
 
 def db_runs(db: Path) -> list[tuple[int, int, str | None]]:

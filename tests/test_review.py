@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fakes import FakeEmbedder, HashJudge
 from review_runs import demo_copy, evaluate, rows, run_cli
+from run_db import database_at_version
 from standins import StandIns
 
 from localeval.calibration.fit import MIN_FOLDED_ROWS, fit_maps
@@ -143,10 +144,7 @@ def test_a_database_from_before_labels_gets_their_table_and_keeps_its_runs(
 ) -> None:
     labels = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE run_labels" in sql)
     path = tmp_path / "old.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;\n" + "\n".join(MIGRATIONS[:labels]) + f"\nPRAGMA user_version = {labels};\nCOMMIT;"
-    )
+    old = database_at_version(path, labels)
     source = sqlite3.connect(demo_run.db)
     columns = [row[1] for row in old.execute("PRAGMA table_info(runs)")]
     row = source.execute(f"SELECT {', '.join(columns)} FROM runs").fetchone()

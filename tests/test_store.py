@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from run_db import database_at_version
 
 from localeval.database import MIGRATIONS, open_store, schema_version
 from localeval.errors import UsageError
@@ -75,10 +76,7 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(tmp_path: Path
     from localeval.runs.history import RunStore
 
     path = tmp_path / "v5.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;\n" + "\n".join(MIGRATIONS[:5]) + "\nPRAGMA user_version = 5;\nCOMMIT;"
-    )
+    old = database_at_version(path, 5)
     old.execute(
         "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
         "judge_name, judge_sha256, prompt_version, metrics, metric_settings, thresholds, "
@@ -113,10 +111,7 @@ def test_version_6_database_gets_shards_and_retries_and_keeps_its_runs(tmp_path:
     from localeval.runs.history import RunStore
 
     path = tmp_path / "v6.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;\n" + "\n".join(MIGRATIONS[:6]) + "\nPRAGMA user_version = 6;\nCOMMIT;"
-    )
+    old = database_at_version(path, 6)
     server = {"base_url": "http://gpu:8000/v1", "model": "m", "revision": "r1"}
     old.execute(
         "INSERT INTO runs (id, created, finished, fingerprint, dataset_path, dataset_sha256, "
@@ -152,10 +147,7 @@ def test_version_7_database_marks_no_run_invalid_and_keeps_them_resumable(tmp_pa
     from localeval.runs.history import RunStore
 
     path = tmp_path / "v7.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;\n" + "\n".join(MIGRATIONS[:7]) + "\nPRAGMA user_version = 7;\nCOMMIT;"
-    )
+    old = database_at_version(path, 7)
     old.execute(
         "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
         "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
@@ -178,12 +170,7 @@ def test_a_run_that_asked_no_judge_reads_back_with_no_prompt_version(tmp_path: P
 
     version = next(i for i, sql in enumerate(MIGRATIONS) if "SET prompt_version = ''" in sql)
     path = tmp_path / "old.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;\n"
-        + "\n".join(MIGRATIONS[:version])
-        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
-    )
+    old = database_at_version(path, version)
     for run_id, judge in (("bleu", None), ("judged", "j")):
         old.execute(
             "INSERT INTO runs (id, created, finished, fingerprint, dataset_path, "
@@ -208,12 +195,7 @@ def test_a_database_before_the_speed_table_gets_it_and_keeps_its_runs(tmp_path: 
     version = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE model_speed" in sql)
     assert version == len(MIGRATIONS) - 1  # appended after every migration main had
     path = tmp_path / "old.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;\n"
-        + "\n".join(MIGRATIONS[:version])
-        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
-    )
+    old = database_at_version(path, version)
     old.execute(
         "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
         "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
