@@ -156,6 +156,15 @@ def choose_build(machine: str, system: str, cpu_flags: set[str], gpu: str) -> Bu
     return Build(cuda, f"{machine} {system}: llama.cpp's defaults", gpu, machine)
 
 
+def build_for_this_machine(gpu: str) -> Build:
+    """The build for this CPU and `gpu`: CMAKE_ARGS when the user gives them, else the flags
+    choose_build picks from what the CPU reports (the wheel and llama-server alike)."""
+    system, machine = platform.system(), platform.machine()
+    if os.environ.get("CMAKE_ARGS"):
+        return Build(tuple(os.environ["CMAKE_ARGS"].split()), "CMAKE_ARGS as given", gpu, machine)
+    return choose_build(machine, system, read_cpu_flags(system), gpu)
+
+
 def read_cpu_flags(system: str) -> set[str]:
     if system == "Linux":
         try:
@@ -419,15 +428,11 @@ def main() -> None:
     parser.add_argument("--plan", action="store_true", help="print the chosen flags and stop")
     parser.add_argument("--which-gpu", action="store_true", help="print cuda or cpu and stop")
     args = parser.parse_args()
-    system, machine = platform.system(), platform.machine()
     gpu = choose_gpu(os.environ.get("LOCALEVAL_GPU", "auto"))
     if args.which_gpu:
         print(gpu)
         return
-    if os.environ.get("CMAKE_ARGS"):
-        build = Build(tuple(os.environ["CMAKE_ARGS"].split()), "CMAKE_ARGS as given", gpu, machine)
-    else:
-        build = choose_build(machine, system, read_cpu_flags(system), gpu)
+    build = build_for_this_machine(gpu)
     if args.plan:
         print(f"{build.description}\nCMAKE_ARGS={' '.join(build.cmake_args)}")
         return

@@ -31,7 +31,6 @@ import hashlib
 import json
 import math
 import os
-import platform
 import shutil
 import socket
 import subprocess
@@ -55,11 +54,10 @@ from llama_build import (
     VERSION,
     Build,
     Verdict,
+    build_for_this_machine,
     cache_root,
-    choose_build,
     choose_gpu,
     describe_exit,
-    read_cpu_flags,
     smallest_gguf,
 )
 
@@ -277,12 +275,7 @@ def main() -> None:
     parser.add_argument("--models", default=str(ROOT / "models.toml"))
     parser.add_argument("--plan", action="store_true", help="print the flags and cache; stop")
     args = parser.parse_args()
-    system, machine = platform.system(), platform.machine()
-    gpu = choose_gpu(os.environ.get("LOCALEVAL_GPU", "auto"))
-    if os.environ.get("CMAKE_ARGS"):
-        build = Build(tuple(os.environ["CMAKE_ARGS"].split()), "CMAKE_ARGS as given", gpu, machine)
-    else:
-        build = choose_build(machine, system, read_cpu_flags(system), gpu)
+    build = build_for_this_machine(choose_gpu(os.environ.get("LOCALEVAL_GPU", "auto")))
     if args.plan:
         print(f"{build.description}\nflags: {' '.join(build.cmake_args + SERVER_OPTIONS)}")
         print(server_cache(build) / BINARY)
