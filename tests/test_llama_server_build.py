@@ -4,30 +4,19 @@ build is tests/test_llama_server_real.py's fixture)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from script_modules import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 CPUINFO = Path(__file__).resolve().parent / "cpuinfo"
 
 
-def load_script() -> ModuleType:
-    path = ROOT / "scripts" / "llama_server_build.py"
-    spec = importlib.util.spec_from_file_location("llama_server_build", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["llama_server_build"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-sb = load_script()
+sb = load_script("llama_server_build")
 lb = sys.modules["llama_build"]
 
 

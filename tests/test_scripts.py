@@ -3,12 +3,9 @@ CI would otherwise only notice a broken one when someone measures)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from script_modules import load_script
 
 from localeval.data.samples import Sample
-
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
 class WordTokenizer:
@@ -19,10 +16,7 @@ class WordTokenizer:
 
 
 def test_bench_counts_the_sample_and_each_instruction_once() -> None:
-    spec = importlib.util.spec_from_file_location("bench", SCRIPTS / "bench.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("bench")
     sample = Sample(
         sample_id="s",
         question="two words",

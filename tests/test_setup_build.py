@@ -4,31 +4,20 @@ that really crash, in real subprocesses)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from script_modules import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 CPUINFO = Path(__file__).resolve().parent / "cpuinfo"
 
 
-def load_script() -> ModuleType:
-    path = ROOT / "scripts" / "llama_build.py"
-    spec = importlib.util.spec_from_file_location("llama_build", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["llama_build"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-lb = load_script()
+lb = load_script("llama_build")
 
 
 def flags_of(name: str) -> set[str]:
