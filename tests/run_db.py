@@ -5,6 +5,9 @@ of the connections opened are still open."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from localeval.database import MIGRATIONS
@@ -55,6 +58,23 @@ def stored_in_unfinished_run(db: Path) -> int:
         return 0
     finally:
         connection.close()
+
+
+def stopped_when_its_judge_dies(
+    command: Sequence[str], env: Mapping[str, str], db: Path, kill: Callable[[], None]
+) -> None:
+    """Start `command` (an evaluate asking a judge server), `kill` the server once the run
+    has stored a sample, and check that the run stopped with exit 3, saying to re-run."""
+    process = subprocess.Popen(list(command), env=dict(env), stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while stored_in_unfinished_run(db) < 1:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    kill()
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 3, stderr
+    assert "failed 2 times" in stderr and "re-run the same command" in stderr
 
 
 class Connections(list[sqlite3.Connection]):

@@ -30,7 +30,7 @@ from urllib.request import urlopen
 import pytest
 from click.testing import CliRunner
 from llama_server import SMOLLM, LlamaCppServer, free_port
-from run_db import stored_in_unfinished_run
+from run_db import stopped_when_its_judge_dies
 
 from localeval.cli import main
 
@@ -178,16 +178,7 @@ def test_a_server_killed_mid_run_and_restarted_resumes_to_identical_results(
         models.write_text(models_toml(server.url), encoding="utf-8")
         env = {**os.environ, "LOCALEVAL_MODELS": str(models), "LOCALEVAL_DB": str(db)}
         env["PYTHONPATH"] = str(ROOT)
-        process = subprocess.Popen(cli, env=env, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 300
-        while stored_in_unfinished_run(db) < 1:
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        server.kill()
-        _, stderr = process.communicate(timeout=120)
-        assert process.returncode == 3, stderr
-        assert "failed 2 times" in stderr and "re-run the same command" in stderr
+        stopped_when_its_judge_dies(cli, env, db, server.kill)
         server.start()  # the same address, the same model: the same judge
         done = subprocess.run(cli, env=env, capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from llama_server import SMOLLM, LlamaServer, models_toml
-from run_db import stored_in_unfinished_run
+from run_db import stopped_when_its_judge_dies
 from test_offline import attempts, log_lines, run_blocked
 
 from localeval.backends.fake import HashEmbedder
@@ -175,16 +174,7 @@ def test_a_server_killed_mid_run_and_restarted_lets_the_run_finish(tmp_path: Pat
         db = tmp_path / "runs.db"
         env = {**os.environ, "LOCALEVAL_MODELS": str(models), "LOCALEVAL_DB": str(db)}
         env["PYTHONPATH"] = str(ROOT)
-        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 300
-        while stored_in_unfinished_run(db) < 1:
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        server.kill()
-        _, stderr = process.communicate(timeout=120)
-        assert process.returncode == 3, stderr
-        assert "failed 2 times" in stderr and "re-run the same command" in stderr
+        stopped_when_its_judge_dies(command, env, db, server.kill)
         server.start()  # the same address: the same judge
         done = subprocess.run(command, env=env, capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
