@@ -176,9 +176,7 @@ RAG_6 = PromptSet(
         rag.questions_for_answer,
         # a text of several statements: each asked as rag-3 asks it, in every language (the
         # 1.5B's wording chosen by leaving one labelled set out: docs/judge-quality.md)
-        context_says_of_several=lambda contexts, question, statement: rag.context_says(
-            contexts, statement
-        ),
+        context_says_of_several=RAG_3.rag.context_says,
     ),
 )
 
