@@ -17,6 +17,7 @@ from localeval.cli.options import (
     models_option,
     output_option,
     progress_option,
+    show_estimate,
     translate_errors,
     warn_if_replaced,
 )
@@ -102,13 +103,7 @@ def compare_answers(
     warn_if_replaced(comparison.output)
     echo(f"Loaded {len(comparison.rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
     if estimate_only:
-        from localeval.report.estimate_text import estimate_text
-
-        estimate = comparison.estimate()
-        echo(estimate_text(estimate))
-        if output is not None:
-            write_json(comparison.output or output, estimate.as_dict())
-            echo(f"Estimate written to {output}")
+        show_estimate(comparison.estimate(), comparison.output)
         sys.exit(EXIT_OK)
     bar = Progress(len(comparison.rows), "Comparing", enabled=progress)
     try:

@@ -24,6 +24,7 @@ from localeval.cli.options import (
     models_option,
     output_option,
     progress_option,
+    show_estimate,
     translate_errors,
 )
 from localeval.cli.progress import Progress
@@ -33,7 +34,7 @@ from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageErro
 from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import DEFAULT_MIN_DEFINED
 from localeval.results.model import SampleResult
-from localeval.runs.estimate import Estimate, estimate_evaluation, speed_kept
+from localeval.runs.estimate import estimate_evaluation, speed_kept
 from localeval.runs.evaluation import Evaluation
 from localeval.runs.records import StoredRun
 from localeval.runs.requests import (
@@ -336,7 +337,7 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
     printed = Printed(label, progress)
     with Evaluation(request, printed) as evaluation:
         if estimate_only:
-            _show_estimate(evaluation, request)
+            show_estimate(estimate_evaluation(evaluation), evaluation.output)
             return True
         if progress and speed_kept(evaluation):
             # the time left starts from the estimate, at the speed measured before
@@ -360,19 +361,6 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
             echo("\n" + history_text.regression_text(comparison, request.max_drop))
             passed = passed and not comparison.regressions(request.max_drop)
     return passed
-
-
-def _show_estimate(evaluation: Evaluation, request: EvaluationRequest) -> Estimate:
-    """--estimate: count the run's cost, print it, and write it to --output."""
-    from localeval.report.estimate_text import estimate_text
-    from localeval.results.contract import write_json
-
-    estimate = estimate_evaluation(evaluation)
-    echo(estimate_text(estimate))
-    if evaluation.output is not None:
-        write_json(evaluation.output, estimate.as_dict())
-        echo(f"Estimate written to {request.output}")
-    return estimate
 
 
 def _command_line() -> str:

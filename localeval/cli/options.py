@@ -21,6 +21,7 @@ import click
 from localeval.errors import LocalevalError
 from localeval.results.files import OutputTarget
 from localeval.text import printable
+from localeval.tools.estimate import Estimate
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,6 +42,17 @@ def warn_if_replaced(target: OutputTarget | None) -> None:
     """-o onto an existing file replaces it: said before the work, on stderr."""
     if target is not None and target.replaces:
         echo(f"Warning: --output {target.path} exists; it will be overwritten", err=True)
+
+
+def show_estimate(estimate: Estimate, target: OutputTarget | None) -> None:
+    """--estimate: the estimate's table, and with --output the same as JSON at `target`."""
+    from localeval.report.estimate_text import estimate_text
+    from localeval.results.contract import write_json
+
+    echo(estimate_text(estimate))
+    if target is not None:
+        write_json(target, estimate.as_dict())
+        echo(f"Estimate written to {target.path}")
 
 
 class Terminated(KeyboardInterrupt):
