@@ -1,4 +1,5 @@
-"""The run history: what is stored, how runs are named, and what survives failures."""
+"""The run history: what is stored, how runs are named, and what survives failures (on an
+SQLite file and on a PostgreSQL database alike, where both can)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from fakes import FakeEmbedder, HashJudge
 
 from localeval.data.samples import Sample
+from localeval.database import Location
 from localeval.engine import evaluate
 from localeval.errors import UsageError
 from localeval.metrics import RAG_METRICS, Tools
@@ -57,9 +59,10 @@ def without_seconds(data: dict) -> dict:
     return data
 
 
-def test_stored_run_reads_back_as_the_in_memory_results(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+def test_stored_run_reads_back_as_the_in_memory_results(db: Location, tmp_path: Path) -> None:
     run = run_in_memory(samples())
-    store = RunStore.open(tmp_path / "h.db")
+    store = RunStore.open(db)
     stored = store_run(store, run)
     expected = run_to_dict(run, evaluate_gates(run.summary(), DEFAULT_THRESHOLDS))
     actual = {**header_of(store, stored), "samples": list(store.sample_dicts(stored))}
@@ -81,8 +84,9 @@ def test_stored_run_reads_back_as_the_in_memory_results(tmp_path: Path) -> None:
     assert out.read_text(encoding="utf-8") == whole
 
 
-def test_runs_are_named_by_id_prefix_and_latest(tmp_path: Path) -> None:
-    store = RunStore.open(tmp_path / "h.db")
+@pytest.mark.both_stores
+def test_runs_are_named_by_id_prefix_and_latest(db: Location) -> None:
+    store = RunStore.open(db)
     first = store_run(store, run_in_memory(samples()))
     second = store_run(store, run_in_memory(samples()))
     unfinished = store_run(store, run_in_memory(samples()), complete=False)
@@ -92,10 +96,10 @@ def test_runs_are_named_by_id_prefix_and_latest(tmp_path: Path) -> None:
     assert store.resolve(unfinished.id[:-2]).id == unfinished.id
     with pytest.raises(UsageError) as err:
         store.resolve("latest~2")
-    assert str(err.value) == f"'latest~2': {tmp_path / 'h.db'} holds 2 complete runs"
+    assert str(err.value) == f"'latest~2': {db} holds 2 complete runs"
     with pytest.raises(UsageError) as err:
         store.resolve("nope")
-    assert str(err.value) == f"no run 'nope' in {tmp_path / 'h.db'} (see `localeval runs list`)"
+    assert str(err.value) == f"no run 'nope' in {db} (see `localeval runs list`)"
     with pytest.raises(UsageError) as err:
         store.resolve("2")  # every id starts with the year
     assert str(err.value) == "'2' matches more than one run; give more of the id"
@@ -104,10 +108,11 @@ def test_runs_are_named_by_id_prefix_and_latest(tmp_path: Path) -> None:
     assert [r.status for r in listed] == ["incomplete (6/6)", "complete", "complete"]
 
 
-def test_judge_settings_are_stored_with_the_run(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+def test_judge_settings_are_stored_with_the_run(db: Location) -> None:
     """results.json, `runs show` and `diff` read runs back from the database: the settings
     that change the judge's numbers must survive it."""
-    store = RunStore.open(tmp_path / "h.db")
+    store = RunStore.open(db)
     run = run_in_memory(samples())
     settings = {"batch_size": 64, "call_protocol": 2}
     run.info.judge = {**(run.info.judge or {}), "settings": settings}
@@ -116,8 +121,9 @@ def test_judge_settings_are_stored_with_the_run(tmp_path: Path) -> None:
     assert header_of(store, store.get(stored.id))["run"]["judge"]["settings"] == settings
 
 
-def test_incomplete_run_is_found_by_its_fingerprint_only(tmp_path: Path) -> None:
-    store = RunStore.open(tmp_path / "h.db")
+@pytest.mark.both_stores
+def test_incomplete_run_is_found_by_its_fingerprint_only(db: Location) -> None:
+    store = RunStore.open(db)
     run = run_in_memory(samples())
     stored = store.start(run.info, 6, DEFAULT_THRESHOLDS)
     store.record_sample(stored.id, 0, run.samples[0])

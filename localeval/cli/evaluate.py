@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -44,6 +44,9 @@ from localeval.runs.requests import (
     EvaluationRequest,
 )
 from localeval.text import printable
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 def metric_help() -> str:
@@ -279,7 +282,7 @@ def evaluate(
     embedder_name: str | None,
     models_path: str | None,
     progress: bool,
-    db_path: Path | None,
+    db_path: Location | None,
     resume: str | None,
     new_run: bool,
     baseline: str | None,

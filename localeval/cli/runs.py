@@ -1,5 +1,5 @@
-"""`localeval runs list|show|delete|prune`: the run history, kept in the local SQLite
-database."""
+"""`localeval runs list|show|delete|prune|merge|copy`: the run history, kept in the run
+database (an SQLite file, or a team's PostgreSQL database)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,15 @@ from localeval.cli.options import (
 )
 
 if TYPE_CHECKING:  # imported where used: `localeval --help` stays quick
+    from localeval.database import Location
     from localeval.runs.history import RunStore
     from localeval.runs.records import StoredRun
 
 
 @click.group("runs")
 def runs_group() -> None:
-    """The run history: every `localeval evaluate` run, kept in a local SQLite database."""
+    """The run history: every `localeval evaluate` run, kept in the run database (--db: a
+    local SQLite file, or a team's PostgreSQL database)."""
 
 
 @runs_group.command("list")
@@ -38,15 +40,16 @@ def runs_group() -> None:
     help="Show this many runs, newest first.",
 )
 @translate_errors
-def runs_list(db_path: Path | None, limit: int) -> None:
+def runs_list(db_path: Location | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
-    from localeval.database import default_db_path
+    from localeval.database import default_db_path, store_exists
     from localeval.report import history_text
     from localeval.runs.history import RunStore
 
     path = db_path or default_db_path()
-    if not path.exists():
-        echo(f"No runs yet: {path} does not exist. `localeval evaluate DATA` records one.")
+    if not store_exists(path):
+        missing = "does not exist" if isinstance(path, Path) else "holds no run history yet"
+        echo(f"No runs yet: {path} {missing}. `localeval evaluate DATA` records one.")
         return
     store = RunStore.open(path, readonly=True)
     try:
@@ -60,7 +63,7 @@ def runs_list(db_path: Path | None, limit: int) -> None:
 @db_option
 @output_option("Also write the run's results.json here.")
 @translate_errors
-def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
+def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
     from localeval.database import default_db_path
     from localeval.report import console, history_text
@@ -104,10 +107,10 @@ def _deleted(store: RunStore, runs: list[StoredRun], yes: bool) -> None:
     if not yes:
         click.confirm(f"Delete these {len(runs)} runs with their samples and scores?", abort=True)
     before, after = delete_runs(store, runs)
-    echo(
-        f"Deleted {len(runs)} run{'s' * (len(runs) != 1)}; {store.path}: "
-        f"{before / 1e6:.1f} MB -> {after / 1e6:.1f} MB"
-    )
+    sizes = ""
+    if before is not None and after is not None:  # a server's database: no file to measure
+        sizes = f": {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB"
+    echo(f"Deleted {len(runs)} run{'s' * (len(runs) != 1)}; {store.path}{sizes}")
 
 
 yes_option = click.option("-y", "--yes", is_flag=True, help="Delete without asking (for scripts).")
@@ -118,7 +121,7 @@ yes_option = click.option("-y", "--yes", is_flag=True, help="Delete without aski
 @db_option
 @yes_option
 @translate_errors
-def runs_delete(refs: tuple[str, ...], db_path: Path | None, yes: bool) -> None:
+def runs_delete(refs: tuple[str, ...], db_path: Location | None, yes: bool) -> None:
     """Delete runs (ids or their start, latest, latest~N) from the history, with their
     samples and scores; the database file shrinks accordingly. A run a live process is
     writing is refused. The judge/embedding cache is kept (see `localeval cache clear`)."""
@@ -143,7 +146,7 @@ def runs_delete(refs: tuple[str, ...], db_path: Path | None, yes: bool) -> None:
 @db_option
 @yes_option
 @translate_errors
-def runs_prune(keep: int, db_path: Path | None, yes: bool) -> None:
+def runs_prune(keep: int, db_path: Location | None, yes: bool) -> None:
     """Delete every run but the N newest, complete or not, except runs a live process is
     writing; the database file shrinks accordingly."""
     from localeval.runs.cleanup import plan_pruning
@@ -164,7 +167,7 @@ def runs_prune(keep: int, db_path: Path | None, yes: bool) -> None:
 @db_option
 @output_option("Write the merged run's results.json here.")
 @translate_errors
-def runs_merge(runs: tuple[str, ...], db_path: Path | None, output: Path | None) -> None:
+def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | None) -> None:
     """Join the shards of one evaluation (`evaluate --shard K/N`, each RUN an id, latest~N
     or a results.json file) into one run, with the summary, intervals and gates of a
     single run over all samples. Exit status: 0 all gates pass, 1 a gate failed."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.database import default_db_path
+from localeval.database import Location, default_db_path
 from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.metrics.base import LIKELIER
@@ -26,7 +26,7 @@ from localeval.runs.sources import open_history
 class ReviewRun:
     """A complete run's samples, scores and judge verdicts, as labels refer to them."""
 
-    db: Path
+    db: Location
     run: StoredRun
     samples: list[dict[str, Any]]
     #: per sample id, the judge's verdicts
@@ -146,7 +146,7 @@ class ReviewRun:
         }
 
 
-def load_review_run(ref: str, db_path: Path | None = None) -> ReviewRun:
+def load_review_run(ref: str, db_path: Location | None = None) -> ReviewRun:
     """A complete run of the history, its database migrated for labels; UsageError for a
     results file, an unknown or incomplete run, or a database another process is writing."""
     if not RunRef(ref).in_history:

@@ -1,4 +1,5 @@
-"""Never ask twice: a persistent cache of judge calls and embeddings in the SQLite store.
+"""Never ask twice: a persistent cache of judge calls and embeddings in the store (an SQLite
+file, or a team's PostgreSQL database, where every machine reuses every other's answers).
 
 A judge call is keyed by the judge's identity (its file's sha256, or what a backend
 without a file names the model by), the settings that can change its numbers, the kind
@@ -11,12 +12,14 @@ The models behind the cache are loaded lazily, on the first miss: a fully cached
 never pays for loading them.
 
 With samples in flight (a server judge), each sample asks through a session of the cached
-judge, from a thread of its own; SQLite connections belong to the thread that made them,
-so each thread reads and writes the cache through a connection of its own to the same
-file (`ThreadConnections`).
+judge, from a thread of its own; a connection belongs to the thread that made it, so each
+thread reads and writes the cache through a connection of its own to the same database
+(`CacheTables`). An answer is stored once, by one statement: of two machines that ask the
+same question at once, the first to store it wins and the second's identical answer is
+dropped (`ON CONFLICT DO NOTHING`), and no reader sees a row half-written.
 
-The cache's tables are in the local database (localeval.database); `cache_connection`
-opens it for a block of work and closes it after.
+The cache's tables are in the run database (localeval.database); `cache_connection` opens
+it for a block of work and closes it after.
 """
 
 from __future__ import annotations
@@ -24,26 +27,22 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from localeval.database import open_store
+from localeval.database import Database, Location, open_store
 from localeval.embedder import Embedder
 from localeval.judge import Judge, ModelIdentity, Prompt, Usage
 from localeval.schema import Schema, to_gbnf
 
 
 @contextmanager
-def cache_connection(
-    db: Path | None = None, readonly: bool = False
-) -> Iterator[sqlite3.Connection]:
+def cache_connection(db: Location | None = None, readonly: bool = False) -> Iterator[Database]:
     """The database `db` (default: default_db_path()) open for the block, closed after it
     however the block ends (a sqlite3 connection's own `with` commits but never closes).
     `readonly` as for `open_store`."""
@@ -63,30 +62,76 @@ def _prompt_parts(prompt: Prompt) -> list[Any]:
     return [prompt.system, list(prompt.segments), prompt.reply_prefix]
 
 
-class ThreadConnections:
-    """The cache database for whichever thread asks: the given connection in the thread
-    that made it, a connection of its own to the same file in any other."""
+class CacheTables:
+    """The cache's tables, for whichever thread asks: through the given connection in the
+    thread that made it, a connection of its own to the same database in any other (closed
+    when the thread's storage goes). Failures as StoreError."""
 
-    def __init__(self, connection: sqlite3.Connection):
+    def __init__(self, connection: Database):
         self._main = connection
         self._owner = threading.get_ident()
         self._local = threading.local()
-        # where the database is, asked now: only this thread may use `connection`
-        self._path: str = connection.execute("PRAGMA database_list").fetchone()[2]
 
-    def get(self) -> sqlite3.Connection:
+    def _db(self) -> Database:
         if threading.get_ident() == self._owner:
             return self._main
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        connection: Database | None = getattr(self._local, "connection", None)
         if connection is None:
-            if not self._path:
-                raise RuntimeError("a cache used by samples in flight needs a database file")
-            # each thread's own, closed when the thread's storage goes
-            connection = sqlite3.connect(
-                self._path, timeout=30, isolation_level=None, check_same_thread=False
-            )
+            connection = self._main.reopen()
             self._local.connection = connection
         return connection
+
+    def answer(self, key: str) -> Any | None:
+        """A judge call's stored answer (None when there is none)."""
+        db = self._db()
+        with db.translating("reading the judge cache"):
+            row = db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def keep_answer(self, key: str, judge: str, kind: str, value: Any, spent: Usage) -> None:
+        db = self._db()
+        with db.translating("storing a judge answer in the cache"):
+            db.execute(
+                "INSERT INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
+                "generated_tokens) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                (
+                    key,
+                    judge,
+                    kind,
+                    json.dumps(value, ensure_ascii=False),
+                    spent.prompt_tokens,
+                    spent.generated_tokens,
+                ),
+            )
+
+    def vector(self, key: str) -> np.ndarray | None:
+        db = self._db()
+        with db.translating("reading the embedding cache"):
+            row = db.execute("SELECT vector FROM embedding_cache WHERE key = ?", (key,)).fetchone()
+        return None if row is None else np.frombuffer(row[0], dtype="<f4")
+
+    def keep_vectors(self, embedder: str, vectors: dict[str, np.ndarray]) -> None:
+        db = self._db()
+        with db.translating("storing embeddings in the cache"):
+            db.executemany(
+                "INSERT INTO embedding_cache (key, embedder_sha256, vector) VALUES (?, ?, ?) "
+                "ON CONFLICT (key) DO NOTHING",
+                [(key, embedder, vector.tobytes()) for key, vector in vectors.items()],
+            )
+
+    def dimensions(self, embedder: str) -> int | None:
+        """How long the vectors the cache holds for an embedder are (None: it holds none)."""
+        db = self._db()
+        with db.translating("reading the embedding cache"):
+            row = db.execute(
+                "SELECT length(vector) FROM embedding_cache WHERE embedder_sha256 = ? LIMIT 1",
+                (embedder,),
+            ).fetchone()
+        return None if row is None else int(row[0]) // 4  # float32
+
+
+def cache_tables(cache: Database | CacheTables) -> CacheTables:
+    return cache if isinstance(cache, CacheTables) else CacheTables(cache)
 
 
 class CachedJudge:
@@ -102,7 +147,7 @@ class CachedJudge:
         self,
         identity: ModelIdentity,
         load: Callable[[], Judge],
-        connection: sqlite3.Connection | ThreadConnections,
+        cache: Database | CacheTables,
         concurrency: int = 1,
     ):
         self.identity = identity
@@ -111,17 +156,9 @@ class CachedJudge:
         self.concurrency = concurrency
         self._load = load
         self._inner: Judge | None = None
-        self._connections = (
-            connection
-            if isinstance(connection, ThreadConnections)
-            else ThreadConnections(connection)
-        )
+        self._tables = cache_tables(cache)
         self._loading = threading.Lock()
         self._parent: CachedJudge | None = None
-
-    @property
-    def _db(self) -> sqlite3.Connection:
-        return self._connections.get()
 
     @property
     def loaded(self) -> bool:
@@ -162,27 +199,13 @@ class CachedJudge:
         return _digest([identity.key, dict(identity.settings), kind, _prompt_parts(prompt), extra])
 
     def _lookup(self, key: str, counted: bool = True) -> Any | None:
-        row = self._db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        if counted:
+        value = self._tables.answer(key)
+        if value is not None and counted:
             self.usage.cached_calls += 1
-        return json.loads(row[0])
+        return value
 
     def _remember(self, key: str, kind: str, value: Any, before: Usage) -> None:
-        spent = self.usage - before
-        self._db.execute(
-            "INSERT OR REPLACE INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
-            "generated_tokens) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                self.identity.key,
-                kind,
-                json.dumps(value, ensure_ascii=False),
-                spent.prompt_tokens,
-                spent.generated_tokens,
-            ),
-        )
+        self._tables.keep_answer(key, self.identity.key, kind, value, self.usage - before)
 
     def _call(
         self,
@@ -240,20 +263,16 @@ class CachedEmbedder:
     """An Embedder that keeps every vector it computed; the model loads on the first miss."""
 
     def __init__(
-        self, identity: ModelIdentity, load: Callable[[], Embedder], connection: sqlite3.Connection
+        self, identity: ModelIdentity, load: Callable[[], Embedder], cache: Database | CacheTables
     ):
         self.identity = identity
         self.name = identity.name
         self._load = load
         self._inner: Embedder | None = None
-        self._connections = ThreadConnections(connection)
+        self._tables = cache_tables(cache)
         self._loading = threading.Lock()
         self.cached = 0
         self.computed = 0
-
-    @property
-    def _db(self) -> sqlite3.Connection:
-        return self._connections.get()
 
     def _key(self, text: str) -> str:
         # settings that change the vectors (a prefix) key them too; none for most models,
@@ -266,25 +285,21 @@ class CachedEmbedder:
         keys = [self._key(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         for key in dict.fromkeys(keys):
-            row = self._db.execute(
-                "SELECT vector FROM embedding_cache WHERE key = ?", (key,)
-            ).fetchone()
-            if row is not None:
-                found[key] = np.frombuffer(row[0], dtype="<f4")
+            vector = self._tables.vector(key)
+            if vector is not None:
+                found[key] = vector
         missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
         if missing:
             with self._loading:  # samples in flight may miss at the same moment
                 if self._inner is None:
                     self._inner = self._load()
             vectors = self._inner.embed([t for _, t in missing])  # one batch for all misses
-            for (key, _), vector in zip(missing, vectors, strict=True):
-                vector = np.asarray(vector, dtype="<f4")
-                found[key] = vector
-                self._db.execute(
-                    "INSERT OR REPLACE INTO embedding_cache (key, embedder_sha256, vector) "
-                    "VALUES (?, ?, ?)",
-                    (key, self.identity.key, vector.tobytes()),
-                )
+            computed = {
+                key: np.asarray(vector, dtype="<f4")
+                for (key, _), vector in zip(missing, vectors, strict=True)
+            }
+            found.update(computed)
+            self._tables.keep_vectors(self.identity.key, computed)
         self.cached += len(keys) - len(missing)
         self.computed += len(missing)
         return np.stack([found[k] for k in keys])
@@ -311,7 +326,12 @@ class CacheStats:
         ]
 
 
-def cache_stats(connection: sqlite3.Connection) -> CacheStats:
+def cache_stats(connection: Database) -> CacheStats:
+    with connection.translating("reading the cache"):
+        return _cache_stats(connection)
+
+
+def _cache_stats(connection: Database) -> CacheStats:
     kinds = dict(connection.execute("SELECT kind, COUNT(*) FROM judge_cache GROUP BY kind"))
     models = connection.execute("SELECT COUNT(DISTINCT judge_sha256) FROM judge_cache").fetchone()
     tokens = connection.execute(
@@ -322,10 +342,11 @@ def cache_stats(connection: sqlite3.Connection) -> CacheStats:
     return CacheStats(kinds, models[0], embeddings[0], tokens[0], tokens[1])
 
 
-def clear_cache(connection: sqlite3.Connection) -> tuple[int, int]:
+def clear_cache(connection: Database) -> tuple[int, int]:
     """Delete every cached judge call and embedding; return how many of each were deleted."""
-    with connection:
-        judged = connection.execute("DELETE FROM judge_cache").rowcount
-        embedded = connection.execute("DELETE FROM embedding_cache").rowcount
-    connection.execute("VACUUM")
+    with connection.transaction("clearing the cache") as db:
+        judged = db.execute("DELETE FROM judge_cache").rowcount
+        embedded = db.execute("DELETE FROM embedding_cache").rowcount
+    with connection.translating("compacting the database"):
+        connection.compact()
     return judged, embedded

@@ -8,8 +8,8 @@ judge backend's counter, which builds and tokenizes every prompt with the judge'
 code and counts what the judge would evaluate (localeval.backends.llama_count), and an
 embedder that counts texts. Both sit behind the same cache the run would read, so a call
 the cache answers is counted as cached, with the same keys; what the estimate would add
-to the cache stays in temporary tables of its own connection (`peek`), so a
-prompt asked twice is a hit the second time, as in the run, and nothing is written.
+to the cache stays in memory (`PeekedCache`), so a prompt asked twice is a hit the second
+time, as in the run, and nothing is written.
 
 Where the count can differ from the run's: a counted verdict is neutral, so control flow
 that follows the judge's answers follows a neutral one (none of evaluate's metrics do:
@@ -21,24 +21,21 @@ work at the speed measured once per model and machine (localeval.tools.speed).
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from localeval.config import ModelsConfig
-from localeval.database import open_store
+from localeval.database import Database, Location, open_store
 from localeval.embedder import EmbedderSpeed
 from localeval.judge import JudgeSpeed, Usage
 from localeval.metrics import Metric, Tools
 from localeval.tools import load_tools
-from localeval.tools.cache import CachedJudge
+from localeval.tools.cache import CachedJudge, CacheTables
 from localeval.tools.speed import embedder_speed, judge_speed
-
-#: the cache tables an estimate reads, and what it would add kept beside them
-_PEEKED = ("judge_cache", "embedding_cache")
 
 TYPICAL_REPLY_NOTE = (
     "generated tokens are counted for a typical reply (16 tokens in each string the judge "
@@ -46,26 +43,36 @@ TYPICAL_REPLY_NOTE = (
 )
 
 
-def peek(connection: sqlite3.Connection) -> None:
-    """Make this connection read the run database's cache as the run would, and keep what
-    is written to it in temporary tables of its own, read back with the rest and gone
-    when it closes: the database itself is never written (nor locked) through it."""
-    for table in _PEEKED:
-        columns = [row[1] for row in connection.execute(f"PRAGMA main.table_info({table})")]
-        names = ", ".join(columns)
-        added = f"peeked_{table}"
-        connection.execute(
-            f"CREATE TEMP TABLE {added} ({columns[0]} PRIMARY KEY, {', '.join(columns[1:])})"
-        )
-        connection.execute(
-            f"CREATE TEMP VIEW {table} AS SELECT {names} FROM main.{table} "
-            f"UNION ALL SELECT {names} FROM {added}"
-        )
-        connection.execute(
-            f"CREATE TEMP TRIGGER peeked_{table}_insert INSTEAD OF INSERT ON {table} "
-            f"BEGIN INSERT OR REPLACE INTO {added} ({names}) "
-            f"VALUES ({', '.join(f'NEW.{c}' for c in columns)}); END"
-        )
+class PeekedCache(CacheTables):
+    """The run database's cache as the run would read it, with what is written to it kept
+    in memory, read back with the rest and gone with it: the database itself is never
+    written (nor locked) through it."""
+
+    def __init__(self, connection: Database):
+        super().__init__(connection)
+        self._answers: dict[str, Any] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        self._dimensions: dict[str, int] = {}
+
+    def answer(self, key: str) -> Any | None:
+        kept = self._answers.get(key)
+        return kept if kept is not None else super().answer(key)
+
+    def keep_answer(self, key: str, judge: str, kind: str, value: Any, spent: Usage) -> None:
+        self._answers[key] = value
+
+    def vector(self, key: str) -> np.ndarray | None:
+        kept = self._vectors.get(key)
+        return kept if kept is not None else super().vector(key)
+
+    def keep_vectors(self, embedder: str, vectors: dict[str, np.ndarray]) -> None:
+        self._vectors.update(vectors)
+        for vector in vectors.values():
+            self._dimensions.setdefault(embedder, len(vector))
+
+    def dimensions(self, embedder: str) -> int | None:
+        stored = super().dimensions(embedder)
+        return stored if stored is not None else self._dimensions.get(embedder)
 
 
 @dataclass
@@ -242,7 +249,7 @@ def priced(
 
 
 def pricing_for(
-    store: sqlite3.Connection,
+    store: Database,
     models: ModelsConfig,
     tools: Tools,
     work: Work,
@@ -271,7 +278,7 @@ class Counting:
         metrics: Sequence[Metric],
         judge: str | None,
         embedder: str | None,
-        db: Path | None,
+        db: Location | None,
         use_cache: bool = True,
         parts: Sequence[str] = (),
         kinds: tuple[str, str] = ("sample", "metric"),
@@ -281,9 +288,7 @@ class Counting:
         #: the run database: its cache peeked at, and where the models' speeds are kept
         self.store = open_store(db)
         try:
-            if use_cache:
-                peek(self.store)
-            cache = self.store if use_cache else None
+            cache = PeekedCache(self.store) if use_cache else None
             self.tools = load_tools(models, metrics, judge, embedder, cache, counting=True)
         except BaseException:
             self.store.close()

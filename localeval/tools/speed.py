@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import platform
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -25,6 +24,7 @@ from typing import Any, TypeVar
 
 from localeval.backends import embedder_backend, judge_backend
 from localeval.config import EmbedderConfig, JudgeConfig
+from localeval.database import Database, StoreError
 from localeval.embedder import EmbedderSpeed
 from localeval.judge import JudgeSpeed, ModelIdentity
 
@@ -58,7 +58,7 @@ def speed_key(identity: ModelIdentity, settings: Any, where: str) -> str:
 
 
 def judge_speed(
-    connection: sqlite3.Connection,
+    connection: Database,
     config: JudgeConfig,
     identity: ModelIdentity,
     measure: bool = True,
@@ -79,7 +79,7 @@ def judge_speed(
 
 
 def embedder_speed(
-    connection: sqlite3.Connection,
+    connection: Database,
     config: EmbedderConfig,
     identity: ModelIdentity,
     measure: bool = True,
@@ -105,13 +105,14 @@ def embedder_speed(
 
 
 def _kept_or_measured(
-    connection: sqlite3.Connection,
+    connection: Database,
     kind: type[S],
     model: str,
     key: str,
     measure: Callable[[], S] | None,
 ) -> S | None:
-    row = connection.execute("SELECT speed FROM model_speed WHERE key = ?", (key,)).fetchone()
+    with connection.translating("reading the models' speeds"):
+        row = connection.execute("SELECT speed FROM model_speed WHERE key = ?", (key,)).fetchone()
     if row is not None:
         try:
             return kind(**json.loads(row[0]))
@@ -121,9 +122,11 @@ def _kept_or_measured(
         return None
     speed = measure()
     # a database that cannot be written: measured again next time
-    with contextlib.suppress(sqlite3.OperationalError):
+    with contextlib.suppress(StoreError):
         connection.execute(
-            "INSERT OR REPLACE INTO model_speed (key, model, machine, speed) VALUES (?, ?, ?, ?)",
+            "INSERT INTO model_speed (key, model, machine, speed) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET model = excluded.model, machine = excluded.machine, "
+            "speed = excluded.speed, measured = excluded.measured",
             (key, model, machine(), json.dumps(asdict(speed))),
         )
     return speed
