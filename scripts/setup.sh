@@ -8,6 +8,8 @@
 #   LOCALEVAL_SKIP_MODELS=a,b     models.toml entries not to download (e.g. the 1.1 GB judge
 #                                 on a CI runner that only runs the tests)
 #   LOCALEVAL_SKIP_BROWSER=1      no Chromium (only the HTML report's browser test needs it)
+#   LOCALEVAL_SKIP_POSTGRES=1     no PostgreSQL server programs (only the tests marked
+#                                 `postgres` need them: they start a server of their own)
 #   LOCALEVAL_TORCH_INDEX=URL     where pip gets torch (e.g. https://download.pytorch.org/whl/cpu
 #                                 for the small CPU build where PyPI offers only the CUDA one)
 set -euo pipefail
@@ -67,6 +69,28 @@ if [ ! -x /usr/bin/chromium ] && [ -z "${LOCALEVAL_SKIP_BROWSER:-}" ]; then
     else
         echo "setup: no apt-get: install Chromium as /usr/bin/chromium (or set" \
              "LOCALEVAL_CHROMIUM) for the HTML report's browser test" >&2
+    fi
+fi
+# PostgreSQL's server programs from Debian's packages: the tests marked `postgres` start a
+# server of their own in a temporary folder (tests/pg_server.py); localeval itself needs only
+# psycopg, installed above, to use a team's server.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1 \
+   && [ -z "${LOCALEVAL_SKIP_POSTGRES:-}" ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=()
+        [ "$(id -u)" -ne 0 ] && SUDO=(sudo -n)
+        echo "setup: installing PostgreSQL (apt) for the tests marked postgres"
+        APT_LOG="$(mktemp)"
+        if { "${SUDO[@]}" apt-get update -qq \
+             && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
+           } >"$APT_LOG" 2>&1; then
+            rm -f "$APT_LOG"
+        else
+            echo "setup: could not install PostgreSQL (log: $APT_LOG); the postgres tests will fail" >&2
+        fi
+    else
+        echo "setup: no apt-get: install PostgreSQL 13 or newer (initdb, pg_ctl on PATH, or set" \
+             "LOCALEVAL_PG_BIN) for the tests marked postgres" >&2
     fi
 fi
 echo "setup: done"
