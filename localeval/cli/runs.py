@@ -16,6 +16,7 @@ from localeval.cli.options import (
     translate_errors,
     warn_if_replaced,
 )
+from localeval.cli.runs_copy import runs_copy
 
 if TYPE_CHECKING:  # imported where used: `localeval --help` stays quick
     from localeval.database import Location
@@ -195,5 +196,7 @@ def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | N
         store.close()
     sys.exit(EXIT_OK if outcome.passed else EXIT_GATE_FAILED)
 
+
+runs_group.add_command(runs_copy)
 
 COMMAND = runs_group
