@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -168,6 +169,10 @@ class PostgresDatabase(Database):
         return False
 
 
+#: what libpq puts before the server's own words when a connection fails
+_CONNECTION_FAILED = re.compile(r'^connection to server (at|on) "[^"]*"(, port \d+)? failed: ')
+
+
 def one_line(exc: BaseException, url: ServerUrl) -> str:
     """The driver's message on one line, with no password in it (libpq's messages hold
     none; the check is for a password that is also a word of the message)."""
@@ -192,18 +197,26 @@ def connect(url: ServerUrl) -> psycopg.Connection[Any]:
         connection = psycopg.connect(url.url, **options)
     except psycopg.Error as exc:
         raise UsageError(_connect_message(url, exc)) from None
+    version = connection.info.server_version
+    if version < MIN_SERVER_VERSION:
+        connection.close()
+        raise UsageError(
+            f"database {url}: PostgreSQL {_release(version)} is older than localeval supports "
+            f"({_release(MIN_SERVER_VERSION)} or newer); nothing was written"
+        )
     connection.adapters.register_loader("numeric", _Number)
     return connection
 
 
 def _connect_message(url: ServerUrl, exc: psycopg.Error) -> str:
+    """Why a connection failed (libpq gives no SQLSTATE for it: its words say)."""
     detail = one_line(exc, url)
-    sqlstate = getattr(exc, "sqlstate", None)
+    said = _CONNECTION_FAILED.sub("", detail).removeprefix("FATAL:").strip()
     where = f"database {url}: "
-    if sqlstate in ("28P01", "28000") or "no password supplied" in detail:
-        return f"{where}the server refused the login ({detail}); {PASSWORD_ADVICE}"
-    if sqlstate == "3D000":
-        return f"{where}{detail}; create it first (createdb, or CREATE DATABASE: docs/team.md)"
+    if "authentication failed" in said or "no password supplied" in said:
+        return f"{where}the server refused the login ({said}); {PASSWORD_ADVICE}"
+    if said.startswith("database ") and said.endswith(" does not exist"):
+        return f"{where}{said}; create it first (createdb, or CREATE DATABASE: docs/team.md)"
     return f"{where}cannot connect ({detail})"
 
 
@@ -213,12 +226,6 @@ def open_postgres(url: ServerUrl) -> PostgresDatabase:
     connection = connect(url)
     where = f"database {url}: "
     try:
-        version = connection.info.server_version
-        if version < MIN_SERVER_VERSION:
-            raise UsageError(
-                f"{where}PostgreSQL {_release(version)} is older than localeval supports "
-                f"({_release(MIN_SERVER_VERSION)} or newer); nothing was written"
-            )
         migrate_postgres(connection, where)
     except psycopg.Error as exc:
         connection.close()
@@ -295,9 +302,9 @@ def migrate_postgres(
 
 def _refuse_foreign(connection: psycopg.Connection[Any], where: str) -> None:
     """A schema without localeval's version that holds tables is someone else's."""
-    rows = connection.execute(
-        "SELECT table_name FROM information_schema.tables "
-        "WHERE table_schema = current_schema() ORDER BY table_name"
+    rows = connection.execute(  # pg_tables lists tables this role may not read, too
+        "SELECT tablename FROM pg_catalog.pg_tables "
+        "WHERE schemaname = current_schema() ORDER BY tablename"
     ).fetchall()
     names = [row[0] for row in rows]
     if names:
