@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fakes import FakeEmbedder, HashJudge
 
@@ -179,3 +180,23 @@ def test_full_disk_while_writing_results_keeps_the_old_file(
     assert str(err.value) == f"cannot write {out}: No space left on device"
     assert out.read_text() == '{"old": true}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # no half-written file
+
+
+@pytest.mark.both_stores
+def test_a_run_read_in_pages_reads_as_in_one(db: Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run is read PAGE samples at a time (memory bounded on either store): the pages join
+    into the same samples, in the same order, as one read."""
+    from localeval.runs import run_reads
+
+    store = RunStore.open(db)
+    stored = store_run(store, run_in_memory(samples(7)))
+    whole = list(store.sample_dicts(stored))
+    columns = store.score_columns(stored)
+    for page in (1, 3, 7):
+        monkeypatch.setattr(run_reads, "PAGE", page)
+        assert list(store.sample_dicts(stored)) == whole
+        paged = store.score_columns(stored)
+        assert paged.sample_ids == columns.sample_ids == [f"s{i}" for i in range(7)]
+        for metric, scores in columns.scores.items():
+            np.testing.assert_array_equal(paged.scores[metric], scores)
+    store.close()

@@ -79,14 +79,19 @@ def redacted(url: str) -> str:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
         return url.partition("://")[0] + "://..."
-    netloc = parts.netloc
+    netloc, query = parts.netloc, parts.query
     if parts.password is not None or ":@" in netloc:
         user, _, host = netloc.rpartition("@")
         netloc = f"{user.partition(':')[0]}@{host}"
-    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    kept = [(k, v) for k, v in query if k.lower() != "password"]
-    text = urllib.parse.urlencode(kept, safe="/:") if len(kept) != len(query) else parts.query
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, text, parts.fragment))
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if k.lower() != "password"]
+    if len(kept) != len(pairs):
+        query = urllib.parse.urlencode(kept, safe="/:")
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url
+    # not urlunsplit, which drops the // of an empty host (postgresql:///db)
+    text = f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+    return text + (f"#{parts.fragment}" if parts.fragment else "")
 
 
 def refuse_password(location: Location) -> None:

@@ -8,34 +8,25 @@ so a run killed at any moment keeps everything it finished; a run is marked comp
 "the same evaluation" and can be continued, by one process at a time: the store that
 starts or continues a run holds its lease (localeval.runs.lease), and every sample it
 stores checks that it still does. `latest` and `latest~N` name complete runs, the most
-recently finished first. A run is read in pages of samples in dataset order, so that
-memory stays bounded on either store however large the run.
+recently finished first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import itertools
-import json
-import math
 import time
-from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
-
 from localeval import __version__
 from localeval.database import Database, Location, StoreError, default_db_path, open_store
 from localeval.errors import RunInUseError, UsageError
-from localeval.judge import Usage
 from localeval.results.contract import sample_inputs
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
-from localeval.results.summary import ScoreColumns
 from localeval.runs.lease import Owner, close_owner, held_by_other, open_owner, take_lease
 from localeval.runs.records import (
     RUN_COLUMNS,
@@ -47,13 +38,12 @@ from localeval.runs.records import (
     not_resumable,
     stored_run,
 )
-
-#: samples read at once when a run is read in dataset order
-PAGE = 1000
+from localeval.runs.run_reads import RunReads
 
 
-class RunStore:
-    """Reads and writes runs in the localeval database."""
+class RunStore(RunReads):
+    """Reads and writes runs in the localeval database (the reading of a run's results:
+    localeval.runs.run_reads)."""
 
     def __init__(self, connection: Database, path: Location):
         self.connection = connection
@@ -72,13 +62,6 @@ class RunStore:
     def close(self) -> None:
         close_owner(self.owner)
         self.connection.close()
-
-    @contextmanager
-    def _errors(self, doing: str) -> Iterator[None]:
-        """A database failure (full disk, read-only file, a server gone) as one clear
-        StoreError (a UsageError)."""
-        with self.connection.translating(doing):
-            yield
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[Database]:
@@ -341,117 +324,11 @@ class RunStore:
             raise UsageError(f"'{ref}' matches more than one run; give more of the id")
         return runs[0]
 
-    # --- reading a run's results ---------------------------------------------------------
-
-    def usage(self, run_id: str) -> Usage:
-        """What the run's stored samples cost, together."""
-        with self._errors("reading a run"):
-            row = self.connection.execute(
-                "SELECT coalesce(sum(judge_calls), 0), coalesce(sum(cached_calls), 0), "
-                "coalesce(sum(prompt_tokens), 0), coalesce(sum(generated_tokens), 0), "
-                "coalesce(sum(seconds), 0.0), coalesce(sum(retries), 0) FROM run_samples "
-                "WHERE run_id = ?",
-                (run_id,),
-            ).fetchone()
-        return Usage(*row)
-
-    def score_columns(self, run: StoredRun) -> ScoreColumns:
-        """The run's scores in dataset order; memory: a float per score, an id per sample."""
-        metrics = run.info.metrics
-        ids: list[str] = []
-        categories: list[str | None] = []
-        columns = {m: array("d") for m in metrics}  # 8 bytes a score
-        with self._errors("reading a run"):
-            rows = self._in_order(run.id, "r.sample_id, r.category, s.metric, s.score")
-            for (sample_id, category), group in itertools.groupby(rows, key=_sample_key):
-                ids.append(sample_id)
-                categories.append(category)
-                for column in columns.values():
-                    column.append(math.nan)
-                for _, _, metric, score in group:
-                    if metric in columns and score is not None:
-                        columns[metric][-1] = score
-        return ScoreColumns(
-            ids, categories, {m: np.frombuffer(c, dtype=np.float64) for m, c in columns.items()}
-        )
-
-    def sample_dicts(self, run: StoredRun) -> Iterator[dict[str, Any]]:
-        """Each stored sample as results.json writes it, in dataset order, one at a time. A
-        shard's samples also say their `position` in the whole dataset, the order
-        `runs merge` puts them back in."""
-        order = {m: i for i, m in enumerate(run.info.metrics)}
-        with self._errors("reading a run"):
-            rows = self._in_order(
-                run.id,
-                "r.sample_id, r.category, r.inputs, r.position, s.metric, s.score, "
-                "s.undefined_reason, s.details",
-            )
-            for (sample_id, category, inputs, position), group in itertools.groupby(
-                rows, key=lambda row: (row[0], row[1], row[2], row[3])
-            ):
-                scores: dict[str, float | None] = {}
-                details: dict[str, Any] = {}
-                for *_, metric, score, reason, details_json in group:
-                    scores[metric] = score
-                    entry = json.loads(details_json)
-                    if reason is not None:
-                        entry["undefined_reason"] = reason
-                    details[metric] = entry
-                names = sorted(scores, key=lambda m: order.get(m, len(order)))
-                yield {
-                    "sample_id": sample_id,
-                    **({"position": position} if run.info.shard else {}),
-                    "category": category,
-                    "scores": {m: scores[m] for m in names},
-                    "details": {m: details[m] for m in names},
-                    **json.loads(inputs),
-                }
-
-    def _in_order(self, run_id: str, columns: str) -> Iterator[Sequence[Any]]:
-        """The `columns` of each score of the run's samples (`r`: run_samples, `s`:
-        run_scores), in dataset order, read PAGE samples at a time."""
-        after = -1
-        while True:
-            bound = self.connection.execute(
-                "SELECT position FROM run_samples WHERE run_id = ? AND position > ? "
-                "ORDER BY position LIMIT 1 OFFSET ?",
-                (run_id, after, PAGE - 1),
-            ).fetchone()
-            last = None if bound is None else int(bound[0])
-            yield from self.connection.execute(
-                f"SELECT {columns} FROM run_samples r JOIN run_scores s "
-                "ON s.run_id = r.run_id AND s.sample_id = r.sample_id "
-                "WHERE r.run_id = ? AND r.position > ? AND r.position <= ? ORDER BY r.position",
-                (run_id, after, last if last is not None else 2**62),
-            ).fetchall()
-            if last is None:
-                return
-            after = last
-
-    def sample_details(self, run_id: str, sample_id: str, metric: str) -> dict[str, Any] | None:
-        """One sample's evidence for one metric (with `undefined_reason` when it has one)."""
-        with self._errors("reading a run"):
-            row = self.connection.execute(
-                "SELECT undefined_reason, details FROM run_scores "
-                "WHERE run_id = ? AND sample_id = ? AND metric = ?",
-                (run_id, sample_id, metric),
-            ).fetchone()
-        if row is None:
-            return None
-        entry: dict[str, Any] = json.loads(row[1])
-        if row[0] is not None:
-            entry["undefined_reason"] = row[0]
-        return entry
-
 
 def stored_owner(text: str | None) -> str:
     """Who holds a lease, for a message."""
     owner = Owner.parse(text)
     return "no process" if owner is None else owner.describe()
-
-
-def _sample_key(row: Sequence[Any]) -> tuple[str, str | None]:
-    return row[0], row[1]
 
 
 def _like_prefix(text: str) -> str:
