@@ -200,3 +200,23 @@ def test_a_run_read_in_pages_reads_as_in_one(db: Location, monkeypatch: pytest.M
         for metric, scores in columns.scores.items():
             np.testing.assert_array_equal(paged.scores[metric], scores)
     store.close()
+
+
+@pytest.mark.both_stores
+def test_a_run_another_store_writes_is_never_deleted(db: Location) -> None:
+    """Until the writer's store is closed (on a server: its connection ended)."""
+    from localeval.errors import RunInUseError
+    from localeval.runs.cleanup import delete_runs, plan_pruning
+
+    writer = RunStore.open(db)
+    stored = store_run(writer, run_in_memory(samples(2)), complete=False)
+    other = RunStore.open(db)
+    assert other.held_by_other(other.get(stored.id))
+    with pytest.raises(RunInUseError):
+        delete_runs(other, [other.get(stored.id)])
+    assert [run.id for run in plan_pruning(other, 0).busy] == [stored.id]
+    writer.close()
+    assert not other.held_by_other(other.get(stored.id))
+    delete_runs(other, [other.get(stored.id)])
+    assert other.list_runs() == []
+    other.close()

@@ -26,6 +26,7 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,7 +117,11 @@ def held_by_other(
     if owner is None or owner.token == mine.token:
         return False
     elsewhere = db.lease_held_elsewhere(run_id)
-    return alive(owner, heartbeat, now) if elsewhere is None else elsewhere
+    if elsewhere is None:
+        return alive(owner, heartbeat, now)
+    if elsewhere and _known_gone(owner, heartbeat, mine, now):
+        return not _within_grace(lambda: not db.lease_held_elsewhere(run_id))
+    return elsewhere
 
 
 def take_lease(
@@ -134,14 +139,25 @@ def take_lease(
     if held is None:
         other = owner is not None and owner.token != mine.token
         return not (other and owner is not None and alive(owner, heartbeat, now))
-    if held or owner is None or owner.host != mine.host or alive(owner, heartbeat, now):
-        return held
-    # the owner is gone (a pid that ended, a store closed): its connection ends in a moment
-    deadline = time.monotonic() + GONE_GRACE_S
-    while not held and time.monotonic() < deadline:
-        time.sleep(0.05)
-        held = bool(db.hold_lease(run_id))
+    if not held and _known_gone(owner, heartbeat, mine, now):
+        return _within_grace(lambda: bool(db.hold_lease(run_id)))
     return held
+
+
+def _known_gone(owner: Owner | None, heartbeat: float | None, mine: Owner, now: float) -> bool:
+    """An owner this host can tell is gone (its pid ended, its store closed), whose
+    connection the server may not have ended yet."""
+    return owner is not None and owner.host == mine.host and not alive(owner, heartbeat, now)
+
+
+def _within_grace(free: Callable[[], bool]) -> bool:
+    """Whether `free()` comes true within GONE_GRACE_S."""
+    deadline = time.monotonic() + GONE_GRACE_S
+    while not free():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _boot_id() -> str | None:
