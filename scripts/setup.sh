@@ -51,46 +51,40 @@ fi
 echo "setup: installing localeval"
 "${PIP[@]}" install --quiet -e ".[test]"
 
-# Headless Chromium from Debian's packages: the HTML report's browser test opens the report
-# in it (playwright drives this binary; no browser is downloaded from anywhere else).
-if [ ! -x /usr/bin/chromium ] && [ -z "${LOCALEVAL_SKIP_BROWSER:-}" ]; then
-    if command -v apt-get >/dev/null 2>&1; then
-        SUDO=()
-        [ "$(id -u)" -ne 0 ] && SUDO=(sudo -n)
-        echo "setup: installing Chromium (apt) for the HTML report's browser test"
-        APT_LOG="$(mktemp)"
-        if { "${SUDO[@]}" apt-get update -qq \
-             && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-           } >"$APT_LOG" 2>&1; then
-            rm -f "$APT_LOG"
-        else
-            echo "setup: could not install Chromium (log: $APT_LOG); the browser test will fail" >&2
-        fi
-    else
-        echo "setup: no apt-get: install Chromium as /usr/bin/chromium (or set" \
-             "LOCALEVAL_CHROMIUM) for the HTML report's browser test" >&2
+# A program the tests need, from Debian's packages (apt, as root or through sudo):
+# apt_install PACKAGE WHAT FOR OTHERWISE (what to do where there is no apt-get).
+apt_install() {
+    local package="$1" what="$2" for="$3" otherwise="$4"
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "setup: no apt-get: $otherwise $for" >&2
+        return
     fi
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo -n)
+    echo "setup: installing $what (apt) $for"
+    local log
+    log="$(mktemp)"
+    if { "${sudo[@]}" apt-get update -qq \
+         && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package"; \
+       } >"$log" 2>&1; then
+        rm -f "$log"
+    else
+        echo "setup: could not install $what (log: $log), needed $for: those tests will fail" >&2
+    fi
+}
+
+# Headless Chromium: the HTML report's browser test opens the report in it (playwright
+# drives this binary; no browser is downloaded from anywhere else).
+if [ ! -x /usr/bin/chromium ] && [ -z "${LOCALEVAL_SKIP_BROWSER:-}" ]; then
+    apt_install chromium Chromium "for the HTML report's browser test" \
+        "install Chromium as /usr/bin/chromium (or set LOCALEVAL_CHROMIUM)"
 fi
-# PostgreSQL's server programs from Debian's packages: the tests marked `postgres` start a
-# server of their own in a temporary folder (tests/pg_server.py); localeval itself needs only
-# psycopg, installed above, to use a team's server.
+# PostgreSQL's server programs: the tests marked `postgres` start a server of their own in
+# a temporary folder (tests/pg_server.py); localeval itself needs only psycopg, installed
+# above, to use a team's server.
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1 \
    && [ -z "${LOCALEVAL_SKIP_POSTGRES:-}" ]; then
-    if command -v apt-get >/dev/null 2>&1; then
-        SUDO=()
-        [ "$(id -u)" -ne 0 ] && SUDO=(sudo -n)
-        echo "setup: installing PostgreSQL (apt) for the tests marked postgres"
-        APT_LOG="$(mktemp)"
-        if { "${SUDO[@]}" apt-get update -qq \
-             && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
-           } >"$APT_LOG" 2>&1; then
-            rm -f "$APT_LOG"
-        else
-            echo "setup: could not install PostgreSQL (log: $APT_LOG); the postgres tests will fail" >&2
-        fi
-    else
-        echo "setup: no apt-get: install PostgreSQL 13 or newer (initdb, pg_ctl on PATH, or set" \
-             "LOCALEVAL_PG_BIN) for the tests marked postgres" >&2
-    fi
+    apt_install postgresql PostgreSQL "for the tests marked postgres" \
+        "install PostgreSQL 13 or newer (initdb and pg_ctl on PATH, or set LOCALEVAL_PG_BIN)"
 fi
 echo "setup: done"

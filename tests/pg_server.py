@@ -73,7 +73,9 @@ class PostgresServer:
             raise AssertionError(f"{program} failed: {result.stderr or result.stdout}")
         return result
 
-    def init(self) -> PostgresServer:
+    def init(self, durable: bool = False) -> PostgresServer:
+        """initdb; `durable`: PostgreSQL's own settings for writing to disk (for measuring),
+        else a test server's, which skip syncing."""
         if self._as_postgres:
             shutil.chown(self.root, "postgres", "postgres")
         self.root.chmod(0o755)
@@ -87,12 +89,10 @@ class PostgresServer:
             "listen_addresses": "'127.0.0.1'",
             "port": str(self.port),
             "unix_socket_directories": f"'{self.root}'",
-            # a test server: nothing to keep across a crash of the machine
-            "fsync": "off",
-            "synchronous_commit": "off",
-            "full_page_writes": "off",
             "max_connections": "200",
         }
+        if not durable:  # a test server: nothing to keep across a crash of the machine
+            settings |= {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
         with (self.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
             conf.write("".join(f"{k} = {v}\n" for k, v in settings.items()))
         self.passfile.write_text(f"127.0.0.1:{self.port}:*:{USER}:{PASSWORD}\n")

@@ -27,6 +27,7 @@ from localeval.cli import main
 from localeval.database import Location, ServerUrl
 from localeval.errors import RunInUseError
 from localeval.runs.history import RunStore
+from localeval.runs.labels import Label, LabelStore
 from localeval.runs.lease import STALE_AFTER_S
 
 pytestmark = pytest.mark.postgres
@@ -34,8 +35,8 @@ pytestmark = pytest.mark.postgres
 ADVICE = "give the password through PGPASSWORD, ~/.pgpass or a PGSERVICE service file instead"
 
 
-def run(*args: Any, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+def run(*args: Any) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def tables_of(server: PostgresServer, url: ServerUrl, schema: str = "public") -> set[str]:
@@ -408,3 +409,71 @@ def test_a_server_gone_mid_run_leaves_a_run_another_machine_finishes(
         assert comparable(out) == comparable(whole)
     finally:
         server.remove()
+
+
+# --- docs/team.md's set-up, as written there ------------------------------------------------
+
+
+def team_md_sql() -> list[list[str]]:
+    """The SQL blocks of docs/team.md's set-up, statement by statement."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "team.md").read_text()
+    blocks = re.findall(r"```sql\n(.*?)```", text, re.DOTALL)
+    return [[s.strip() for s in block.split(";") if s.strip()] for block in blocks]
+
+
+def test_the_roles_of_docs_team_md_do_what_it_says(
+    postgres_server: PostgresServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    as_superuser, as_owner = team_md_sql()
+    for statement in as_superuser:
+        postgres_server.admin(statement)
+    passwords = {
+        "evals_owner": "owner-secret",
+        "evals_ci": "ci-secret",
+        "evals_reader": "reader-secret",
+    }
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(
+        "".join(f"127.0.0.1:{postgres_server.port}:evals:{r}:{p}\n" for r, p in passwords.items())
+    )
+    passfile.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(passfile))
+    url = {
+        role: f"postgresql://{role}@127.0.0.1:{postgres_server.port}/evals" for role in passwords
+    }
+    owner = ServerUrl(url["evals_owner"])
+    from localeval.database.postgres import connect
+
+    connection = connect(owner)
+    for statement in as_owner:
+        connection.execute(statement)
+    connection.close()
+    data = write_data(tmp_path / "d.jsonl", 3)
+    # the owner's first command makes the tables; then CI writes and the reader reads
+    made = run("cache", "stats", "--db", url["evals_owner"])
+    assert made.exit_code == 0, made.output
+    for _ in range(2):
+        evaluated = run("evaluate", data, "-m", "bleu", "--db", url["evals_ci"], "--no-resume")
+        assert evaluated.exit_code == 0, evaluated.output
+    ci = ServerUrl(url["evals_ci"])
+    ((run_id,),) = query(ci, "SELECT id FROM runs ORDER BY rowid LIMIT 1")
+    store = LabelStore.open(ci)
+    store.add(run_id, [Label("s0", "bleu", None, "", 1.0, "ann")])
+    store.close()
+    copied = run("runs", "copy", "latest", "--from", url["evals_ci"], "--to", tmp_path / "l.db")
+    assert copied.exit_code == 0, copied.output
+    assert run("runs", "delete", run_id, "--yes", "--db", url["evals_ci"]).exit_code == 0
+    reader = url["evals_reader"]
+    assert run("runs", "list", "--db", reader).stdout.count(" complete ") == 1
+    assert run("report", "latest", "-f", "md", "--db", reader).exit_code == 0
+    assert run("evaluate", data, "-m", "bleu", "--db", reader, "--no-resume").exit_code == 2
+
+
+def test_the_server_probes_a_silent_client(postgres_database: ServerUrl) -> None:
+    """A machine that vanishes without closing its connection (power, network) frees its
+    leases once the server's keepalive probes go unanswered: localeval asks for probes
+    after a minute of silence (over TCP; a socket needs none)."""
+    settings = (
+        "SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_keepalives_count')"
+    )
+    assert query(postgres_database, settings) == [("60", "6")]

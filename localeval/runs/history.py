@@ -90,38 +90,43 @@ class RunStore(RunReads):
         embedder = info.embedder or {}
         with self._errors("starting a run"):
             self.connection.hold_lease(info.run_id)  # a new id: free
-        with self._transaction("starting a run") as db:
-            db.execute(
-                "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
-                "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
-                "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, "
-                "shard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    info.run_id,
-                    info.created,
-                    fingerprint(info),
-                    info.dataset,
-                    info.dataset_sha256,
-                    n_samples,
-                    judge.get("name"),
-                    judge.get("sha256"),
-                    embedder.get("name"),
-                    embedder.get("sha256"),
-                    info.prompt_version or "",  # NOT NULL: '' for none (migration 8)
-                    json_text(info.metrics),
-                    json_text(info.metric_settings),
-                    json_text(dict(thresholds)),
-                    __version__,
-                    json_text(info.skipped_rows),
-                    json_text(judge["settings"]) if "settings" in judge else None,
-                    json_text(extra) if (extra := judge_extra(judge)) else None,
-                    json_text(more) if (more := embedder_extra(embedder)) else None,
-                    self._owner_text,
-                    time.time(),
-                    info.shard,
-                ),
-            )
+        try:
+            with self._transaction("starting a run") as db:
+                db.execute(
+                    "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
+                    "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
+                    "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
+                    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, "
+                    "heartbeat, shard) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        info.run_id,
+                        info.created,
+                        fingerprint(info),
+                        info.dataset,
+                        info.dataset_sha256,
+                        n_samples,
+                        judge.get("name"),
+                        judge.get("sha256"),
+                        embedder.get("name"),
+                        embedder.get("sha256"),
+                        info.prompt_version or "",  # NOT NULL: '' for none (migration 8)
+                        json_text(info.metrics),
+                        json_text(info.metric_settings),
+                        json_text(dict(thresholds)),
+                        __version__,
+                        json_text(info.skipped_rows),
+                        json_text(judge["settings"]) if "settings" in judge else None,
+                        json_text(extra) if (extra := judge_extra(judge)) else None,
+                        json_text(more) if (more := embedder_extra(embedder)) else None,
+                        self._owner_text,
+                        time.time(),
+                        info.shard,
+                    ),
+                )
+        except BaseException:
+            self._let_go(info.run_id)  # the new run was not made
+            raise
         return self.get(info.run_id)
 
     def claim(self, run_id: str) -> StoredRun | None:
