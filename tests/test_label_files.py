@@ -1,6 +1,7 @@
 """Labels as files (`labels export`, `labels import`): each verdict found again by its
 number, also where two verdicts say the same text or one says nothing; an import stored
-once however often and however many at once; CSV both ways."""
+once however often and however many at once; CSV both ways. And `calibrate --labels`
+never writes over the models file it saves maps into."""
 
 from __future__ import annotations
 
@@ -215,10 +216,8 @@ def test_a_verdict_found_by_number_must_still_say_the_rows_text(
     labels = tmp_path / "labels.jsonl"
     moved = {"sample_id": "s1", "metric": "faithfulness", "label": 1, "reviewer": "ann"}
     labels.write_text(
-        json.dumps({**moved, "verdict": 7, "text": statement.text})
-        + "\n"
-        + json.dumps({**moved, "verdict": 0, "text": "It costs 15 euros."})
-        + "\n",
+        json.dumps({**moved, "verdict": 7, "text": statement.text}) + "\n"
+        + json.dumps({**moved, "verdict": 0, "text": "It costs 15 euros."}) + "\n",
         "utf-8",
     )
     result = run_cli("labels", "import", labels, "--run", "latest")
@@ -231,3 +230,19 @@ def test_a_verdict_found_by_number_must_still_say_the_rows_text(
     assert [x[:4] for x in item_labels(review)] == [
         ("faithfulness", statement.index, statement.text, 1.0)
     ]
+
+
+def test_calibrate_labels_never_writes_over_the_models_file(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    label_alternately(repeating_run(stand_ins, tmp_path))
+    models = stand_ins.models
+    before = models.read_bytes()
+    for extra in ((), ("--models", str(models))):
+        result = run_cli("calibrate", "--labels", "latest", *extra, "-o", models)
+        assert (result.exit_code, result.output) == (
+            2,
+            f"Error: --output {models}: is the same file as the models file, {models}; "
+            "refusing to overwrite it\n",
+        )
+        assert models.read_bytes() == before
