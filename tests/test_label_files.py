@@ -215,11 +215,9 @@ def test_a_verdict_found_by_number_must_still_say_the_rows_text(
     statement = next(v for v in review.verdicts["s1"] if v.metric == "faithfulness")
     labels = tmp_path / "labels.jsonl"
     moved = {"sample_id": "s1", "metric": "faithfulness", "label": 1, "reviewer": "ann"}
-    labels.write_text(
-        json.dumps({**moved, "verdict": 7, "text": statement.text}) + "\n"
-        + json.dumps({**moved, "verdict": 0, "text": "It costs 15 euros."}) + "\n",
-        "utf-8",
-    )
+    written = [{**moved, "verdict": 7, "text": statement.text}]
+    written.append({**moved, "verdict": 0, "text": "It costs 15 euros."})
+    labels.write_text("".join(json.dumps(row) + "\n" for row in written), "utf-8")
     result = run_cli("labels", "import", labels, "--run", "latest")
     assert (result.exit_code, result.stdout, result.stderr) == (
         0,
