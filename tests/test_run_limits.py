@@ -1,0 +1,78 @@
+"""A run stopped part-way (--max-calls, --max-minutes, Ctrl-C) says how to go on, and what it
+says continues that run, also after --no-resume; and the numeric options refuse what would
+silently mean no limit or no bound (NaN, infinity)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from fakes import FakeEmbedder, HashJudge
+from standins import StandIns
+
+from localeval.cli import main
+from localeval.judge import Prompt
+
+DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
+
+
+def run(*args: Any) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+class InterruptingJudge(HashJudge):
+    """Ctrl-C after a number of judge calls."""
+
+    def __init__(self, calls: int):
+        super().__init__()
+        self.calls_left = calls
+
+    def yes_probability(self, prompt: Prompt) -> float:
+        self.calls_left -= 1
+        if self.calls_left < 0:
+            raise KeyboardInterrupt
+        return super().yes_probability(prompt)
+
+
+def run_ids() -> list[str]:
+    return [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]]
+
+
+def test_the_way_on_after_a_limit_continues_a_no_resume_run(
+    stand_ins: StandIns, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_ins.use(HashJudge(), FakeEmbedder())
+    args = ["evaluate", str(DEMO), "--no-resume", "--max-calls", "3", "--no-progress"]
+    monkeypatch.setattr(sys, "argv", ["localeval", *args])
+    stopped = run(*args)
+    assert stopped.exit_code == 124, stopped.output
+    (run_id,) = run_ids()
+    assert f"re-run the command with --resume {run_id} in place of --no-resume to continue" in (
+        stopped.stderr
+    )
+    way_on = stopped.stderr.rsplit("To go on: ", 1)[1].strip()
+    assert way_on == (f"localeval evaluate {DEMO} --resume {run_id} --max-calls 3 --no-progress")
+    went_on = run(*shlex.split(way_on)[1:])
+    assert went_on.exit_code == 124, went_on.output
+    assert f"Resuming run {run_id}: 1 of 8 samples were scored" in went_on.stderr
+    assert run_ids() == [run_id]  # the same run went on: no new one
+
+
+def test_the_way_on_after_ctrl_c_of_a_no_resume_run_names_it(stand_ins: StandIns) -> None:
+    stand_ins.use(InterruptingJudge(calls=12), FakeEmbedder())
+    stopped = run("evaluate", DEMO, "--no-resume", "--no-progress")
+    assert stopped.exit_code == 130
+    (run_id,) = run_ids()
+    done = int(stopped.stderr.split(" samples scored")[0].split()[-3])
+    assert stopped.stderr.endswith(
+        f"Run {run_id} is saved with {done} of 8 samples scored; re-run the command with "
+        f"--resume {run_id} in place of --no-resume to continue it.\nInterrupted.\n"
+    )
+    stand_ins.use(HashJudge(), FakeEmbedder())
+    went_on = run("evaluate", DEMO, "--resume", run_id, "--no-progress")
+    assert went_on.exit_code in (0, 1), went_on.output
+    assert run_ids() == [run_id]
