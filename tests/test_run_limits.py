@@ -76,3 +76,46 @@ def test_the_way_on_after_ctrl_c_of_a_no_resume_run_names_it(stand_ins: StandIns
     went_on = run("evaluate", DEMO, "--resume", run_id, "--no-progress")
     assert went_on.exit_code in (0, 1), went_on.output
     assert run_ids() == [run_id]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--max-minutes", "nan"),
+        ("--max-minutes", "inf"),
+        ("--max-minutes", "-inf"),
+        ("--max-minutes", "0"),
+        ("--max-calls", "-1"),
+    ],
+)
+def test_a_budget_that_no_spending_reaches_is_refused(
+    stand_ins: StandIns, option: str, value: str
+) -> None:
+    stand_ins.forbid()
+    result = run("evaluate", DEMO, option, value)
+    assert (result.exit_code, result.output) == (
+        2,
+        f"Error: {option} must be more than 0, got {value}\n",
+    )
+
+
+@pytest.mark.parametrize("option", ["--min-support", "--max-overlap", "--max-similarity"])
+def test_a_share_of_generate_is_never_nan(stand_ins: StandIns, tmp_path: Path, option: str) -> None:
+    stand_ins.forbid()
+    (tmp_path / "doc.txt").write_text("Nimbus Drive was founded in 2014.", "utf-8")
+    result = run("generate", tmp_path, "-o", tmp_path / "t.jsonl", option, "nan")
+    assert result.exit_code == 2
+    assert f"Invalid value for '{option}': nan is not in the range 0<=x<=1." in result.stderr
+
+
+@pytest.mark.parametrize("weight", ["inf", "nan", "-1"])
+def test_a_question_mix_weight_must_be_finite(
+    stand_ins: StandIns, tmp_path: Path, weight: str
+) -> None:
+    stand_ins.forbid()
+    (tmp_path / "doc.txt").write_text("Nimbus Drive was founded in 2014.", "utf-8")
+    result = run("generate", tmp_path, "-o", tmp_path / "t.jsonl", "--mix", f"single_fact={weight}")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "Error: the question mix needs weights >= 0 that add up to more than 0\n",
+    )

@@ -5,6 +5,7 @@ SIGTERM as on Ctrl-C, and the options several commands take."""
 from __future__ import annotations
 
 import functools
+import math
 import os
 import signal
 import sys
@@ -53,6 +54,20 @@ def show_estimate(estimate: Estimate, target: OutputTarget | None) -> None:
     if target is not None:
         write_json(target, estimate.as_dict())
         echo(f"Estimate written to {target.path}")
+
+
+class Share(click.FloatRange):
+    """A number from 0 to 1; click's FloatRange alone lets NaN through (no comparison with it
+    is false), which then means no bound at all."""
+
+    def __init__(self) -> None:
+        super().__init__(0, 1)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value} is not in the range 0<=x<=1.", param, ctx)
+        return number
 
 
 class Terminated(KeyboardInterrupt):
