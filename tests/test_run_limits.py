@@ -55,7 +55,7 @@ def test_the_way_on_after_a_limit_continues_a_no_resume_run(
         stopped.stderr
     )
     way_on = stopped.stderr.rsplit("To go on: ", 1)[1].strip()
-    assert way_on == (f"localeval evaluate {DEMO} --resume {run_id} --max-calls 3 --no-progress")
+    assert way_on == f"localeval evaluate {DEMO} --resume {run_id} --max-calls 3 --no-progress"
     went_on = run(*shlex.split(way_on)[1:])
     assert went_on.exit_code == 124, went_on.output
     assert f"Resuming run {run_id}: 1 of 8 samples were scored" in went_on.stderr
