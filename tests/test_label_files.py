@@ -1,7 +1,8 @@
 """Labels as files (`labels export`, `labels import`): each verdict found again by its
 number, also where two verdicts say the same text or one says nothing; an import stored
-once however often and however many at once; CSV both ways. And `calibrate --labels`
-never writes over the models file it saves maps into."""
+once however often and however many at once; CSV both ways. `calibrate --labels` never
+writes over the models file it saves maps into, and `runs delete`/`runs prune` keep a
+labelled run unless asked."""
 
 from __future__ import annotations
 
@@ -14,12 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from review_runs import evaluate, rows, run_cli
 from standins import StandIns
 
+from localeval.cli import main
+from localeval.errors import UsageError
 from localeval.runs import label_files
+from localeval.runs.cleanup import delete_runs, runs_to_delete
 from localeval.runs.labels import Label, LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
+from localeval.runs.sources import open_history
 
 #: a sample whose verdicts repeat a text (a sentence said twice, a chunk retrieved twice)
 #: and where one says nothing (an empty chunk)
@@ -244,3 +250,56 @@ def test_calibrate_labels_never_writes_over_the_models_file(
             "refusing to overwrite it\n",
         )
         assert models.read_bytes() == before
+
+
+def run_ids() -> list[str]:
+    return [line.split()[0] for line in run_cli("runs", "list").stdout.splitlines()[1:]]
+
+
+def test_a_labelled_run_is_deleted_only_when_asked(stand_ins: StandIns, tmp_path: Path) -> None:
+    labelled = repeating_run(stand_ins, tmp_path)
+    n = len(label_alternately(labelled))
+    plain = repeating_run(stand_ins, tmp_path, "--no-resume").run.id
+    newest = repeating_run(stand_ins, tmp_path, "--no-resume").run.id
+    pruned = run_cli("runs", "prune", "--keep", "1", "--yes")
+    assert pruned.exit_code == 0, pruned.output
+    assert pruned.stderr == (
+        f"Kept run {labelled.run.id}: it holds {n} labels of your team (--with-labels deletes "
+        "it with them).\n"
+    )
+    assert run_ids() == [newest, labelled.run.id] and plain not in run_ids()
+    refused = run_cli("runs", "delete", labelled.run.id, "--yes")
+    assert (refused.exit_code, refused.stderr) == (
+        2,
+        f"Error: run {labelled.run.id} holds {n} labels of your team, which cannot be computed "
+        f"again: `localeval labels export {labelled.run.id} -o labels.jsonl` keeps them in a "
+        "file, and --with-labels deletes the run with them\n",
+    )
+    delete = ["runs", "delete", labelled.run.id, newest, "--with-labels"]
+    asked = CliRunner().invoke(main, delete, input="n\n")
+    assert asked.exit_code == 1
+    assert (
+        f"Delete these 2 runs with their samples, scores and the {n} labels your team made of "
+        "them (labels cannot be computed again)? [y/N]: n\n"
+    ) in asked.stdout
+    assert stored_rows() == n
+    pruned = run_cli("runs", "prune", "--keep", "1", "--with-labels", "--yes")
+    assert pruned.exit_code == 0, pruned.output
+    assert run_ids() == [newest] and stored_rows() == 0
+
+
+def test_a_run_labelled_after_the_prompt_is_not_deleted(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    """A reviewer labels the run while `runs delete` waits at its prompt: checked again as
+    the runs are deleted, under the write lock."""
+    review = repeating_run(stand_ins, tmp_path)
+    store = open_history(review.db, writable=True)
+    try:
+        runs = runs_to_delete(store, [review.run.id])
+        label_alternately(review)
+        with pytest.raises(UsageError, match=f"run {review.run.id} holds 10 labels of your team"):
+            delete_runs(store, runs)
+    finally:
+        store.close()
+    assert run_ids() == [review.run.id] and stored_rows() == 10
