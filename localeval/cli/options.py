@@ -103,6 +103,8 @@ def translate_errors(command: F) -> F:
             with _sigterm_as_interrupt():
                 return command(*args, **kwargs)
         except LocalevalError as exc:
+            if os.environ.get("LOCALEVAL_DEBUG") and exc.__cause__ is not None:
+                traceback.print_exception(exc.__cause__)  # a plugin's own error, say
             echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except Terminated:
