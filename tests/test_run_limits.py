@@ -11,31 +11,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from fakes import FakeEmbedder, HashJudge
+from fakes import FakeEmbedder, HashJudge, InterruptingJudge
 from standins import StandIns
 
 from localeval.cli import main
-from localeval.judge import Prompt
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 
 
 def run(*args: Any) -> Result:
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-class InterruptingJudge(HashJudge):
-    """Ctrl-C after a number of judge calls."""
-
-    def __init__(self, calls: int):
-        super().__init__()
-        self.calls_left = calls
-
-    def yes_probability(self, prompt: Prompt) -> float:
-        self.calls_left -= 1
-        if self.calls_left < 0:
-            raise KeyboardInterrupt
-        return super().yes_probability(prompt)
 
 
 def run_ids() -> list[str]:
