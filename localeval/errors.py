@@ -84,6 +84,24 @@ class VerdictUnreadable(JudgeError):
     sample, with this reason, never a silent 0.5."""
 
 
+class MetricFailed(LocalevalError):
+    """A metric from outside localeval (a plugin) raised, or called sys.exit, instead of
+    returning a result: its error, named with the metric and the sample; the run is kept
+    (the samples stored before it) for the command to continue once the plugin is fixed."""
+
+    def __init__(self, metric: str, sample_id: str, error: BaseException):
+        self.metric = metric
+        self.sample_id = sample_id
+        if isinstance(error, SystemExit):
+            what = f"it called sys.exit({error.code!r})"
+        else:
+            what = type(error).__name__ + (f": {error}" if str(error) else "")
+        super().__init__(
+            f"metric plugin '{metric}' failed on sample '{sample_id}': {what} (set "
+            "LOCALEVAL_DEBUG=1 for the traceback)"
+        )
+
+
 class RunInUseError(UsageError):
     """A run is being written by another live process, so this one may not record into it."""
 

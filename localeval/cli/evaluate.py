@@ -88,9 +88,13 @@ def with_metric_options(command: Callable[..., Any]) -> Callable[..., Any]:
 class Printed(EvaluationEvents):
     """What `localeval evaluate` says on stderr while it works."""
 
-    def __init__(self, data: str, show_progress: bool):
+    def __init__(self, data: str, show_progress: bool, new_run: bool = False):
         self.data = data
         self.show_progress = show_progress
+        #: --no-resume was given: the same command would start yet another run
+        self.new_run = new_run
+        #: the run kept part-way when scoring stopped (the command that goes on names it)
+        self.stopped_run: str | None = None
         self.progress: Progress | None = None
         #: each sample's estimated seconds, when an estimate was made for the time left
         self.expected: dict[str, float] | None = None
@@ -143,9 +147,13 @@ class Printed(EvaluationEvents):
             self.progress.close()
 
     def stopped(self, run: StoredRun, n_done: int) -> None:
+        self.stopped_run = run.id
+        again = "re-run the same command"
+        if self.new_run:
+            again = f"re-run the command with --resume {run.id} in place of --no-resume"
         echo(
-            f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; re-run the "
-            "same command to continue it.",
+            f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; {again} "
+            "to continue it.",
             err=True,
         )
 
@@ -334,7 +342,7 @@ def evaluate(
 def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = False) -> bool:
     """Run the evaluation (or only estimate it) and print it; whether every gate passed."""
     label = request.data_label or printable(str(request.data))
-    printed = Printed(label, progress)
+    printed = Printed(label, progress, request.new_run)
     with Evaluation(request, printed) as evaluation:
         if estimate_only:
             show_estimate(estimate_evaluation(evaluation), evaluation.output)
@@ -345,7 +353,7 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
         try:
             outcome = evaluation.run()
         except BudgetSpent as spent:
-            echo(f"Stopped: {spent}. To go on: {_command_line()}", err=True)
+            echo(f"Stopped: {spent}. To go on: {_command_line(printed.stopped_run)}", err=True)
             sys.exit(spent.exit_code)
         show(outcome)
         if request.output is not None:
@@ -363,9 +371,15 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
     return passed
 
 
-def _command_line() -> str:
-    """This command as it was typed (re-running it continues the run)."""
-    return shlex.join(["localeval", *sys.argv[1:]])
+def _command_line(run_id: str | None) -> str:
+    """This command as it was typed, which continues the run, but with --no-resume (which
+    would start yet another) replaced by --resume RUN."""
+    words = sys.argv[1:]
+    if run_id is not None and "--no-resume" in words:
+        at = words.index("--no-resume")
+        rest = [w for w in words[at + 1 :] if w != "--no-resume"]
+        words = [*words[:at], "--resume", run_id, *rest]
+    return shlex.join(["localeval", *words])
 
 
 COMMAND = evaluate

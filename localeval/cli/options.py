@@ -5,6 +5,7 @@ SIGTERM as on Ctrl-C, and the options several commands take."""
 from __future__ import annotations
 
 import functools
+import math
 import os
 import signal
 import sys
@@ -55,6 +56,20 @@ def show_estimate(estimate: Estimate, target: OutputTarget | None) -> None:
         echo(f"Estimate written to {target.path}")
 
 
+class Share(click.FloatRange):
+    """A number from 0 to 1; click's FloatRange alone lets NaN through (no comparison with it
+    is false), which then means no bound at all."""
+
+    def __init__(self) -> None:
+        super().__init__(0, 1)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value} is not in the range 0<=x<=1.", param, ctx)
+        return number
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (what CI sends at a time-out), raised where Ctrl-C would be, so that a stopped
     run is kept and reported the same way."""
@@ -88,6 +103,8 @@ def translate_errors(command: F) -> F:
             with _sigterm_as_interrupt():
                 return command(*args, **kwargs)
         except LocalevalError as exc:
+            if os.environ.get("LOCALEVAL_DEBUG") and exc.__cause__ is not None:
+                traceback.print_exception(exc.__cause__)  # a plugin's own error, say
             echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except Terminated:

@@ -136,11 +136,21 @@ class LabelStore:
         except sqlite3.Error as exc:
             raise UsageError(f"database {self.path}: {exc} while {doing}") from None
 
-    def add(self, run_id: str, labels: Iterable[Label]) -> list[Label]:
-        """Store labels (all or none), each as a row of its own; them with their ids."""
+    def add(self, run_id: str, labels: Iterable[Label], only_changes: bool = False) -> list[Label]:
+        """Store labels (all or none), each as a row of its own; those stored, with their
+        ids. `only_changes`: leave out a label that is already its reviewer's current label
+        of its item, read in the same transaction, so that two imports at once store it
+        once."""
         stored = []
         with self._write("saving a label") as db:
+            held: dict[tuple[Any, ...], float] = {}
+            if only_changes:  # a review page's label is always stored: read nothing for it
+                held = {(*c.item, c.reviewer): c.label for c in self.current(run_id)}
             for label in labels:
+                key = (*label.item, label.reviewer)
+                if only_changes and held.get(key) == label.label:
+                    continue
+                held[key] = label.label
                 cursor = db.execute(
                     "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, label, "
                     "reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

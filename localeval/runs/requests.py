@@ -5,6 +5,7 @@ the terms of localeval.runs.evaluation, which does the work.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,8 @@ class Budget:
 
     def check(self) -> None:
         for value, option in ((self.minutes, "--max-minutes"), (self.calls, "--max-calls")):
-            if value is not None and value <= 0:
+            # not NaN or infinity either: no spending ever reaches them (no limit, silently)
+            if value is not None and not (math.isfinite(value) and value > 0):
                 raise UsageError(f"{option} must be more than 0, got {value:g}")
 
     def spent(self, seconds: float, calls: int) -> str | None:

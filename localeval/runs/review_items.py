@@ -1,7 +1,7 @@
 """A stored run as a reviewer sees it: each sample's text, its scores with their gates, and
 every verdict the judge gave (localeval.results.verdicts); what a reviewer's mark on one of
-them means as a label (localeval.runs.labels); and which item a label carried over from
-another run of the same samples belongs to (matched by sample id and the verdict's text).
+them means as a label (localeval.runs.labels). Labels carried over from another run of the
+same samples find their items in localeval.runs.label_files.
 """
 
 from __future__ import annotations
@@ -90,17 +90,6 @@ class ReviewRun:
             raise UsageError(f"a verdict is marked {' or '.join(VERDICT_MARKS)}, not {mark!r}")
         value = float(found.says_yes == (mark == "right"))
         return Label(sample_id, metric, index, found.text, value, reviewer, mark)
-
-    def match(self, sample_id: str, metric: str, text: str | None) -> tuple[bool, int | None]:
-        """The item a label row from a file belongs to: (whether the run has it, the index of
-        the sample's verdict of that metric with this text, or None for the sample's score
-        when there is no text). The run lacks it when the sample or the text changed."""
-        if not text:
-            return metric in self.judged_metrics(sample_id), None
-        for found in self.verdicts.get(sample_id, []):
-            if found.metric == metric and found.text == text:
-                return True, found.index
-        return False, None
 
     def page(self) -> dict[str, Any]:
         """The run for the review page, as JSON."""
