@@ -191,3 +191,14 @@ def printable(text: str, keep_lines: bool = False) -> str:
     newlines and tabs too, unless `keep_lines` (for whole messages of several lines)."""
     pattern = _UNPRINTABLE_KEEP_LINES if keep_lines else _UNPRINTABLE
     return pattern.sub(_escape, text)
+
+
+def neutralised(text: str) -> str:
+    """`text` for a page or a comment (the HTML report, the review page, Markdown): each
+    control or format character, which could hide or reorder what is shown around it (a
+    bidi override U+202E, an ESC, a NUL, an invisible tag), as U+FFFD, so that a reader
+    sees the text in the order the judge read it; tabs and line breaks are kept."""
+    return "".join(
+        "\ufffd" if c not in "\t\n\r" and unicodedata.category(c) in ("Cc", "Cf") else c
+        for c in text
+    )

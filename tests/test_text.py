@@ -75,3 +75,10 @@ def test_detect_language() -> None:
     assert detect_language("How much is the Team plan?") == "en"
     assert detect_language("Nimbus Drive 团队版每月多少钱？") == "zh"
     assert detect_language("12345") == "en"
+
+
+def test_neutralised_keeps_whitespace_and_replaces_what_hides_or_reorders_text() -> None:
+    from localeval.text import neutralised
+
+    shown = neutralised("a\u202eb\u2066c\x1b[2Kd\x00\te\nf\r\n中文")
+    assert shown == "a\ufffdb\ufffdc\ufffd[2Kd\ufffd\te\nf\r\n中文"

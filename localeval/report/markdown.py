@@ -8,7 +8,6 @@ to the comment. Whitespace is collapsed so a newline cannot end a table row.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +15,7 @@ from localeval.results import view
 from localeval.results.calibration import calibrated_on, calibration_status
 from localeval.results.diagnosis import diagnosis_lines, run_diagnosis
 from localeval.results.gates import advice
+from localeval.text import neutralised
 
 #: characters of dataset text kept in a table cell or list item before it is cut
 CELL_CHARS = 140
@@ -25,12 +25,8 @@ PASS, FAIL, WARN = "✅", "❌", "⚠️"
 def md_code(value: Any, limit: int = CELL_CHARS, in_table: bool = True) -> str:
     """Any text as an inline code span that renders literally (in a table cell, or outside
     one with `in_table=False`)."""
-    raw = view.text(value)
-    # control and bidi-override characters could hide or reorder text: show a placeholder
-    cleaned = "".join(
-        "�" if unicodedata.category(c) in ("Cc", "Cf") and c not in "\t\n\r" else c for c in raw
-    )
-    flat = " ".join(cleaned.split())
+    # control and bidi-override characters could hide or reorder text: a placeholder
+    flat = " ".join(neutralised(view.text(value)).split())
     if len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "…"
     if not flat:
