@@ -32,6 +32,7 @@ from localeval.results import view
 from localeval.results.contract import run_to_dict
 from localeval.results.gates import GateResult, default_thresholds, evaluate_gates
 from localeval.results.model import RunResult
+from localeval.results.view import RunView, read_run
 from localeval.tools import load_tools, tools_for
 
 #: how many of the worst samples a failure message names
@@ -56,6 +57,10 @@ class QualityRun:
 
     def results(self) -> dict[str, Any]:
         return run_to_dict(self.run, self.gates)
+
+    def view(self) -> RunView:
+        """The run as the reports read it (localeval.report.html.render_html(quality.view()))."""
+        return read_run(self.results())
 
 
 @dataclass
@@ -177,7 +182,7 @@ def failure_message(quality: QualityRun, source: str) -> str:
             "  passed: "
             + ", ".join(f"{g.metric} {view.fmt(g.value)} >= {g.threshold:.2f}" for g in passed)
         )
-    worst = [w for w in view.worst_samples(quality.results(), WORST_IN_MESSAGE) if w.below]
+    worst = [w for w in quality.view().worst(WORST_IN_MESSAGE) if w.below]
     if worst:
         lines.append("  worst samples:")
         for item in worst:
