@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import sys
-import textwrap
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -179,23 +178,8 @@ class Printed(EvaluationEvents):
 def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""
     from localeval.report import console
-    from localeval.results.calibration import calibration_sentence, calibration_status
-    from localeval.results.diagnosis import diagnosis_lines
 
-    echo(console.summary_table(outcome.summaries))
-    categories = console.category_tables(outcome.by_category)
-    if categories:
-        echo("\n" + categories)
-    info = outcome.run.info
-    status = calibration_status(info.judge, info.metrics, info.metric_settings)
-    if status is not None:
-        echo("\n" + textwrap.fill(calibration_sentence(status), 88))
-    if outcome.diagnosis is not None:
-        echo("\nDiagnosis (answer_correctness --diagnose):")
-        echo("\n".join(textwrap.fill(line, 88) for line in diagnosis_lines(outcome.diagnosis)))
-    if outcome.gates:
-        echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
-    echo("\n" + console.usage_text(outcome.usage))
+    echo(console.run_summary(outcome.view, outcome.from_judge, outcome.judge))
 
 
 @click.command(cls=MetricsCommand)
