@@ -42,7 +42,7 @@ DEFAULT_MIN_DEFINED = 0.5
 
 
 def advice(metric: str) -> tuple[str, tuple[str, ...]] | None:
-    """The likely cause and the remedies for a metric below its threshold (SPEC.md)."""
+    """The likely cause and the remedies for a metric below its threshold (its spec's)."""
     found = spec(metric)
     if found is None or found.cause is None:
         return None
@@ -133,8 +133,8 @@ class GateResult:
 def default_thresholds(
     judged: Collection[str], judge_thresholds: Mapping[str, float]
 ) -> dict[str, float]:
-    """SPEC.md's default thresholds, with the judge's own (its models.toml `thresholds`) for
-    the metrics in `judged`, the ones that judge scores."""
+    """The default thresholds (docs/reference.md), with the judge's own (its models.toml
+    `thresholds`) for the metrics in `judged`, the ones that judge scores."""
     thresholds = dict(DEFAULT_THRESHOLDS)
     thresholds.update({m: v for m, v in judge_thresholds.items() if m in judged})
     return thresholds
