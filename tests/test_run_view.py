@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import pytest
 import report_data
 from click.testing import CliRunner, Result
+from review_runs import demo_copy
 
 from localeval.cli import main
 from localeval.report.render import render_report
@@ -87,24 +87,12 @@ def test_odd_values_of_a_hand_edited_file_read_as_missing() -> None:
 
 @pytest.fixture
 def evaluated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Result, Path]:
-    """A run of the fake judge (data: tmp_path / "data.jsonl"), its evaluate output and its
+    """A run of the fake judge on the demo (copied to tmp_path), its evaluate output and its
     results.json."""
     models = tmp_path / "fake.toml"
     models.write_text(FAKE, encoding="utf-8")
     monkeypatch.setenv("LOCALEVAL_MODELS", str(models))
-    rows: list[dict[str, Any]] = [
-        {
-            "sample_id": f"q{i}",
-            "category": ["billing", "product"][i % 2],
-            "question": f"What colour is box {i}?",
-            "contexts": [f"Box {i} is green.", f"Box {i} is in room {i % 4}."],
-            "answer": f"Box {i} is green." + (" It is red." if i % 3 == 0 else ""),
-            "reference_answer": f"Green, in room {i % 4}.",
-        }
-        for i in range(9)
-    ]
-    data = tmp_path / "data.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    data = demo_copy(tmp_path)
     out = tmp_path / "results.json"
     command = [*EVALUATE, str(data)]
     result = CliRunner().invoke(main, [*command, "-o", str(out)])
@@ -123,7 +111,9 @@ def test_the_history_and_the_results_file_give_the_same_view(
         for_diff = stored_run_scores(store, store.resolve("latest"), "latest")
         # what `diff` reads: the scores, and evidence asked for by sample
         assert for_diff.summaries == {} and for_diff.metrics == from_file.metrics
-        assert for_diff.details("q3", "faithfulness") == from_file.details("q3", "faithfulness")
+        assert for_diff.details("billing-2", "faithfulness") == from_file.details(
+            "billing-2", "faithfulness"
+        )
     finally:
         store.close()
     for view in (from_file, stored):
@@ -146,7 +136,7 @@ def test_runs_show_and_merge_print_the_summary_evaluate_printed(
     shown = CliRunner().invoke(main, ["runs", "show", "latest"])
     assert shown.exit_code == 0 and printed in shown.stdout
     # the same evaluation in two shards, merged: the same summary but for the seconds taken
-    command = [*EVALUATE, str(tmp_path / "data.jsonl")]
+    command = [*EVALUATE, str(tmp_path / "demo.jsonl")]
     for k in (1, 2):
         shard = CliRunner().invoke(main, [*command, "--shard", f"{k}/2"])
         assert shard.exit_code in (0, 1), shard.output

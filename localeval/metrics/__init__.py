@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, TypeVar, overload
 
 from localeval.metrics.base import (
@@ -54,15 +54,18 @@ def _discovered() -> tuple[dict[str, MetricSpec], dict[str, str], list[str]]:
     return specs, problems, [spec.name for spec in ranked if spec.default_rank is not None]
 
 
-class _OnFirstUse(MutableMapping[str, _V]):
-    """A dict that is filled by the metrics' discovery when it is first read."""
+class OnFirstUse(MutableMapping[str, _V]):
+    """A dict filled by `load` when it is first read, and kept: what the registry holds is
+    found when a command needs it, not when localeval is imported."""
 
-    def __init__(self, part: int) -> None:
-        self._part = part
+    def __init__(self, load: Callable[[], dict[str, _V]]) -> None:
+        self._load = load
+        self._filled: dict[str, _V] | None = None
 
     def _data(self) -> dict[str, _V]:
-        data: dict[str, _V] = _discovered()[self._part]
-        return data
+        if self._filled is None:
+            self._filled = self._load()
+        return self._filled
 
     def __getitem__(self, key: str) -> _V:
         return self._data()[key]
@@ -102,8 +105,8 @@ class _DefaultSet(Sequence[str]):
 
 #: every metric by name, in the order they are listed; PLUGIN_PROBLEMS: by entry point
 #: name, why an installed metric plugin is left out (both found on first use)
-REGISTRY: MutableMapping[str, MetricSpec] = _OnFirstUse(0)
-PLUGIN_PROBLEMS: MutableMapping[str, str] = _OnFirstUse(1)
+REGISTRY: MutableMapping[str, MetricSpec] = OnFirstUse(lambda: _discovered()[0])
+PLUGIN_PROBLEMS: MutableMapping[str, str] = OnFirstUse(lambda: _discovered()[1])
 #: the default set (context precision, faithfulness, answer relevancy, context recall)
 RAG_METRICS: Sequence[str] = _DefaultSet()
 
@@ -154,6 +157,7 @@ __all__ = [
     "MetricOptions",
     "MetricResult",
     "MetricSpec",
+    "OnFirstUse",
     "Tools",
     "build_metric",
     "configure_metrics",

@@ -7,34 +7,22 @@ the gate fails and says so, whatever the mean of the few.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from localeval.errors import UsageError
-from localeval.metrics import REGISTRY, spec
+from localeval.metrics import REGISTRY, OnFirstUse, spec
 from localeval.stats import MetricSummary
 
 
-class _DeclaredGates(Mapping[str, float]):
-    """The default thresholds, as each metric declares them (MetricSpec.gate), read from
-    the registry when asked: importing this module loads no metric plugin."""
-
-    def _data(self) -> dict[str, float]:
-        return {name: spec.gate for name, spec in REGISTRY.items() if spec.gate is not None}
-
-    def __getitem__(self, metric: str) -> float:
-        return self._data()[metric]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data())
-
-    def __len__(self) -> int:
-        return len(self._data())
+def _declared_gates() -> dict[str, float]:
+    return {name: spec.gate for name, spec in REGISTRY.items() if spec.gate is not None}
 
 
-#: each metric's default threshold (docs/reference.md, "Quality gates")
-DEFAULT_THRESHOLDS: Mapping[str, float] = _DeclaredGates()
+#: each metric's default threshold (docs/reference.md, "Quality gates"), as it declares it
+#: (MetricSpec.gate), read from the registry when first asked
+DEFAULT_THRESHOLDS: Mapping[str, float] = OnFirstUse(_declared_gates)
 #: the share of a run's samples that must have a score for a metric before its gate can pass:
 #: a mean over fewer than half the samples says more about which rows were scorable than
 #: about the system (`evaluate --min-defined`)
