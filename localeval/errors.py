@@ -6,7 +6,8 @@ from __future__ import annotations
 class LocalevalError(Exception):
     """Base class for every error localeval reports to a user."""
 
-    #: exit status the CLI uses for this kind of error (SPEC.md: 2 bad usage/input, 3 internal)
+    #: exit status the CLI uses for this kind of error (2 bad usage/input, 3 internal; every
+    #: status: docs/reference.md)
     exit_code = 3
 
 

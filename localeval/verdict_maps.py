@@ -3,7 +3,7 @@
 A small judge's P(Yes) is compressed into a narrow band (0.4-0.75 for a 0.5B model) and
 sits at a different place for every judge, so a gate of 0.80 means nothing on it. A map
 fitted on labelled rows turns each verdict into "the probability that a person would say
-yes", so a score reads as the expected share of supported statements and SPEC's gates
+yes", so a score reads as the expected share of supported statements and the default gates
 apply to every calibrated judge alike.
 
 The map is logistic on the logit, p' = sigmoid(a * logit(p) + b): monotone, so it never

@@ -51,7 +51,7 @@ def test_gate_figures_say_where_a_gate_separates_the_labels() -> None:
     by_measure = {a.measure: a for a in found}
     assert by_measure["best_threshold"].value == pytest.approx(0.58)  # between 0.56 and 0.60
     assert by_measure["bal_acc@best"].value == pytest.approx((3 / 4 + 1) / 2)
-    # SPEC's default gate (0.80) fails every row: no better than a coin
+    # the default gate (0.80) fails every row: no better than a coin
     assert by_measure["bal_acc@0.80"].value == pytest.approx(0.5)
     assert by_measure["best_threshold"].ci95 is not None
     # context_relevance rows are scored by context precision, and gated at its default

@@ -32,7 +32,7 @@ PASS_ALL = [f"--threshold={m}=0" for m in ("faithfulness", "answer_relevancy")] 
 def models_without_thresholds(
     stand_ins: StandIns, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Gates at SPEC's defaults, which the hash judge's demo scores fail: these tests need
+    """Gates at the default gates, which the hash judge's demo scores fail: these tests need
     failing gates, whatever thresholds the project's models.toml gives its default judge."""
     models = tmp_path_factory.mktemp("models") / "models.toml"
     models.write_text(models_toml())

@@ -268,6 +268,38 @@ def test_each_label_is_in_the_database_before_the_page_hears_back(demo_run: Revi
         assert status == 200 and answer["undone"]["mark"] == "wrong" and answer["labels"] == []
 
 
+def test_the_page_gets_text_in_the_order_the_judge_read_it(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    # on screen "It is in France."; the judge read "ecnarF" (a right-to-left override)
+    reversed_answer = "It is in \u202eecnarF\u202c."
+    row = {
+        "sample_id": "bidi-1",
+        "question": "Where is Paris?",
+        "answer": reversed_answer,
+        "contexts": ["Paris is in \u2067France."],
+        "category": "geo\u202e",
+    }
+    data = tmp_path / "bidi.jsonl"
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    evaluate(stand_ins, data, "-m", "faithfulness")
+    with serving(load_review_run("latest"), "ann") as url:
+        status, run, _ = request(url + "api/run")
+        assert status == 200
+        (sample,) = run["samples"]
+        assert sample["answer"] == "It is in \ufffdecnarF\ufffd."
+        assert sample["contexts"] == ["Paris is in \ufffdFrance."]
+        assert sample["category"] == "geo\ufffd"
+        assert sample["verdicts"][0]["text"] == "It is in \ufffdecnarF\ufffd."
+        for control in ("\u202e", "\u202c", "\u2067"):
+            assert control not in json.dumps(run, ensure_ascii=False)
+        # a label is still stored under the sample's own id and the verdict's own text
+        label = {"sample_id": "bidi-1", "metric": "faithfulness", "verdict": 0, "mark": "right"}
+        status, answer, _ = request(url + "api/labels", label)
+        assert status == 200, answer
+        assert answer["saved"]["text"] == reversed_answer
+
+
 def test_the_page_asks_for_nothing_outside_the_app() -> None:
     for name in ("page.html", "review.js", "review.css"):
         text = asset(name)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,24 +64,43 @@ def metric_help() -> str:
     )
 
 
-def with_metric_options(command: Callable[..., Any]) -> Callable[..., Any]:
+def metric_params() -> list[click.Option]:
     """The options the metrics declare (e.g. the rubric's --criteria), as click options."""
-    for _, option in reversed(metric_options()):
+    params = []
+    for _, option in metric_options():
         if option.is_flag:
-            command = click.option(option.flag, option.dest, is_flag=True, help=option.help)(
-                command
-            )
+            params.append(click.Option([option.flag, option.dest], is_flag=True, help=option.help))
             continue
-        command = click.option(
-            option.flag,
-            option.dest,
-            multiple=option.multiple,
-            metavar=option.metavar,
-            type=click.Path(path_type=Path) if option.is_path else None,
-            default=None,
-            help=option.help,
-        )(command)
-    return command
+        params.append(
+            click.Option(
+                [option.flag, option.dest],
+                multiple=option.multiple,
+                metavar=option.metavar,
+                type=click.Path(path_type=Path) if option.is_path else None,
+                default=None,
+                help=option.help,
+            )
+        )
+    return params
+
+
+class MetricsCommand(click.Command):
+    """A command whose -m help lists the metrics and which takes the metrics' own options:
+    both are added when it is first parsed or its help shown, not on import, so that
+    `localeval --help` imports no metric plugin. They go after --min-defined."""
+
+    completed = False
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        if not self.completed:
+            self.completed = True
+            names = [param.name for param in self.params]
+            for param in self.params:
+                if param.name == "metrics" and isinstance(param, click.Option):
+                    param.help = metric_help()
+            at = names.index("min_defined") + 1 if "min_defined" in names else len(names)
+            self.params[at:at] = metric_params()
+        return super().get_params(ctx)
 
 
 class Printed(EvaluationEvents):
@@ -168,28 +186,13 @@ class Printed(EvaluationEvents):
 def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""
     from localeval.report import console
-    from localeval.results.calibration import calibration_sentence, calibration_status
-    from localeval.results.diagnosis import diagnosis_lines
 
-    echo(console.summary_table(outcome.summaries))
-    categories = console.category_tables(outcome.by_category)
-    if categories:
-        echo("\n" + categories)
-    info = outcome.run.info
-    status = calibration_status(info.judge, info.metrics, info.metric_settings)
-    if status is not None:
-        echo("\n" + textwrap.fill(calibration_sentence(status), 88))
-    if outcome.diagnosis is not None:
-        echo("\nDiagnosis (answer_correctness --diagnose):")
-        echo("\n".join(textwrap.fill(line, 88) for line in diagnosis_lines(outcome.diagnosis)))
-    if outcome.gates:
-        echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
-    echo("\n" + console.usage_text(outcome.usage))
+    echo(console.run_summary(outcome.view, outcome.from_judge, outcome.judge))
 
 
-@click.command()
+@click.command(cls=MetricsCommand)
 @click.argument("data", type=click.Path(path_type=Path, allow_dash=True))
-@click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC", help=metric_help())
+@click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC")
 @output_option("Write the full results (scores, evidence, summary, gates) as JSON here.")
 @click.option(
     "--threshold",
@@ -207,7 +210,6 @@ def show(outcome: EvaluationOutcome) -> None:
     help="A gate fails, whatever its mean, when fewer than this share of the samples have a "
     "score for its metric (the rest undefined).",
 )
-@with_metric_options
 @judge_option
 @embedder_option
 @models_option

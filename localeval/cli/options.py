@@ -1,6 +1,6 @@
 """What every localeval command shares: printing (every line through `echo`, which makes
-text from data safe for a terminal), error translation to SPEC.md's exit codes, stopping on
-SIGTERM as on Ctrl-C, and the options several commands take."""
+text from data safe for a terminal), error translation to the exit codes (docs/reference.md),
+stopping on SIGTERM as on Ctrl-C, and the options several commands take."""
 
 from __future__ import annotations
 
@@ -94,8 +94,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def translate_errors(command: F) -> F:
-    """Turn library errors into a one-line message and SPEC.md's exit codes; never a traceback
-    unless LOCALEVAL_DEBUG is set."""
+    """Turn library errors into a one-line message and their exit codes (docs/reference.md);
+    never a traceback unless LOCALEVAL_DEBUG is set."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -66,8 +66,7 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     from localeval.report import console, history_text
     from localeval.results.contract import check_output, write_results
     from localeval.results.files import database_files
-    from localeval.results.gates import GateResult
-    from localeval.runs.sources import open_history, report_columns, stored_report
+    from localeval.runs.sources import open_history, stored_report, stored_view
 
     target = None
     if output is not None:
@@ -76,14 +75,8 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     store = open_history(db_path)
     try:
         stored = store.resolve(run)
-        columns = report_columns(store, stored)
-        parts = [history_text.run_description(stored), console.summary_table(columns.summaries())]
-        categories = console.category_tables(columns.summaries_by_category())
-        if categories:
-            parts.append(categories)
-        if stored.gates:
-            parts.append(console.gates_text([GateResult.from_dict(g) for g in stored.gates]))
-        parts.append(console.usage_text(store.usage(stored.id)))
+        view = stored_view(store, stored)
+        parts = [history_text.run_description(stored), console.run_summary(view)]
         if target is not None:
             write_results(target, *stored_report(store, stored))
             parts.append(f"Results written to {output}")
@@ -203,10 +196,7 @@ def runs_merge(runs: tuple[str, ...], db_path: Path | None, output: Path | None)
         outcome = merge_shards(runs, store, output)
         for warning in outcome.warnings:
             echo(f"Warning: {warning}", err=True)
-        echo(console.summary_table(outcome.summaries))
-        if outcome.gates:
-            echo("\n" + console.gates_text(outcome.gates))
-        echo("\n" + console.usage_text(outcome.usage))
+        echo(console.run_summary(outcome.view))
         if output is not None:
             echo(f"Results written to {output}")
         echo(f"Merged {len(runs)} shards into run {outcome.run.id} in {store.path}")

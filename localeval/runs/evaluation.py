@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
@@ -36,7 +36,6 @@ from localeval.metrics import (
     on_judge_scale,
 )
 from localeval.results.contract import check_output, write_results
-from localeval.results.diagnosis import run_diagnosis
 from localeval.results.diff import Comparison, compare_runs
 from localeval.results.files import OutputTarget, database_files
 from localeval.results.gates import (
@@ -49,7 +48,7 @@ from localeval.results.gates import (
 )
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
-from localeval.results.scores import RunScores
+from localeval.results.view import RunView
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.requests import (
@@ -58,7 +57,7 @@ from localeval.runs.requests import (
     EvaluationRequest,
 )
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
-from localeval.runs.sources import load_scores, report_columns, stored_report, stored_run_scores
+from localeval.runs.sources import load_scores, stored_report, stored_run_scores, stored_view
 from localeval.text import LANGUAGE_NAMES, printable
 from localeval.tools import load_tools
 
@@ -151,7 +150,7 @@ class Evaluation:
 
     def _check_before_models(self) -> None:
         request = self.request
-        self.baseline: RunScores | None = None
+        self.baseline: RunView | None = None
         if request.baseline is not None:
             self.baseline = load_scores(RunRef(request.baseline), self.store)
         self.target: StoredRun | None = None
@@ -307,18 +306,10 @@ class Evaluation:
         judge: str | None,
     ) -> EvaluationOutcome:
         # with the sub-scores (each rubric criterion), summarised like metrics of their own
-        columns = report_columns(self.store, run)
-        summaries = columns.summaries()
-        gates = evaluate_gates(summaries, thresholds, self.request.min_defined)
+        view = stored_view(self.store, run)
+        gates = evaluate_gates(view.summaries, thresholds, self.request.min_defined)
         run = self.store.complete(run.id, gates)
-        by_category = columns.summaries_by_category()
-        usage = self.store.usage(run.id)
-        diagnosis = None
-        if any(getattr(m, "diagnose", False) for m in self.metrics):
-            diagnosis = run_diagnosis(s["details"] for s in self.store.sample_dicts(run))
-        return EvaluationOutcome(
-            run, summaries, by_category, gates, from_judge, judge, usage, diagnosis
-        )
+        return EvaluationOutcome(run, replace(view, gates=tuple(gates)), from_judge, judge)
 
     def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
         """The run's results.json, streamed from the database; the path is checked again,

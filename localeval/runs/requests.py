@@ -18,6 +18,7 @@ from localeval.results.diagnosis import RunDiagnosis
 from localeval.results.diff import DEFAULT_MAX_DROP
 from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
 from localeval.results.model import SampleResult
+from localeval.results.view import RunView
 from localeval.runs.records import StoredRun
 from localeval.stats import MetricSummary
 
@@ -121,18 +122,35 @@ class EvaluationEvents:
 
 @dataclass
 class EvaluationOutcome:
-    """A finished run: its summaries, gates and cost."""
+    """A finished run: the run, and its view with the summaries, gates, cost and diagnosis
+    that `evaluate` shows."""
 
     run: StoredRun
-    summaries: dict[str, MetricSummary]
-    by_category: dict[str, dict[str, MetricSummary]]
-    gates: list[GateResult]
+    view: RunView
     #: metrics whose gate is the judge's own threshold (models.toml), and that judge
     from_judge: list[str]
     judge: str | None
-    usage: Usage
-    #: which part of the pipeline failed (answer_correctness --diagnose), or None
-    diagnosis: RunDiagnosis | None = None
+
+    @property
+    def summaries(self) -> Mapping[str, MetricSummary]:
+        return self.view.summaries
+
+    @property
+    def by_category(self) -> Mapping[str, Mapping[str, MetricSummary]]:
+        return self.view.by_category
+
+    @property
+    def gates(self) -> list[GateResult]:
+        return list(self.view.gates)
+
+    @property
+    def usage(self) -> Usage:
+        return self.view.usage or Usage()
+
+    @property
+    def diagnosis(self) -> RunDiagnosis | None:
+        """Which part of the pipeline failed (answer_correctness --diagnose), or None."""
+        return self.view.diagnosis
 
     @property
     def passed(self) -> bool:

@@ -20,6 +20,7 @@ from localeval.results.verdicts import Verdict, sample_verdicts
 from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
 from localeval.runs.records import StoredRun
 from localeval.runs.sources import open_history
+from localeval.text import neutralised
 
 
 @dataclass
@@ -96,7 +97,7 @@ class ReviewRun:
         return {
             "run": {
                 "id": self.run.id,
-                "dataset": Path(self.run.info.dataset or "").name,
+                "dataset": _shown(Path(self.run.info.dataset or "").name),
                 "judge": (self.run.info.judge or {}).get("name"),
                 "metrics": self.run.info.metrics,
             },
@@ -120,19 +121,29 @@ class ReviewRun:
                     "gate": gate,
                     "passes": None if gate is None or value is None else value >= gate,
                     "judged": metric in judged and value is not None,
-                    "undefined_reason": reason,
+                    "undefined_reason": _shown(reason),
                 }
             )
+        # the page shows text as the judge read it: no bidi override reorders it (the id
+        # stays as stored: labels are sent back under it)
         return {
             "id": sample_id,
-            "category": sample.get("category"),
-            "question": sample.get("question"),
-            "answer": sample.get("answer"),
-            "reference_answer": sample.get("reference_answer"),
-            "contexts": sample.get("contexts") or [],
+            "category": _shown(sample.get("category")),
+            "question": _shown(sample.get("question")),
+            "answer": _shown(sample.get("answer")),
+            "reference_answer": _shown(sample.get("reference_answer")),
+            "contexts": [_shown(c) for c in sample.get("contexts") or []],
             "scores": scores,
-            "verdicts": [v.as_dict() for v in self.verdicts.get(sample_id, [])],
+            "verdicts": [
+                {**d, "text": _shown(d["text"]), "rests_on": _shown(d["rests_on"])}
+                for d in (v.as_dict() for v in self.verdicts.get(sample_id, []))
+            ],
         }
+
+
+def _shown(text: Any) -> Any:
+    """Text as the review page shows it (localeval.text.neutralised); anything else as is."""
+    return neutralised(text) if isinstance(text, str) else text
 
 
 def load_review_run(ref: str, db_path: Path | None = None) -> ReviewRun:
