@@ -13,6 +13,8 @@ from fakes import FakeEmbedder, HashJudge
 from standins import StandIns
 
 from localeval.cli import main
+from localeval.runs.labels import LabelStore
+from localeval.runs.review_items import ReviewRun
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 
@@ -25,6 +27,45 @@ def demo_copy(folder: Path) -> Path:
     data = folder / "demo.jsonl"
     shutil.copy(DEMO, data)
     return data
+
+
+def demo_copies(folder: Path, n: int) -> Path:
+    """A dataset of `n` samples: the demo's, over and over, each copy with ids of its own."""
+    demo = rows(DEMO)
+    data = folder / f"demo-{n}.jsonl"
+    with data.open("w", encoding="utf-8") as out:
+        for number in range(n):
+            row = {**demo[number % len(demo)]}
+            row["sample_id"] = f"{row['sample_id']}-{number}"
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return data
+
+
+def label_everything(review: ReviewRun, reviewers: list[str]) -> int:
+    """Each reviewer's label of every verdict and score of the run (stored at once); how
+    many labels that is."""
+    marks = {None: ("right", "too_high", "too_low"), 0: ("right", "wrong")}
+    made = []
+    for reviewer in reviewers:
+        for sample in review.samples:
+            sample_id = sample["sample_id"]
+            items = [(v.metric, v.index) for v in review.verdicts[sample_id]]
+            scored = [
+                m
+                for m in review.judged_metrics(sample_id)
+                if review.score(sample_id, m) is not None
+            ]
+            items += [(metric, None) for metric in scored]
+            for n, (metric, index) in enumerate(items):
+                choices = marks[None if index is None else 0]
+                mark = choices[(n + len(made)) % len(choices)]
+                made.append(review.label_for(sample_id, metric, index, mark, reviewer))
+    store = LabelStore.open(review.db)
+    try:
+        store.add(review.run.id, made)
+    finally:
+        store.close()
+    return len(made)
 
 
 def evaluate(stand_ins: StandIns, data: Path, *args: Any, judge: Any = None) -> str:

@@ -265,14 +265,40 @@ def test_each_label_is_in_the_database_before_the_page_hears_back(demo_run: Revi
             {"error": "sample 'billing-1' has no faithfulness verdict 7"},
         )
         status, answer, _ = request(url + "api/undo", {})
-        assert status == 200 and answer["undone"]["mark"] == "wrong" and answer["labels"] == []
+        assert status == 200 and answer["undone"]["mark"] == "wrong" and answer["current"] is None
+
+
+def test_a_label_is_answered_with_itself_whatever_the_run_holds(demo_run: ReviewRun) -> None:
+    """The reply to a label or an undo holds what it changed, not every label of the run: its
+    size is the same with no other label and with thousands of other reviewers' labels."""
+    verdict = {"sample_id": "billing-1", "metric": "faithfulness", "verdict": 0}
+    with serving(demo_run, "ann") as url:
+        _, first, _ = request(url + "api/labels", {**verdict, "mark": "right"})
+        _, second, _ = request(url + "api/labels", {**verdict, "mark": "wrong"})
+        _, undone, _ = request(url + "api/undo", {})
+        # undo takes the latest back: the label before it is ann's again
+        assert (undone["undone"]["mark"], undone["current"]["mark"]) == ("wrong", "right")
+        alone = [len(json.dumps(answer)) for answer in (first, second, undone)]
+        store = LabelStore.open(demo_run.db)
+        others = [
+            demo_run.label_for("billing-1", "faithfulness", 0, "right", f"reviewer {n}")
+            for n in range(3000)
+        ]
+        store.add(demo_run.run.id, others)
+        store.close()
+        _, first, _ = request(url + "api/labels", {**verdict, "mark": "right"})
+        _, second, _ = request(url + "api/labels", {**verdict, "mark": "wrong"})
+        _, undone, _ = request(url + "api/undo", {})
+        assert [len(json.dumps(answer)) for answer in (first, second, undone)] == alone
+        assert max(alone) < 1000
 
 
 def test_the_page_asks_for_nothing_outside_the_app() -> None:
-    for name in ("page.html", "review.js", "review.css"):
+    for name in ("page.html", "review.js", "saving.js", "review.css"):
         text = asset(name)
         assert "http://" not in text and "https://" not in text and "//cdn" not in text
-    assert "innerHTML" not in asset("review.js")  # run text is set as text, never as markup
+    for name in ("review.js", "saving.js"):  # run text is set as text, never as markup
+        assert "innerHTML" not in asset(name)
 
 
 # -- bad input: one line each ----------------------------------------------------------------
