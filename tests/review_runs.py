@@ -13,7 +13,7 @@ from fakes import FakeEmbedder, HashJudge
 from standins import StandIns
 
 from localeval.cli import main
-from localeval.runs.labels import LabelStore
+from localeval.runs.labels import Label, LabelStore
 from localeval.runs.review_items import ReviewRun
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
@@ -41,31 +41,21 @@ def demo_copies(folder: Path, n: int) -> Path:
     return data
 
 
-def label_everything(review: ReviewRun, reviewers: list[str]) -> int:
-    """Each reviewer's label of every verdict and score of the run (stored at once); how
-    many labels that is."""
-    marks = {None: ("right", "too_high", "too_low"), 0: ("right", "wrong")}
+def label_everything(review: ReviewRun, reviewer: str) -> list[Label]:
+    """Every verdict and score labelled by a rule: the judge is right when it is sure."""
     made = []
-    for reviewer in reviewers:
-        for sample in review.samples:
-            sample_id = sample["sample_id"]
-            items = [(v.metric, v.index) for v in review.verdicts[sample_id]]
-            scored = [
-                m
-                for m in review.judged_metrics(sample_id)
-                if review.score(sample_id, m) is not None
-            ]
-            items += [(metric, None) for metric in scored]
-            for n, (metric, index) in enumerate(items):
-                choices = marks[None if index is None else 0]
-                mark = choices[(n + len(made)) % len(choices)]
-                made.append(review.label_for(sample_id, metric, index, mark, reviewer))
+    for sample in review.samples:
+        for v in review.verdicts[sample["sample_id"]]:
+            mark = "right" if abs(v.raw - 0.5) > 0.2 else "wrong"
+            made.append(review.label_for(sample["sample_id"], v.metric, v.index, mark, reviewer))
+        for metric in review.judged_metrics(sample["sample_id"]):
+            made.append(review.label_for(sample["sample_id"], metric, None, "too_high", reviewer))
     store = LabelStore.open(review.db)
     try:
         store.add(review.run.id, made)
     finally:
         store.close()
-    return len(made)
+    return made
 
 
 def evaluate(stand_ins: StandIns, data: Path, *args: Any, judge: Any = None) -> str:
