@@ -73,7 +73,8 @@ function indexRun(labels) {
   for (const label of labels) {
     const key = keyOf(label.sample_id, label.metric, label.verdict);
     if (label.reviewer === state.data.reviewer) setMine(key, label);
-    else index.others.set(key, [...(index.others.get(key) || []), label]);
+    else if (index.others.has(key)) index.others.get(key).push(label);
+    else index.others.set(key, [label]);
   }
 }
 
@@ -447,8 +448,9 @@ async function start() {
     },
     { passive: true },
   );
+  window.addEventListener("resize", renderList);
   $("samples").append(entry(0));
-  list.row = entry(0).getBoundingClientRect().height;
+  list.row = entry(0).getBoundingClientRect().height || 46;
   // leaving with labels not saved yet: the browser asks first
   window.addEventListener("beforeunload", (event) => {
     if (outbox.length) event.preventDefault();
