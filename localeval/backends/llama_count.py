@@ -31,8 +31,8 @@ from localeval.schema import Object, Schema, Str, max_bytes, typical_value
 TYPICAL_TEXT = " ".join(["word"] * 16)
 
 #: the measurement: a prompt batch of this many tokens from position 0, then small calls
-#: of a few tokens each after it, then a short reply (about 3 s on a quiet 2-core CPU with
-#: the default judge, loading it not counted; twice the tokens and calls took 5)
+#: of a few tokens each after it, then a short reply (with the default judge: 14 llama.cpp
+#: calls, 145 prompt tokens, 8 generated; 31, 314 and 19 before it was halved, docs/speed.md)
 MEASURED_PROMPT_TOKENS = 128
 SMALL_CALLS, SMALL_CALL_TOKENS = 4, 4
 _TEXT = (
