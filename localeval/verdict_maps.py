@@ -139,20 +139,25 @@ def _loss_derivatives(
 
 
 def expected_calibration_error(
-    scores: Sequence[float], labels: Sequence[float], bins: int = 10
+    scores: Sequence[float],
+    labels: Sequence[float],
+    bins: int = 10,
+    weights: np.ndarray | None = None,
 ) -> float:
-    """Mean |mean score - mean label| over equal-width score bins, weighted by their size."""
+    """Mean |mean score - mean label| over equal-width score bins, weighted by their size
+    (each row counted `weights` times: a bootstrap resample as counts, see stats)."""
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     if not s.size:
         return math.nan
+    w = np.ones(s.size) if weights is None else np.asarray(weights, dtype=np.float64)
     which = np.minimum((s * bins).astype(int), bins - 1)
-    total = 0.0
-    for b in range(bins):
-        members = which == b
-        if members.any():
-            total += members.mean() * abs(s[members].mean() - y[members].mean())
-    return float(total)
+    size = np.bincount(which, weights=w, minlength=bins)
+    held = size > 0
+    score_sum = np.bincount(which, weights=w * s, minlength=bins)[held]
+    label_sum = np.bincount(which, weights=w * y, minlength=bins)[held]
+    gaps = np.abs(score_sum - label_sum) / size[held]
+    return float((size[held] / size.sum() * gaps).sum())
 
 
 def reliability(

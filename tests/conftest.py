@@ -19,9 +19,11 @@ pytest_plugins = ["pytester"]
 
 @pytest.fixture(autouse=True)
 def isolated_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own run-history/cache database, never the working folder's."""
+    """Every test gets its own run-history/cache database, never the working folder's, and
+    its own cache folder (where measured speeds are kept), never the user's."""
     path = tmp_path / "localeval-test.db"
     monkeypatch.setenv("LOCALEVAL_DB", str(path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     return path
 
 

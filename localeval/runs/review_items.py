@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +53,18 @@ class ReviewRun:
         return float(self.run.thresholds.get(metric, default))
 
     def score(self, sample_id: str, metric: str) -> float | None:
-        sample = self._sample(sample_id)
+        sample = self.sample(sample_id)
         value = sample["scores"].get(metric) if sample is not None else None
         return float(value) if isinstance(value, int | float) else None
 
-    def _sample(self, sample_id: str) -> dict[str, Any] | None:
-        return next((s for s in self.samples if s["sample_id"] == sample_id), None)
+    def sample(self, sample_id: str) -> dict[str, Any] | None:
+        """The run's sample of this id (None: the run has none)."""
+        return self._by_id.get(sample_id)
+
+    @cached_property
+    def _by_id(self) -> dict[str, dict[str, Any]]:
+        """The samples by id: a run's labels look their samples up one by one."""
+        return {s["sample_id"]: s for s in self.samples}
 
     def verdict(self, sample_id: str, metric: str, index: int) -> Verdict | None:
         return next(
