@@ -146,7 +146,8 @@ def test_the_cache_answers_before_work_goes_out_and_a_warm_run_sends_nothing(
     """A judge server's answers are cached: what the driver's cache holds is never asked
     again, on the cluster as in one process, and the actors' answers reach the cache."""
     data = write_data(tmp_path / "data.jsonl", 12)
-    steps = (["-m", "faithfulness"], ["-m", "faithfulness", "-m", "context_recall"])
+    # the second step's faithfulness (asked first) misses, its context recall does not
+    steps = (["-m", "context_recall"], ["-m", "faithfulness", "-m", "context_recall"])
     asked: dict[str, list[int]] = {}
     with FakeServer() as server:
         models = tmp_path / "server.toml"
@@ -159,9 +160,9 @@ def test_the_cache_answers_before_work_goes_out_and_a_warm_run_sends_nothing(
                 before = completions(server)
                 out = tmp_path / f"{where}{number}.json"
                 result = evaluate(data, out, "--no-progress", *metrics, *extra)
-                assert result.exit_code == 1, result.output
+                assert result.exit_code in (0, 1), result.output  # the gates: compared below
                 asked[where].append(completions(server) - before)
-        # the second step sends every sample out, with its faithfulness answers found here
+        # the second step sends every sample out, with its context recall answers found here
         assert asked["ray"] == asked["alone"] and all(asked["alone"])
         for number in range(len(steps)):
             assert comparable(tmp_path / f"ray{number}.json") == comparable(

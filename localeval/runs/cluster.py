@@ -5,7 +5,8 @@ run in the store, each sample committed as it comes back, the cache, gates and r
 `RayScoring` is the engine's scheduler for such a run (localeval.engine.score_samples). Each
 sample is first scored here by the driver's tools, which answer from the cache alone
 (localeval.tools.remote): a sample the cache answers in full is done without the cluster,
-and one with a miss goes to the least busy ready actor, with what the cache found for it.
+and one with a miss goes to the least busy ready actor, with what the cache found for it
+(each metric's answers up to its own first miss).
 An actor holds at most `PER_ACTOR` samples (one scoring, one waiting, so that it never idles
 for a round trip); results come back in any order, their cache entries are stored at once
 (a driver killed later re-sends nothing that finished), and the samples are handed on in
@@ -31,7 +32,7 @@ from typing import Any
 
 from localeval.config import ModelsConfig
 from localeval.data.samples import Sample
-from localeval.engine import Score
+from localeval.engine import Score, score_metric
 from localeval.errors import LocalevalError, UsageError
 from localeval.metrics import Metric
 from localeval.results.model import SampleResult
@@ -270,6 +271,13 @@ class RayScoring:
         try:
             result = score(sample)
         except CacheMiss:
+            # each metric on its own up to its own first miss: what the cache holds for the
+            # metrics after the one that missed goes out too
+            for metric in self.job.metrics:
+                try:
+                    score_metric(sample, metric, self.tools)
+                except CacheMiss:
+                    continue
             slot = Slot(position, sample, self.driver.taken())
             waiting.append(slot)
             self.sent += 1
