@@ -53,8 +53,9 @@ PER_ACTOR = 2
 RESTARTS = 3
 #: seconds between looks while waiting for results (Ctrl-C is seen at least this often)
 WAIT_S = 0.5
-#: an actor's model memory beyond its files' sizes (llama.cpp's context, the runtime)
-MEMORY_MARGIN = 1.25
+#: an actor's memory beyond its model files (llama.cpp's context, torch, Python): with the
+#: default judge and embedder an actor's proportional share measured 1.6 GB (docs/scale.md)
+RUNTIME_BYTES = 512 * 2**20
 
 
 class ClusterError(LocalevalError):
@@ -155,8 +156,9 @@ def default_threads(cpus: Sequence[int]) -> int:
     return 1
 
 
-def model_bytes(models: ModelsConfig, chosen: Chosen) -> int:
-    """The size of the model files the actors load (0 where a model has no file)."""
+def actor_bytes(models: ModelsConfig, chosen: Chosen) -> int:
+    """The memory an actor takes: its model files and the runtime around them (0 where the
+    models have no files, as fakes and servers: Ray's own accounting then suffices)."""
     paths: list[Path] = []
     if chosen.judge is not None:
         paths.append(getattr(models.judge(chosen.judge).settings, "path", None) or Path())
@@ -168,7 +170,7 @@ def model_bytes(models: ModelsConfig, chosen: Chosen) -> int:
             size += path.stat().st_size
         elif path.is_dir() and str(path) not in ("", "."):
             size += sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-    return size
+    return size + RUNTIME_BYTES if size else 0
 
 
 @dataclass
@@ -211,12 +213,12 @@ class RayScoring:
         self.cache = cache
         self.connection = Connection(settings)
         self.ray = self.connection.ray
+        self.memory = actor_bytes(models, chosen)
         try:
-            self.plan = self.connection.plan(settings, model_bytes(models, chosen))
+            self.plan = self.connection.plan(settings, self.memory)
         except BaseException:
             self.connection.close()
             raise
-        self.memory = int(model_bytes(models, chosen) * MEMORY_MARGIN)
         self.job = WorkerJob(
             models,
             chosen,

@@ -14,7 +14,7 @@ from localeval.backends import judge_backend
 from localeval.config import ModelsConfig
 from localeval.data.samples import read_samples
 from localeval.engine import score_metric
-from localeval.runs.cluster import Connection, model_bytes
+from localeval.runs.cluster import Connection, actor_bytes
 from localeval.runs.evaluation import Evaluation
 from localeval.runs.requests import ClusterPlan
 from localeval.tools.estimate import Counting, Estimate
@@ -142,7 +142,7 @@ def cluster_division(evaluation: Evaluation, estimate: Estimate) -> Division:
     chosen = Chosen.of(evaluation.models, evaluation.metrics, request.judge, request.embedder)
     connection = Connection(settings)
     try:
-        plan = connection.plan(settings, model_bytes(evaluation.models, chosen))
+        plan = connection.plan(settings, actor_bytes(evaluation.models, chosen))
     finally:
         connection.close()
     judge = request.judge if chosen.judge is not None else None
