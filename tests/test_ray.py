@@ -16,7 +16,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from click.testing import CliRunner, Result
@@ -25,14 +26,20 @@ from run_db import db_runs, stored_in_unfinished_run
 from server_fakes import FakeServer, models_toml
 
 from localeval.cli import main
+from localeval.cli.evaluate import Printed
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
 from localeval.engine import order_metrics, score_sample
-from localeval.errors import ModelFileError
+from localeval.errors import ModelFileError, UsageError
+from localeval.judge import Usage
 from localeval.metrics import build_metric
-from localeval.runs.cluster import ClusterError, RayScoring
-from localeval.runs.requests import RaySettings
+from localeval.results.model import SampleResult
+from localeval.runs.cluster import ClusterError, Connection, RayScoring
+from localeval.runs.estimate import divide
+from localeval.runs.records import StoredRun
+from localeval.runs.requests import ClusterPlan, RaySettings
 from localeval.tools import load_tools
+from localeval.tools.estimate import Estimate, Pricing
 from localeval.tools.remote import Chosen, WorkerTools
 
 #: the package's fake judge and embedder; each judge call takes `delay` seconds
@@ -188,6 +195,11 @@ def environment(cluster: RayCluster, db: Path, models: Path) -> dict[str, str]:
     return {**cluster.env, "LOCALEVAL_DB": str(db), "LOCALEVAL_MODELS": str(models)}
 
 
+def driver(data: Path, out: Path, cluster: RayCluster, env: dict[str, str]) -> Any:
+    """`evaluate --ray` in a process of its own (a driver the test can signal)."""
+    return subprocess.Popen(command(data, out, cluster), env=env, stderr=subprocess.PIPE, text=True)
+
+
 def wait_until(condition: Any, process: subprocess.Popen[str], seconds: float = 120) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -212,12 +224,7 @@ def test_an_actor_killed_mid_sample_is_restarted_and_its_sample_scored_once(
     alone = evaluate(data, tmp_path / "alone.json", "--no-progress")
     assert alone.exit_code == 1, alone.output
     db, out = tmp_path / "ray.db", tmp_path / "ray.json"
-    process = subprocess.Popen(
-        command(data, out, ray_cluster),
-        env=environment(ray_cluster, db, models),
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = driver(data, out, ray_cluster, environment(ray_cluster, db, models))
     wait_until(lambda: stored_in_unfinished_run(db) >= 3, process)
     scoring = actor_processes(SCORING)
     assert scoring, "no actor is scoring"
@@ -243,9 +250,7 @@ def test_a_driver_interrupted_or_killed_resumes_sending_only_what_did_not_finish
     env = environment(ray_cluster, db, models)
     for stop, at in ((signal.SIGINT, 5), (signal.SIGKILL, 14)):
         before = stored_in_unfinished_run(db)
-        process = subprocess.Popen(
-            command(data, out, ray_cluster), env=env, stderr=subprocess.PIPE, text=True
-        )
+        process = driver(data, out, ray_cluster, env)
         wait_until(lambda at=at: stored_in_unfinished_run(db) >= at, process)
         process.send_signal(stop)
         _, stderr = process.communicate(timeout=120)
@@ -361,3 +366,65 @@ def test_the_estimate_says_how_the_actors_divide_the_work(
     assert division["actors"] == 4 and sum(division["samples_per_actor"]) == 10
     total = json.loads(out.read_text())["estimate"]["usage"]["seconds"]
     assert total / 4 <= division["seconds"] < total  # shared out, never faster than a quarter
+
+
+class Nodes:
+    """A cluster's nodes as Ray lists them (for the arithmetic of the plan alone)."""
+
+    def __init__(self, *nodes: tuple[int, float]):
+        self.listed = [
+            {"Alive": True, "Resources": {"CPU": cpus, "memory": memory}} for cpus, memory in nodes
+        ]
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return self.listed
+
+
+def plan_of(nodes: Nodes, need: int, actors: int | None = None, threads: int | None = None) -> Any:
+    connection = Connection.__new__(Connection)  # joined to nothing: its nodes given
+    connection.ray, connection.address = nodes, "here"
+    return connection.plan(RaySettings("here", actors, threads), need)
+
+
+def test_the_default_actors_fill_each_nodes_cpus_and_memory() -> None:
+    nodes = Nodes((4, 8e9), (2, 1e9), (3, 64e9))
+    plan = plan_of(nodes, need=int(1.7e9))
+    # 4 on the first (8 GB holds 4), none on the second (1 GB holds none), 3 on the third
+    assert (plan.actors, plan.threads, plan.nodes, plan.cpus) == (7, 1, 3, 9)
+    assert plan_of(nodes, need=0).actors == 9
+    assert plan_of(nodes, need=0, threads=2).actors == 2 + 1 + 1
+    assert plan_of(nodes, need=0, actors=20).actors == 20  # asked for: the rest wait
+    with pytest.raises(UsageError, match="--ray-threads 5: no node of the cluster has"):
+        plan_of(nodes, need=0, threads=5)
+
+
+def test_the_estimate_is_dealt_to_the_actors_as_the_run_deals_samples() -> None:
+    estimate = Estimate(
+        n_items=4,
+        parts={},
+        usage=Usage(),
+        loading={"judge": 5.0},
+        per_item={"a": 15.0, "b": 10.0, "c": 10.0, "d": 0.0},  # loading counted with a
+        judge="j",
+        embedder=None,
+        pricing=Pricing(),
+        timed=True,
+        counting_seconds=0.0,
+    )
+    plan = ClusterPlan("here", actors=2, threads=1, nodes=1, cpus=2)
+    division = divide(estimate, plan, threads_here=2)  # each actor's judge half as fast
+    assert division.slower == 2.0 and division.here == 1  # d: nothing to ask
+    # each actor loads (5 s), then a and c go to the first, b to the second (20 s each)
+    assert division.per_actor == [(2, 45.0), (1, 25.0)]
+    assert division.seconds == 45.0
+
+
+def test_the_time_left_is_shared_out_between_the_actors() -> None:
+    printed = Printed("data", show_progress=False)
+    printed.expected = {"a": 10.0, "b": 30.0}
+    printed.cluster_ready(ClusterPlan("here", actors=4, threads=1, nodes=1, cpus=4))
+    printed.scoring(cast(StoredRun, SimpleNamespace(n_samples=2, n_done=0)))
+    assert printed.progress is not None and printed.progress.expected == 10.0
+    printed.scored(cast(SampleResult, SimpleNamespace(sample=Sample("b", "q"))))
+    # b's share (30 s / 4) took as long as estimated: a's share is left
+    assert printed.progress.done == 1 and printed.progress.left(7.5) == pytest.approx(2.5)
