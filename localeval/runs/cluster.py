@@ -104,7 +104,8 @@ class Connection:
     def __init__(self, settings: RaySettings):
         self.ray = import_ray()
         address = resolved_address(settings.address)
-        self.address = address or "this machine (a cluster started for the run)"
+        #: "" for a cluster started here
+        self.address = address or ""
         self.joined = False
         if self.ray.is_initialized():
             return  # this process is a driver already (a Python caller's ray.init)
@@ -119,8 +120,9 @@ class Connection:
         except (ConnectionError, RuntimeError, TimeoutError, ValueError, SystemExit) as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UsageError(
-                f"cannot join the Ray cluster at {self.address}: {reason} (where the cluster "
-                "uses token authentication, set RAY_AUTH_MODE=token and its RAY_AUTH_TOKEN)"
+                f"cannot join the Ray cluster at {self.address or 'here'}: {reason} (where "
+                "the cluster uses token authentication, set RAY_AUTH_MODE=token and its "
+                "RAY_AUTH_TOKEN)"
             ) from None
         self.joined = True
 
@@ -130,7 +132,7 @@ class Connection:
         nodes = [n["Resources"] for n in self.ray.nodes() if n.get("Alive")]
         cpus = [int(n.get("CPU", 0)) for n in nodes]
         if not cpus or max(cpus) < 1:
-            raise UsageError(f"the Ray cluster at {self.address} has no CPUs to score on")
+            raise UsageError(f"the Ray cluster at {self.address or 'here'} has no CPUs to score on")
         threads = settings.threads or default_threads(cpus)
         if threads > max(cpus):
             raise UsageError(

@@ -85,7 +85,7 @@ class Division:
         """The division as --estimate --output writes it (under "ray")."""
         plan = self.plan
         return {
-            "address": plan.address,
+            "address": plan.address or None,
             "nodes": plan.nodes,
             "cpus": plan.cpus,
             "actors": plan.actors,

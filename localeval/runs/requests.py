@@ -67,6 +67,7 @@ class ClusterPlan:
     """The actors a Ray cluster scores with: how many, each with how many threads, on how
     many nodes of how many CPUs."""
 
+    #: the cluster's address ("": one started here for the run)
     address: str
     actors: int
     threads: int
@@ -74,9 +75,10 @@ class ClusterPlan:
     cpus: int
 
     def __str__(self) -> str:
+        cluster = f"Ray cluster at {self.address}" if self.address else "Ray cluster started here"
         return (
             f"{self.actors} actor{'s' * (self.actors != 1)} × {self.threads} "
-            f"thread{'s' * (self.threads != 1)}, Ray cluster at {self.address} "
+            f"thread{'s' * (self.threads != 1)}, {cluster} "
             f"({self.nodes} node{'s' * (self.nodes != 1)}, {self.cpus} CPUs)"
         )
 
