@@ -354,7 +354,8 @@ def test_the_estimate_says_how_the_actors_divide_the_work(
     use_fake(tmp_path, monkeypatch, 0.01)
     data = write_data(tmp_path / "data.jsonl", 10)
     out = tmp_path / "estimate.json"
-    result = evaluate(data, out, "--estimate", "--ray", ray_cluster.address, "--ray-actors", "4")
+    monkeypatch.setenv("RAY_ADDRESS", ray_cluster.address)  # a bare --ray joins it
+    result = evaluate(data, out, "--estimate", "--ray", "--ray-actors", "4")
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert f"On Ray: 4 actors × 1 thread, Ray cluster at {ray_cluster.address}" in text

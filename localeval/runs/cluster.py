@@ -109,7 +109,7 @@ class Connection:
         self.joined = False
         if self.ray.is_initialized():
             return  # this process is a driver already (a Python caller's ray.init)
-        if address is not None and address != "local":
+        if address not in (None, "local", "auto"):  # "auto": RAY_ADDRESS said so; Ray finds it
             check_reachable(address)
         quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
         try:
