@@ -260,10 +260,12 @@ def test_a_driver_interrupted_or_killed_resumes_sending_only_what_did_not_finish
             assert f"{before} of 30 samples were scored before it stopped" in stderr
         if stop == signal.SIGINT:
             assert process.returncode == 130, stderr
-            assert stderr.endswith(
+            # (Ray's C++ core may add a warning line of its own as the driver leaves)
+            assert (
                 f"saved with {kept} of 30 samples scored; re-run the same command to "
-                "continue it.\nInterrupted.\n"
+                "continue it.\n" in stderr
             )
+            assert stderr.endswith("Interrupted.\n")
         else:
             assert process.returncode == -signal.SIGKILL
         assert no_actors_left(), "the actors outlived their driver"
