@@ -9,7 +9,9 @@ in-process judge is one model on the CPU, and its prefix reuse wants a sample's 
 together. A judge that can hold several samples in flight (a judge server with
 `concurrency` > 1) gets `InFlight`, which scores that many at once, each through a
 session of the judge (its own usage counter and request stream), and still hands the
-results to the sink in dataset order, so resuming and the cache work as with one.
+results to the sink in dataset order, so resuming and the cache work as with one. A run
+on a Ray cluster has a scheduler of its own (localeval.runs.cluster), which sends the
+samples its cache cannot answer to actors and hands the results on in the same order.
 """
 
 from __future__ import annotations

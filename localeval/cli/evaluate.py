@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from localeval.cli.cluster import ray_options, ray_settings
 from localeval.cli.options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
@@ -33,11 +34,12 @@ from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageErro
 from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import DEFAULT_MIN_DEFINED
 from localeval.results.model import SampleResult
-from localeval.runs.estimate import estimate_evaluation, speed_kept
+from localeval.runs.estimate import cluster_division, estimate_evaluation, speed_kept
 from localeval.runs.evaluation import Evaluation
 from localeval.runs.records import StoredRun
 from localeval.runs.requests import (
     Budget,
+    ClusterPlan,
     EvaluationEvents,
     EvaluationOutcome,
     EvaluationRequest,
@@ -116,6 +118,8 @@ class Printed(EvaluationEvents):
         self.progress: Progress | None = None
         #: each sample's estimated seconds, when an estimate was made for the time left
         self.expected: dict[str, float] | None = None
+        #: samples scored at once (a Ray cluster's actors), which divide the time left
+        self.parallel = 1
 
     def skipped(self, error: DatasetError) -> None:
         echo(f"Skipped: {error}", err=True)
@@ -146,7 +150,7 @@ class Printed(EvaluationEvents):
         )
 
     def scoring(self, run: StoredRun) -> None:
-        expected = None if self.expected is None else sum(self.expected.values())
+        expected = None if self.expected is None else sum(self.expected.values()) / self.parallel
         self.progress = Progress(
             run.n_samples,
             "Evaluating",
@@ -158,7 +162,7 @@ class Printed(EvaluationEvents):
     def scored(self, result: SampleResult) -> None:
         if self.progress is not None:
             expected = (self.expected or {}).get(result.sample.sample_id, 0.0)
-            self.progress.advance(expected=expected)
+            self.progress.advance(expected=expected / self.parallel)
 
     def scoring_ended(self) -> None:
         if self.progress is not None:
@@ -172,6 +176,16 @@ class Printed(EvaluationEvents):
         echo(
             f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; {again} "
             "to continue it.",
+            err=True,
+        )
+
+    def cluster_ready(self, plan: ClusterPlan) -> None:
+        self.parallel = plan.actors
+        echo(f"Ray: {plan}", err=True)
+
+    def cluster_done(self, sent: int, answered: int, plan: ClusterPlan) -> None:
+        echo(
+            f"Ray: {sent} samples scored by the actors, {answered} answered here from the cache",
             err=True,
         )
 
@@ -278,6 +292,7 @@ def show(outcome: EvaluationOutcome) -> None:
     help="Stop once the judge has been called N times (calls the cache answers are free); "
     "the run is kept and the same command continues it.",
 )
+@ray_options
 @translate_errors
 def evaluate(
     data: Path,
@@ -300,6 +315,9 @@ def evaluate(
     estimate_only: bool,
     max_minutes: float | None,
     max_calls: int | None,
+    ray_address: str | None,
+    ray_actors: int | None,
+    ray_threads: int | None,
     **options: Any,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
@@ -331,6 +349,7 @@ def evaluate(
         min_defined=min_defined,
         shard=shard,
         budget=Budget(max_minutes, max_calls),
+        ray=ray_settings(ray_address, ray_actors, ray_threads),
     )
     if estimate_only and (max_minutes is not None or max_calls is not None):
         raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
@@ -347,7 +366,9 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
     printed = Printed(label, progress, request.new_run)
     with Evaluation(request, printed) as evaluation:
         if estimate_only:
-            show_estimate(estimate_evaluation(evaluation), evaluation.output)
+            estimate = estimate_evaluation(evaluation)
+            division = cluster_division(evaluation, estimate) if request.ray else None
+            show_estimate(estimate, evaluation.output, division)
             return True
         if progress and speed_kept(evaluation):
             # the time left starts from the estimate, at the speed measured before

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -23,6 +23,9 @@ from localeval.errors import LocalevalError
 from localeval.results.files import OutputTarget
 from localeval.text import printable
 from localeval.tools.estimate import Estimate
+
+if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it themselves)
+    from localeval.runs.estimate import Division
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,14 +48,22 @@ def warn_if_replaced(target: OutputTarget | None) -> None:
         echo(f"Warning: --output {target.path} exists; it will be overwritten", err=True)
 
 
-def show_estimate(estimate: Estimate, target: OutputTarget | None) -> None:
-    """--estimate: the estimate's table, and with --output the same as JSON at `target`."""
+def show_estimate(
+    estimate: Estimate, target: OutputTarget | None, division: Division | None = None
+) -> None:
+    """--estimate: the estimate's table (with how a Ray cluster's actors divide it, under
+    --ray), and with --output the same as JSON at `target`."""
+    from localeval.cli.cluster import division_text
     from localeval.report.estimate_text import estimate_text
     from localeval.results.contract import write_json
 
     echo(estimate_text(estimate))
+    data = estimate.as_dict()
+    if division is not None:
+        echo(division_text(division))
+        data["estimate"]["ray"] = division.as_dict()
     if target is not None:
-        write_json(target, estimate.as_dict())
+        write_json(target, data)
         echo(f"Estimate written to {target.path}")
 
 

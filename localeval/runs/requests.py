@@ -47,6 +47,46 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class RaySettings:
+    """Where and how samples are scored on a Ray cluster (localeval.runs.cluster).
+
+    `address`: a cluster's (host:port, ray://host:port), or None for the cluster
+    RAY_ADDRESS names, else a local one started for the run. `actors` and `threads` (each
+    actor's CPUs, its models' threads): None for what fills the cluster.
+    """
+
+    address: str | None = None
+    actors: int | None = None
+    threads: int | None = None
+
+    def check(self) -> None:
+        for value, option in ((self.actors, "--ray-actors"), (self.threads, "--ray-threads")):
+            if value is not None and value < 1:
+                raise UsageError(f"{option} must be at least 1, got {value}")
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """The actors a Ray cluster scores with: how many, each with how many threads, on how
+    many nodes of how many CPUs."""
+
+    #: the cluster's address ("": one started here for the run)
+    address: str
+    actors: int
+    threads: int
+    nodes: int
+    cpus: int
+
+    def __str__(self) -> str:
+        cluster = f"Ray cluster at {self.address}" if self.address else "Ray cluster started here"
+        return (
+            f"{self.actors} actor{'s' * (self.actors != 1)} × {self.threads} "
+            f"thread{'s' * (self.threads != 1)}, {cluster} "
+            f"({self.nodes} node{'s' * (self.nodes != 1)}, {self.cpus} CPUs)"
+        )
+
+
+@dataclass(frozen=True)
 class EvaluationRequest:
     """What `localeval evaluate` was asked to do."""
 
@@ -78,6 +118,8 @@ class EvaluationRequest:
     shard: str | None = None
     #: stop, resumable, once the scoring has taken this many minutes or judge calls
     budget: Budget = field(default_factory=Budget)
+    #: score on a Ray cluster (None: in this process)
+    ray: RaySettings | None = None
 
 
 class EvaluationEvents:
@@ -118,6 +160,14 @@ class EvaluationEvents:
 
     def scoring_ended(self) -> None:
         """Scoring ended, finished or not."""
+
+    def cluster_ready(self, plan: ClusterPlan) -> None:
+        """Connected to the Ray cluster, which will score with these actors (started at the
+        first sample the cache cannot answer)."""
+
+    def cluster_done(self, sent: int, answered: int, plan: ClusterPlan) -> None:
+        """Scoring on the cluster ended: `sent` samples were scored by its actors, `answered`
+        from the cache here."""
 
 
 @dataclass
