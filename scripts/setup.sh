@@ -49,7 +49,7 @@ fi
 .venv/bin/python scripts/llama_build.py
 
 echo "setup: installing localeval"
-"${PIP[@]}" install --quiet -e ".[test]"
+"${PIP[@]}" install --quiet -e ".[test,ray]"
 
 # A program the tests need, from Debian's packages (apt, as root or through sudo):
 # apt_install PACKAGE WHAT FOR OTHERWISE (what to do where there is no apt-get).

@@ -62,11 +62,13 @@ def isolated_database(
 ) -> Location:
     """Every test gets its own run-history/cache database, never the working folder's: a
     file, or (a test marked `both_stores`, in its postgres run) a new database on the tests'
-    PostgreSQL server. $LOCALEVAL_DB names it."""
+    PostgreSQL server ($LOCALEVAL_DB names it); and its own cache folder (where measured
+    speeds are kept), never the user's."""
     location: Location = tmp_path / "localeval-test.db"
     if getattr(request, "param", "sqlite") == "postgres":
         location = request.getfixturevalue("postgres_database")
     monkeypatch.setenv("LOCALEVAL_DB", as_setting(location))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     return location
 
 
@@ -134,3 +136,17 @@ def llama_server_binary() -> Path:
     from llama_server import build_llama_server
 
     return build_llama_server()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """A Ray cluster on this machine for the tests marked `ray` (tests/ray_cluster.py),
+    started at the first test that asks for it and stopped when the session ends."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:  # not imported: ray_head sets it up first
+        pytest.skip("Ray is not installed: pip install 'localeval[ray]'")
+    from ray_cluster import ray_head
+
+    with ray_head() as cluster:
+        yield cluster

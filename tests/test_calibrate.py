@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
@@ -16,7 +17,17 @@ from localeval.calibration.agreement import Calibration, agreements_for, suggest
 from localeval.calibration.rows import RowScore
 from localeval.cli import main
 from localeval.config import load_models_config
-from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman
+from localeval.stats import (
+    BinaryScores,
+    balanced_accuracy,
+    best_threshold,
+    bootstrap_cells,
+    bootstrap_statistic,
+    bootstrap_statistics,
+    pair_accuracy,
+    roc_auc,
+    spearman,
+)
 
 
 def test_roc_auc_and_spearman_match_definitions() -> None:
@@ -26,6 +37,57 @@ def test_roc_auc_and_spearman_match_definitions() -> None:
     assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
     assert spearman([1, 1, 1], [1, 2, 3]) is None
     assert pair_accuracy([0.9, 0.5, 0.4], [0.1, 0.5, 0.6]) == pytest.approx(0.5)
+
+
+def test_gate_figures_of_a_resample_are_those_of_its_rows_by_their_definitions() -> None:
+    """BinaryScores counts a resample per distinct score instead of sorting it: its figures
+    are those of the resampled rows, checked against the definitions pair by pair and gate
+    by gate."""
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        n = int(rng.integers(2, 40))
+        s, y = np.round(rng.random(n), 1), rng.integers(0, 2, n)
+        drawn = rng.integers(0, n, n)
+        ds, dy = s[drawn], y[drawn]
+        positives, negatives = ds[dy == 1], ds[dy == 0]
+        rows = BinaryScores(s, y)
+        if not positives.size or not negatives.size:
+            assert rows.roc_auc(drawn) is None and rows.best_gate(drawn) is None
+            continue
+        pairs = [(p > q) + 0.5 * (p == q) for p in positives for q in negatives]
+        assert rows.roc_auc(drawn) == pytest.approx(sum(pairs) / len(pairs), abs=1e-12)
+
+        values = np.unique(ds)
+        gates = [values[0], *((values[:-1] + values[1:]) / 2)]
+        best = max(gates, key=lambda g: (_accuracy(positives, negatives, g), -g))
+        found = (best, _accuracy(positives, negatives, best))
+        assert rows.best_gate(drawn) == pytest.approx(found, abs=1e-12)
+        at = _accuracy(positives, negatives, 0.45)
+        assert rows.balanced_accuracy(0.45, drawn) == pytest.approx(at, abs=1e-12)
+        assert best_threshold(ds, dy) == rows.best_gate(drawn)[0]
+
+
+def _accuracy(positives: np.ndarray, negatives: np.ndarray, gate: float) -> float:
+    """The balanced accuracy of a gate, by its definition."""
+    return float(((positives >= gate).mean() + (negatives < gate).mean()) / 2)
+
+
+def test_resamples_drawn_once_for_several_figures_or_as_counts_of_kinds() -> None:
+    values = np.array([1.0] * 300 + [0.0] * 700)
+
+    def mean(i: np.ndarray) -> float:
+        return float(values[i].mean())
+
+    alone = bootstrap_statistic(mean, values.size)
+    assert bootstrap_statistics([mean, lambda i: 1 - mean(i)], values.size) == [
+        alone,
+        pytest.approx((1 - alone[1], 1 - alone[0])),
+    ]
+    # 700 items of one kind and 300 of another, drawn as counts of each: the same interval
+    # but for the draws' chance (2,000 resamples)
+    (by_kind,) = bootstrap_cells([lambda counts: float(counts[1] / counts.sum())], [700, 300])
+    assert by_kind is not None and alone is not None
+    assert by_kind == pytest.approx(alone, abs=0.01)
 
 
 def rows(*items: tuple[float | None, float | None, Any]) -> list[RowScore]:
@@ -51,7 +113,7 @@ def test_gate_figures_say_where_a_gate_separates_the_labels() -> None:
     by_measure = {a.measure: a for a in found}
     assert by_measure["best_threshold"].value == pytest.approx(0.58)  # between 0.56 and 0.60
     assert by_measure["bal_acc@best"].value == pytest.approx((3 / 4 + 1) / 2)
-    # SPEC's default gate (0.80) fails every row: no better than a coin
+    # the default gate (0.80) fails every row: no better than a coin
     assert by_measure["bal_acc@0.80"].value == pytest.approx(0.5)
     assert by_measure["best_threshold"].ci95 is not None
     # context_relevance rows are scored by context precision, and gated at its default

@@ -36,9 +36,9 @@ from localeval.backends.fake import (
 from localeval.cli import main
 from localeval.cli.progress import Progress
 from localeval.database import Location, open_store
-from localeval.judge import JudgeSpeed, ModelIdentity, Usage
+from localeval.judge import JudgeSpeed, ModelIdentity
 from localeval.schema import Array, Bool, Enum, Int, Object, Str, parse, typical_value
-from localeval.tools.cache import CacheTables
+from localeval.tools.cache import CacheTables, JudgeEntry, VectorEntry
 from localeval.tools.estimate import PeekedCache
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
@@ -175,16 +175,18 @@ def test_the_estimate_embeds_beside_the_cached_vectors(tmp_path: Path, backend: 
 def test_the_estimate_writes_nothing_but_the_speed(
     tmp_path: Path, backend: CachedFake, db: Location
 ) -> None:
-    """Not the cache (the estimate's answers are no verdicts), nor a run; the judge's and
-    the embedder's speeds are kept, each measured once."""
+    """Not the cache (the estimate's answers are no verdicts), nor a run, nor anything else
+    in the database; the judge's and the embedder's speeds are kept in the user's cache
+    folder, each measured once."""
     toml = models(tmp_path)
     for _ in range(2):
         result = evaluate(DEMO, "--models", toml, "--estimate")
         assert result.exit_code == 0, result.output
     assert backend.measured == 1
-    for table in ("judge_cache", "embedding_cache", "runs", "run_samples"):
+    for table in ("judge_cache", "embedding_cache", "runs", "run_samples", "model_speed"):
         assert query(db, f"SELECT COUNT(*) FROM {table}") == [(0,)], table
-    assert query(db, "SELECT model FROM model_speed ORDER BY model") == [("e",), ("j",)]
+    kept = (tmp_path / "user-cache" / "localeval" / "speeds").glob("*.json")
+    assert sorted(json.loads(path.read_text())["model"] for path in kept) == ["e", "j"]
 
 
 def test_the_time_is_the_counted_work_at_the_measured_speed(
@@ -332,13 +334,13 @@ def test_the_time_left_starts_from_the_estimate() -> None:
 @pytest.mark.both_stores
 def test_a_peeked_cache_reads_the_cache_and_keeps_its_own_writes(db: Location) -> None:
     store = open_store(db)
-    CacheTables(store).keep_answer("stored", "s", "yes_probability", 0.5, Usage())
+    CacheTables(store).keep_answer(JudgeEntry("stored", "s", "yes_probability", "0.5", 1, 0))
     peeking = PeekedCache(open_store(db))
-    peeking.keep_answer("peeked", "s", "yes_probability", 0.25, Usage())
-    assert (peeking.answer("stored"), peeking.answer("peeked")) == (0.5, 0.25)
+    peeking.keep_answer(JudgeEntry("peeked", "s", "yes_probability", "0.25", 1, 0))
+    assert (peeking.answer("stored"), peeking.answer("peeked")) == ("0.5", "0.25")
     vector = np.arange(3, dtype="<f4")
-    peeking.keep_vectors("e", {"v": vector})
-    assert peeking.dimensions("e") == 3 and (peeking.vector("v") == vector).all()
+    peeking.keep_vector(VectorEntry("v", "e", vector.tobytes()))
+    assert peeking.dimensions("e") == 3 and peeking.vector("v") == vector.tobytes()
     assert query(db, "SELECT key FROM judge_cache") == [("stored",)]
     assert query(db, "SELECT count(*) FROM embedding_cache") == [(0,)]
     store.close()

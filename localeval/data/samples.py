@@ -6,7 +6,7 @@ DatasetError that names the file, the line and the field, or, when the caller pa
 `on_invalid`, skips the row and reports it there (in a JSON array, by its row number as
 well: a minified array is one line). A row without a `sample_id` is named from its
 question (localeval.data.ids). Field aliases let Ragas-style
-datasets load unchanged (SPEC.md). Fields localeval does not know are kept in
+datasets load unchanged (docs/reference.md). Fields localeval does not know are kept in
 `Sample.extra` (labels for `calibrate`, `answer_a`/`answer_b` for A/B comparison, ...)
 and reported once per file to `on_warning`, with a suggestion when one looks like a typo.
 

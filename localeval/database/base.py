@@ -161,6 +161,14 @@ class Database(ABC):
         server, where deleted rows' space is reused rather than given back)."""
         return None
 
+    def lock(self, name: str) -> None:
+        """Inside `transaction`: keep other writers that take the same lock out until the
+        block ends, so that what it reads stays true until it commits. SQLite's
+        `BEGIN IMMEDIATE` holds the file's write lock already; PostgreSQL takes an advisory
+        lock of the transaction named `name` (its READ COMMITTED would let two blocks read
+        the same rows and both write)."""
+        return None
+
     def wait_for_writers(self, milliseconds: int) -> None:
         """How long a write waits for another process's write lock before failing."""
         return None

@@ -147,6 +147,9 @@ class PostgresDatabase(Database):
     def schema_version(self) -> int:
         return schema_version_of(self.connection)
 
+    def lock(self, name: str) -> None:
+        self.execute("SELECT pg_advisory_xact_lock(?)", (_lock_key(name),))
+
     def hold_lease(self, run_id: str) -> bool | None:
         if run_id in self._leases:
             return True

@@ -1,4 +1,4 @@
-"""results.json, defined once: the output contract of SPEC.md (fields may be added, never
+"""results.json, defined once: the output contract of docs/reference.md (fields may be added, never
 renamed), written streaming and atomically, and read back with its shape checked."""
 
 from __future__ import annotations

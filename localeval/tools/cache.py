@@ -62,6 +62,68 @@ def _prompt_parts(prompt: Prompt) -> list[Any]:
     return [prompt.system, list(prompt.segments), prompt.reply_prefix]
 
 
+@dataclass(frozen=True)
+class JudgeEntry:
+    """One cached judge call, as the judge_cache table holds it (`value`: the answer's JSON)."""
+
+    key: str
+    judge_sha256: str
+    kind: str
+    value: str
+    prompt_tokens: int
+    generated_tokens: int
+
+
+@dataclass(frozen=True)
+class VectorEntry:
+    """One cached embedding, as the embedding_cache table holds it (float32 bytes)."""
+
+    key: str
+    embedder_sha256: str
+    vector: bytes
+
+
+# An entry is stored once, by one statement: of two machines that store the same key, the
+# second's identical entry is dropped, never written over the first's.
+
+
+def judge_answer(db: Database, key: str) -> str | None:
+    with db.translating("reading the judge cache"):
+        row = db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def keep_judge_entry(db: Database, entry: JudgeEntry) -> None:
+    with db.translating("storing a judge answer in the cache"):
+        db.execute(
+            "INSERT INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
+            "generated_tokens) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            (
+                entry.key,
+                entry.judge_sha256,
+                entry.kind,
+                entry.value,
+                entry.prompt_tokens,
+                entry.generated_tokens,
+            ),
+        )
+
+
+def cached_vector(db: Database, key: str) -> bytes | None:
+    with db.translating("reading the embedding cache"):
+        row = db.execute("SELECT vector FROM embedding_cache WHERE key = ?", (key,)).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def keep_vector_entry(db: Database, entry: VectorEntry) -> None:
+    with db.translating("storing embeddings in the cache"):
+        db.execute(
+            "INSERT INTO embedding_cache (key, embedder_sha256, vector) VALUES (?, ?, ?) "
+            "ON CONFLICT (key) DO NOTHING",
+            (entry.key, entry.embedder_sha256, entry.vector),
+        )
+
+
 class CacheTables:
     """The cache's tables, for whichever thread asks: through the given connection in the
     thread that made it, a connection of its own to the same database in any other (closed
@@ -81,43 +143,19 @@ class CacheTables:
             self._local.connection = connection
         return connection
 
-    def answer(self, key: str) -> Any | None:
-        """A judge call's stored answer (None when there is none)."""
-        db = self._db()
-        with db.translating("reading the judge cache"):
-            row = db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+    def answer(self, key: str) -> str | None:
+        """The JSON text of a judge call's stored answer (None when there is none)."""
+        return judge_answer(self._db(), key)
 
-    def keep_answer(self, key: str, judge: str, kind: str, value: Any, spent: Usage) -> None:
-        db = self._db()
-        with db.translating("storing a judge answer in the cache"):
-            db.execute(
-                "INSERT INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
-                "generated_tokens) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                (
-                    key,
-                    judge,
-                    kind,
-                    json.dumps(value, ensure_ascii=False),
-                    spent.prompt_tokens,
-                    spent.generated_tokens,
-                ),
-            )
+    def keep_answer(self, entry: JudgeEntry) -> None:
+        keep_judge_entry(self._db(), entry)
 
-    def vector(self, key: str) -> np.ndarray | None:
-        db = self._db()
-        with db.translating("reading the embedding cache"):
-            row = db.execute("SELECT vector FROM embedding_cache WHERE key = ?", (key,)).fetchone()
-        return None if row is None else np.frombuffer(row[0], dtype="<f4")
+    def vector(self, key: str) -> bytes | None:
+        """The float32 bytes of a stored vector (None when there is none)."""
+        return cached_vector(self._db(), key)
 
-    def keep_vectors(self, embedder: str, vectors: dict[str, np.ndarray]) -> None:
-        db = self._db()
-        with db.translating("storing embeddings in the cache"):
-            db.executemany(
-                "INSERT INTO embedding_cache (key, embedder_sha256, vector) VALUES (?, ?, ?) "
-                "ON CONFLICT (key) DO NOTHING",
-                [(key, embedder, vector.tobytes()) for key, vector in vectors.items()],
-            )
+    def keep_vector(self, entry: VectorEntry) -> None:
+        keep_vector_entry(self._db(), entry)
 
     def dimensions(self, embedder: str) -> int | None:
         """How long the vectors the cache holds for an embedder are (None: it holds none)."""
@@ -130,8 +168,17 @@ class CacheTables:
         return None if row is None else int(row[0]) // 4  # float32
 
 
-def cache_tables(cache: Database | CacheTables) -> CacheTables:
-    return cache if isinstance(cache, CacheTables) else CacheTables(cache)
+def cache_tables(cache: Database | CacheTables | None) -> CacheTables | None:
+    """The tables of a cached model (None: a subclass keeps its entries elsewhere)."""
+    if cache is None or isinstance(cache, CacheTables):
+        return cache
+    return CacheTables(cache)
+
+
+def _tables_of(tables: CacheTables | None) -> CacheTables:
+    if tables is None:
+        raise RuntimeError("this cache keeps its entries elsewhere than in a database")
+    return tables
 
 
 class CachedJudge:
@@ -147,7 +194,7 @@ class CachedJudge:
         self,
         identity: ModelIdentity,
         load: Callable[[], Judge],
-        cache: Database | CacheTables,
+        cache: Database | CacheTables | None,
         concurrency: int = 1,
     ):
         self.identity = identity
@@ -199,13 +246,31 @@ class CachedJudge:
         return _digest([identity.key, dict(identity.settings), kind, _prompt_parts(prompt), extra])
 
     def _lookup(self, key: str, counted: bool = True) -> Any | None:
-        value = self._tables.answer(key)
-        if value is not None and counted:
+        value = self._answer(key)
+        if value is None:
+            return None
+        if counted:
             self.usage.cached_calls += 1
-        return value
+        return json.loads(value)
 
     def _remember(self, key: str, kind: str, value: Any, before: Usage) -> None:
-        self._tables.keep_answer(key, self.identity.key, kind, value, self.usage - before)
+        spent = self.usage - before
+        text = json.dumps(value, ensure_ascii=False)
+        self._keep(
+            JudgeEntry(
+                key, self.identity.key, kind, text, spent.prompt_tokens, spent.generated_tokens
+            )
+        )
+
+    # where answers are kept: the database here; a subclass may keep them elsewhere
+    # (localeval.tools.remote: a worker of a cluster keeps them for the driver to store)
+
+    def _answer(self, key: str) -> str | None:
+        """The JSON text of the answer cached under `key`, or None."""
+        return _tables_of(self._tables).answer(key)
+
+    def _keep(self, entry: JudgeEntry) -> None:
+        _tables_of(self._tables).keep_answer(entry)
 
     def _call(
         self,
@@ -263,7 +328,10 @@ class CachedEmbedder:
     """An Embedder that keeps every vector it computed; the model loads on the first miss."""
 
     def __init__(
-        self, identity: ModelIdentity, load: Callable[[], Embedder], cache: Database | CacheTables
+        self,
+        identity: ModelIdentity,
+        load: Callable[[], Embedder],
+        cache: Database | CacheTables | None,
     ):
         self.identity = identity
         self.name = identity.name
@@ -285,24 +353,31 @@ class CachedEmbedder:
         keys = [self._key(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         for key in dict.fromkeys(keys):
-            vector = self._tables.vector(key)
-            if vector is not None:
-                found[key] = vector
+            stored = self._vector(key)
+            if stored is not None:
+                found[key] = np.frombuffer(stored, dtype="<f4")
         missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
         if missing:
             with self._loading:  # samples in flight may miss at the same moment
                 if self._inner is None:
                     self._inner = self._load()
             vectors = self._inner.embed([t for _, t in missing])  # one batch for all misses
-            computed = {
-                key: np.asarray(vector, dtype="<f4")
-                for (key, _), vector in zip(missing, vectors, strict=True)
-            }
-            found.update(computed)
-            self._tables.keep_vectors(self.identity.key, computed)
+            for (key, _), vector in zip(missing, vectors, strict=True):
+                vector = np.asarray(vector, dtype="<f4")
+                found[key] = vector
+                self._keep(VectorEntry(key, self.identity.key, vector.tobytes()))
         self.cached += len(keys) - len(missing)
         self.computed += len(missing)
         return np.stack([found[k] for k in keys])
+
+    # where vectors are kept, as for CachedJudge
+
+    def _vector(self, key: str) -> bytes | None:
+        """The float32 bytes of the vector cached under `key`, or None."""
+        return _tables_of(self._tables).vector(key)
+
+    def _keep(self, entry: VectorEntry) -> None:
+        _tables_of(self._tables).keep_vector(entry)
 
 
 @dataclass(frozen=True)

@@ -26,15 +26,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-import numpy as np
-
 from localeval.config import ModelsConfig
 from localeval.database import Database, Location, open_store
 from localeval.embedder import EmbedderSpeed
 from localeval.judge import JudgeSpeed, Usage
 from localeval.metrics import Metric, Tools
 from localeval.tools import load_tools
-from localeval.tools.cache import CachedJudge, CacheTables
+from localeval.tools.cache import CachedJudge, CacheTables, JudgeEntry, VectorEntry
 from localeval.tools.speed import embedder_speed, judge_speed
 
 TYPICAL_REPLY_NOTE = (
@@ -50,25 +48,24 @@ class PeekedCache(CacheTables):
 
     def __init__(self, connection: Database):
         super().__init__(connection)
-        self._answers: dict[str, Any] = {}
-        self._vectors: dict[str, np.ndarray] = {}
+        self._answers: dict[str, str] = {}
+        self._vectors: dict[str, bytes] = {}
         self._dimensions: dict[str, int] = {}
 
-    def answer(self, key: str) -> Any | None:
+    def answer(self, key: str) -> str | None:
         kept = self._answers.get(key)
         return kept if kept is not None else super().answer(key)
 
-    def keep_answer(self, key: str, judge: str, kind: str, value: Any, spent: Usage) -> None:
-        self._answers[key] = value
+    def keep_answer(self, entry: JudgeEntry) -> None:
+        self._answers[entry.key] = entry.value
 
-    def vector(self, key: str) -> np.ndarray | None:
+    def vector(self, key: str) -> bytes | None:
         kept = self._vectors.get(key)
         return kept if kept is not None else super().vector(key)
 
-    def keep_vectors(self, embedder: str, vectors: dict[str, np.ndarray]) -> None:
-        self._vectors.update(vectors)
-        for vector in vectors.values():
-            self._dimensions.setdefault(embedder, len(vector))
+    def keep_vector(self, entry: VectorEntry) -> None:
+        self._vectors[entry.key] = entry.vector
+        self._dimensions.setdefault(entry.embedder_sha256, len(entry.vector) // 4)  # float32
 
     def dimensions(self, embedder: str) -> int | None:
         stored = super().dimensions(embedder)
