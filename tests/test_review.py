@@ -268,6 +268,7 @@ def test_each_label_is_in_the_database_before_the_page_hears_back(demo_run: Revi
         assert status == 200 and answer["undone"]["mark"] == "wrong" and answer["current"] is None
 
 
+@pytest.mark.both_stores
 def test_a_label_is_answered_with_itself_whatever_the_run_holds(demo_run: ReviewRun) -> None:
     """The reply to a label or an undo holds what it changed, not every label of the run: its
     size is the same with no other label and with thousands of other reviewers' labels."""
