@@ -464,7 +464,11 @@ def test_the_roles_of_docs_team_md_do_what_it_says(
     store.close()
     copied = run("runs", "copy", "latest", "--from", url["evals_ci"], "--to", tmp_path / "l.db")
     assert copied.exit_code == 0, copied.output
-    assert run("runs", "delete", run_id, "--yes", "--db", url["evals_ci"]).exit_code == 0
+    # a labelled run (its labels copied first), deleted with them as the CI role
+    delete = ["runs", "delete", run_id, "--yes", "--db", url["evals_ci"]]
+    assert run(*delete).exit_code == 2  # its labels are kept unless asked
+    deleted = run(*delete, "--with-labels")
+    assert deleted.exit_code == 0, deleted.output
     reader = url["evals_reader"]
     assert run("runs", "list", "--db", reader).stdout.count(" complete ") == 1
     assert run("report", "latest", "-f", "md", "--db", reader).exit_code == 0

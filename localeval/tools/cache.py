@@ -39,7 +39,7 @@ from localeval.database import Database, Location, open_store
 from localeval.embedder import Embedder
 from localeval.judge import Judge, ModelIdentity, Prompt, Usage
 from localeval.schema import Schema, to_gbnf
-from localeval.tools.cache_tables import (
+from localeval.tools.cache_entries import (
     CacheTables,
     JudgeEntry,
     VectorEntry,
