@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from localeval.data.samples import Sample
+from localeval.engine import guarded_score
 from localeval.errors import DatasetError, JudgeError, UsageError
 from localeval.metrics import REGISTRY, Tools, build_metric, spec
 
@@ -88,7 +89,7 @@ def aspect_labels(sample: Sample) -> dict[str, float]:
 def _score_preference(row: RowScore, pair: tuple[Sample, Sample], name: str, tools: Tools) -> None:
     """A two-answer row: each answer scored alone, the row's score their difference."""
     metric = build_metric(name)
-    a, b = (metric.score(sample, tools).score for sample in pair)
+    a, b = (guarded_score(sample, metric, tools).score for sample in pair)
     row.preference = True
     row.score = None if a is None or b is None else b - a
 
@@ -117,7 +118,7 @@ def score_row(
             row.aspects = aspect_labels(sample)
             _score_preference(row, pair, SCORED_AS.get(name, name), tools)
             return row
-        result = build_metric(SCORED_AS.get(name, name)).score(sample, tools)
+        result = guarded_score(sample, build_metric(SCORED_AS.get(name, name)), tools)
     except JudgeError:
         row.unparseable = True
         return row
