@@ -5,6 +5,9 @@ score and their difference (localeval.calibration.agreement turns the rows into 
 
 from __future__ import annotations
 
+import contextlib
+import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -45,9 +48,33 @@ def label_of(sample: Sample, source: str) -> float | None:
     value = sample.extra.get("label")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = _number(value.strip()) if isinstance(value, str) else value  # a CSV cell: text
+    if isinstance(number, bool) or not isinstance(number, int | float) or math.isnan(number):
         raise DatasetError(source, f"must be a number, got {value!r}", sample.line, "label")
-    return float(value)
+    return float(number)
+
+
+def _number(text: str) -> float | str:
+    """The number a CSV cell holds, or the text when it holds none."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def chunk_labels_of(sample: Sample, source: str) -> list[int] | None:
+    """The row's `context_labels` (a JSON array in a CSV cell), or None when absent."""
+    labels = sample.extra.get("context_labels")
+    if isinstance(labels, str):  # a CSV cell
+        with contextlib.suppress(json.JSONDecodeError):
+            labels = json.loads(labels)
+    if labels is None:
+        return None
+    if not isinstance(labels, list) or not all(v in (0, 1) for v in labels):
+        raise DatasetError(
+            source, f"must be a list of 0 and 1, got {labels!r}", sample.line, "context_labels"
+        )
+    return [int(v) for v in labels]
 
 
 def metric_of(sample: Sample, source: str) -> str:
@@ -105,9 +132,7 @@ def score_row(
     another metric on the same labels)."""
     name = score_with or metric_of(sample, dataset)
     row = RowScore(dataset, name, label_of(sample, dataset), sample.extra.get("pair_id"))
-    labels = sample.extra.get("context_labels")
-    if isinstance(labels, list):
-        row.chunk_labels = [int(v) for v in labels]
+    row.chunk_labels = chunk_labels_of(sample, dataset)
     try:
         if name == PAIRWISE:
             if compare is None:
