@@ -120,7 +120,7 @@ def score_metric(sample: Sample, metric: Metric, tools: Tools) -> MetricResult:
     sys.exit, is MetricFailed, naming the metric and the sample; Ctrl-C stops the run as
     anywhere else."""
     try:
-        result = metric.score(sample, tools)
+        return guarded_score(sample, metric, tools)
     except PromptTooLongError as exc:
         return MetricResult.undefined(
             f"too long for the judge: {exc.n_tokens} tokens needed, context holds "
@@ -128,6 +128,14 @@ def score_metric(sample: Sample, metric: Metric, tools: Tools) -> MetricResult:
         )
     except VerdictUnreadable as exc:
         return MetricResult.undefined(str(exc))
+
+
+def guarded_score(sample: Sample, metric: Metric, tools: Tools) -> MetricResult:
+    """`metric.score`, its result checked (checked_result); a plugin's exception or
+    sys.exit is MetricFailed naming the metric and the sample; the judge's errors pass
+    through (a run makes them undefined; calibrate counts them unparseable)."""
+    try:
+        result = metric.score(sample, tools)
     except (Exception, SystemExit) as exc:
         if isinstance(exc, LocalevalError) or _built_in(metric):
             raise  # localeval's own: a clear error already, or an internal one

@@ -14,9 +14,10 @@ from run_db import Connections
 from standins import PROJECT_MODELS, StandIns
 
 from localeval.calibration.agreement import Calibration, agreements_for, suggested_thresholds
-from localeval.calibration.rows import RowScore
+from localeval.calibration.rows import RowScore, chunk_labels_of
 from localeval.cli import main
 from localeval.config import load_models_config
+from localeval.data.samples import load_samples
 from localeval.stats import (
     BinaryScores,
     balanced_accuracy,
@@ -234,4 +235,33 @@ def test_calibrate_rejects_rows_without_metric(tmp_path: Path) -> None:
     assert result.stderr == (
         f"Error: {path}, line 1, field 'metric': missing: a labelled row names the metric "
         "it tests\n"
+    )
+
+
+def test_calibrate_reads_a_csv_files_labels_as_numbers(tmp_path: Path) -> None:
+    """Every CSV cell is text: a `label` of "1" and `context_labels` of "[1, 0]" are the
+    numbers they say (calibrate refused "1" as not a number); a word is still refused."""
+    header = "metric,dataset,question,answer,reference_answer,label\n"
+    rows = (
+        "rouge_l,mini,Q1?,It is blue.,It is blue., 1\nrouge_l,mini,Q2?,It is red.,It is blue.,0\n"
+    )
+    path, out = tmp_path / "labelled.csv", tmp_path / "c.json"
+    path.write_text(header + rows, encoding="utf-8")
+    result = CliRunner().invoke(main, ["calibrate", str(path), "--no-cache", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert [(r["label"], r["score"]) for r in report["rows"]] == [(1.0, 1.0), (0.0, 2 / 3)]
+    chunked = tmp_path / "chunks.csv"
+    chunked.write_text(
+        'metric,question,contexts,answer,label,context_labels\ncontext_precision,Q?,"[""c1"", '
+        '""c2""]",A.,1,"[1, 0]"\n',
+        encoding="utf-8",
+    )
+    loaded = load_samples(chunked)
+    assert chunk_labels_of(loaded[0], "chunks") == [1, 0]
+    path.write_text(header + "rouge_l,mini,Q1?,It is blue.,It is blue.,yes\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["calibrate", str(path), "--no-cache"])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: {path}, line 2, field 'label': must be a number, got 'yes'\n",
     )

@@ -6,6 +6,7 @@ labelled run unless asked."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -354,3 +355,24 @@ def test_a_run_labelled_after_the_prompt_is_not_deleted(
     finally:
         store.close()
     assert run_ids() == [review.run.id] and stored_rows() == 10
+
+
+@pytest.mark.parametrize("name", ["labels.jsonl.gz", "labels.CSV.gz"])
+def test_labels_exported_to_a_gz_name_are_gzip_and_import_back(
+    stand_ins: StandIns, tmp_path: Path, name: str
+) -> None:
+    """`-o NAME.gz` writes what the name says (it wrote plain text, which `labels import`,
+    reading .gz as gzip, then refused), and the same labels give the same bytes."""
+    first = repeating_run(stand_ins, tmp_path)
+    label_alternately(first)
+    exported = tmp_path / name
+    assert run_cli("labels", "export", "latest", "-o", exported).exit_code == 0
+    text = gzip.decompress(exported.read_bytes()).decode("utf-8")
+    assert text.startswith("sample_id,metric,") == (".csv" in name.lower())
+    again = tmp_path / f"again-{name}"
+    run_cli("labels", "export", "latest", "-o", again)
+    assert again.read_bytes() == exported.read_bytes()
+    second = repeating_run(stand_ins, tmp_path, "--no-resume")
+    result = run_cli("labels", "import", exported, "--run", "latest")
+    assert result.exit_code == 0, result.output
+    assert item_labels(second) == item_labels(first)

@@ -213,3 +213,30 @@ def test_a_good_result_enters_the_run_as_it_is() -> None:
     assert checked_result(MetricResult.undefined("no answer")) == MetricResult(
         None, {}, "no answer"
     )
+
+
+def test_calibrate_scoring_with_a_plugin_checks_it_as_a_run_does(
+    plugins: Path, tmp_path: Path
+) -> None:
+    """`calibrate --score-with PLUGIN` goes through the same checks: a score of 2.0 is
+    undefined (it counted as a score), sys.exit is an error naming the plugin and the row's
+    sample (it ended calibrate with exit 0 and nothing written)."""
+    rows = [
+        {"sample_id": f"s{i}", "metric": "too_high", "question": f"Q{i}?", "answer": f"It is {i}."}
+        | {"label": i % 2}
+        for i in (1, 2, 3)
+    ]
+    data = tmp_path / "labelled.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    base = ("calibrate", str(data), "--no-cache", "--no-progress", "--score-with")
+    out = tmp_path / "calibration.json"
+    result = localeval(plugins, tmp_path, *base, "too_high", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())
+    assert [row["score"] for row in figures["rows"]] == [None, 0.8, 0.8]
+    exits = localeval(plugins, tmp_path, *base, "exits")
+    assert exits.returncode == 3
+    assert exits.stderr.endswith(
+        "Error: metric plugin 'exits' failed on sample 's2': it called sys.exit(0) (set "
+        "LOCALEVAL_DEBUG=1 for the traceback)\n"
+    )

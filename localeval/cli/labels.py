@@ -29,8 +29,10 @@ def labels_group() -> None:
 @translate_errors
 def labels_export(run: str, output: Path | None, db_path: Location | None) -> None:
     """Write every reviewer's current labels of RUN (latest, latest~N or a run id), in the
-    order they were made: JSON lines, or CSV when the output's name ends in .csv."""
+    order they were made: JSON lines, or CSV when the output's name ends in .csv;
+    gzip-compressed when it ends in .gz."""
     from localeval.cli.options import warn_if_replaced
+    from localeval.data.file_rows import format_suffix
     from localeval.database import default_db_path
     from localeval.results.contract import check_output
     from localeval.results.files import database_files, write_text
@@ -48,9 +50,8 @@ def labels_export(run: str, output: Path | None, db_path: Location | None) -> No
         labels = store.current(review.run.id)
     finally:
         store.close()
-    text = export_text(
-        review, labels, as_csv=output is not None and output.suffix.lower() == ".csv"
-    )
+    as_csv = output is not None and format_suffix(output)[0] == ".csv"
+    text = export_text(review, labels, as_csv=as_csv)
     if output is None:
         echo(text, nl=False)
         return

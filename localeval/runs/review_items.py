@@ -14,8 +14,8 @@ from typing import Any
 
 from localeval.database import Location, default_db_path
 from localeval.errors import UsageError
-from localeval.metrics import spec
 from localeval.metrics.base import LIKELIER
+from localeval.results.gates import DEFAULT_THRESHOLDS
 from localeval.results.refs import RunRef
 from localeval.results.verdicts import Verdict, sample_verdicts
 from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
@@ -48,9 +48,7 @@ class ReviewRun:
 
     def gate(self, metric: str) -> float:
         """The metric's gate in this run (its default where the run had none)."""
-        found = spec(metric)
-        default = found.gate if found is not None and found.gate is not None else LIKELIER
-        return float(self.run.thresholds.get(metric, default))
+        return float(self.run.thresholds.get(metric, DEFAULT_THRESHOLDS.get(metric, LIKELIER)))
 
     def score(self, sample_id: str, metric: str) -> float | None:
         sample = self.sample(sample_id)
