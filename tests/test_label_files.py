@@ -196,10 +196,11 @@ def test_two_imports_in_the_same_moment_store_each_label_once(
         finally:
             store.close()
 
+    # opened first: an SQLite file being written refuses to be opened for labelling
+    second = LabelStore.open(review.db)
     first = threading.Thread(target=first_import)
     first.start()
     assert read.wait(30)
-    second = LabelStore.open(review.db)
     try:
         stored["second"] = second.add(review.run.id, made, only_changes=True)
     finally:
