@@ -95,6 +95,9 @@ def test_a_quantity_the_evidence_gives_otherwise_conflicts() -> None:
         ("增加16%", "增加16.2%"),  # rounded to the less precise
         ("It ships in 14 days.", "It ships soon."),  # the evidence gives no duration: the judge
         ("12 euros a month, or 10 euros yearly", "10 euros yearly and 12 euros monthly"),
+        # a point between thousands, as many European texts write it
+        ("The fine is € 25.000.", "The fine is €25,000."),
+        ("The fine is €25,000.", "The fine is € 25.000."),
     ],
 )
 def test_the_same_quantity_or_none_of_its_kind_does_not_conflict(

@@ -77,6 +77,7 @@ _AFTER: tuple[tuple[str, str], ...] = (
 _AFTER_RE = [(re.compile(r"\s?(?:" + words + ")", re.IGNORECASE), kind) for words, kind in _AFTER]
 _BEFORE = (("$", "money:usd"), ("US$", "money:usd"), ("€", "money:eur"), ("£", "money:gbp"),
            ("¥", "money:cny"), ("￥", "money:cny"), ("百分之", "percent"))  # fmt: skip
+_POINT_THOUSANDS = re.compile(r"\d{1,3}(?:\.\d{3})+")
 _MONTH_DAY = re.compile(
     rf"\b(?P<month>{'|'.join(_MONTHS)}|(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?)"
     r"\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?\b"
@@ -85,18 +86,30 @@ _MONTH_DAY = re.compile(
 )
 
 
+#: a number and its digits after the point as written (how precise the text is)
+Reading = tuple[float, int]
+
+
 @dataclass(frozen=True)
 class Quantity:
     """A number with its kind, as the text wrote it."""
 
     kind: str
     value: float
-    decimals: int  # digits after the point as written (how precise the text is)
+    decimals: int
     surface: str
+    #: another way to read the digits ("25.000": 25 or, with a point between thousands, 25000)
+    other: Reading | None = None
+
+    def readings(self) -> list[Reading]:
+        return [(self.value, self.decimals)] + ([self.other] if self.other else [])
 
     def matches(self, other: Quantity) -> bool:
-        places = min(self.decimals, other.decimals)
-        return round(self.value, places) == round(other.value, places)
+        return any(
+            round(a, min(da, db)) == round(b, min(da, db))
+            for a, da in self.readings()
+            for b, db in other.readings()
+        )
 
 
 def english_number(words: str) -> float | None:
@@ -142,20 +155,23 @@ def chinese_number(text: str) -> float | None:
     return float(total + section + digit)
 
 
-def _number(match: re.Match[str]) -> tuple[float, int] | None:
-    """The value of a _NUMBER match and its decimals as written."""
+def _number(match: re.Match[str]) -> tuple[Reading, Reading | None] | None:
+    """The value of a _NUMBER match with its decimals as written, and another reading of
+    its digits where they have one (a point between thousands, as in "€ 25.000")."""
     if match.group("digits"):
-        digits = match.group("digits").replace(",", "")
+        written = match.group("digits")
+        digits = written.replace(",", "")
         value = float(digits)
         decimals = len(digits.split(".")[1]) if "." in digits else 0
+        other = (float(digits.replace(".", "")), 0) if _POINT_THOUSANDS.fullmatch(written) else None
         scale = (match.group("scale") or "").lower()
         if scale:
-            value *= {"万": 10_000, "亿": 10**8, **_EN_SCALES}[scale]
-            decimals = 0
-        return value, decimals
+            factor = {"万": 10_000, "亿": 10**8, **_EN_SCALES}[scale]
+            return (value * factor, 0), None
+        return (value, decimals), other
     zh, en = match.group("zh"), match.group("en")
     value = chinese_number(zh) if zh else english_number(en or "")
-    return (value, 0) if value is not None else None
+    return ((value, 0), None) if value is not None else None
 
 
 def _kind_after(text: str, end: int, value: float) -> tuple[str, int] | None:
@@ -176,7 +192,7 @@ def quantities(text: str) -> list[Quantity]:
         number = _number(match)
         if number is None:
             continue
-        value, decimals = number
+        (value, decimals), other = number
         start, end = match.span()
         if text[:start].endswith("第"):
             continue  # an ordinal ("第一天": the first day), not an amount
@@ -192,7 +208,7 @@ def quantities(text: str) -> list[Quantity]:
             kind, surface_end = "year", end  # a bare four-digit year
         else:
             continue
-        found.append(Quantity(kind, value, decimals, text[start:surface_end].strip()))
+        found.append(Quantity(kind, value, decimals, text[start:surface_end].strip(), other))
     for match in _MONTH_DAY.finditer(text):
         month = (match.group("month") or match.group("month2")).lower().rstrip(".")
         number = next(i for i, name in enumerate(_MONTHS, start=1) if name.startswith(month))
