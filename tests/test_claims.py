@@ -21,7 +21,7 @@ from localeval.metrics.claims import (
 from localeval.metrics.evidence import FOCUS_SENTENCES, closest, is_long
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.metrics.hard_facts import chinese_number, conflicts, english_number, quantities
-from localeval.prompts.sets import RAG_6, PromptSet, StatementMode
+from localeval.prompts.sets import PROMPT_SETS, RAG_6, PromptSet, StatementMode
 from localeval.schema import parse
 
 CLAIMS = StatementMode(claims=True)
@@ -279,3 +279,47 @@ def test_closest_sentences_are_found_by_words_without_an_embedder() -> None:
     ]
     # the two that share words, then the earliest of the rest; in the text's order
     assert closest(["How long is the refund window?"], sentences, None) == [[0, 2, 4]]
+
+
+@pytest.mark.parametrize(
+    ("answer", "reference", "reason"),
+    [
+        (
+            "You can get a refund within 14 days.",
+            "A full refund is given within 30 days of purchase.",
+            "says 14 days; the evidence says 30 days",
+        ),
+        (
+            "团队版现价299元，按年付费。",
+            "团队版现价199元，按年付费。",
+            "says 299元; the evidence says 199元",
+        ),
+    ],
+)
+def test_rag_6_claims_overrides_a_yes_to_a_number_stated_otherwise(
+    answer: str, reference: str, reason: str
+) -> None:
+    """The released option set (rag-6-claims) checks numbers on both sides of answer
+    correctness, in English and Chinese; the judge's "yes" stands in rag-6."""
+
+    sample = correctness_sample(answer, reference)
+    judge = ScriptedJudge([0.9, 0.9])  # short sentences: no claims written
+    result = AnswerCorrectness().score(
+        sample, Tools(judge=judge, prompts=PROMPT_SETS["rag-6-claims"])
+    )
+    judge.assert_done()
+    assert result.details["support"] == [0.0] and result.details["coverage"] == [0.0]
+    assert result.details["hard_facts"] == [{"statement": 0, "reason": reason}]
+    assert result.details["reference_hard_facts"][0]["statement"] == 0
+    assert result.score == 0.0
+    plain = AnswerCorrectness().score(sample, Tools(judge=ScriptedJudge([0.9, 0.9]), prompts=RAG_6))
+    assert plain.score == pytest.approx(0.9) and "hard_facts" not in plain.details
+
+
+def test_rag_6_claims_writes_a_chinese_references_claims_only() -> None:
+
+    chosen = PROMPT_SETS["rag-6-claims"].rag
+    assert chosen.statement_mode("answer_correctness.reference", "zh").claims
+    assert not chosen.statement_mode("answer_correctness.reference", "en").claims
+    assert not chosen.statement_mode("answer_correctness", "zh").claims
+    assert chosen.statement_mode("faithfulness", "en") == StatementMode()
