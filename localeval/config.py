@@ -38,7 +38,7 @@ class JudgeConfig:
     backend: str = DEFAULT_JUDGE_BACKEND
     #: the backend's own settings, as its `settings()` read them from the entry
     settings: Hashable = None
-    #: quality-gate thresholds on this judge's scale, replacing SPEC.md's defaults for the
+    #: quality-gate thresholds on this judge's scale, replacing the metrics' defaults for the
     #: metrics it judges (a small judge's probabilities are compressed: see `calibrate`);
     #: not part of the model's identity (the same loaded model serves any thresholds)
     thresholds: Mapping[str, float] = field(default_factory=dict, hash=False, compare=False)

@@ -9,12 +9,16 @@ in-process judge is one model on the CPU, and its prefix reuse wants a sample's 
 together. A judge that can hold several samples in flight (a judge server with
 `concurrency` > 1) gets `InFlight`, which scores that many at once, each through a
 session of the judge (its own usage counter and request stream), and still hands the
-results to the sink in dataset order, so resuming and the cache work as with one.
+results to the sink in dataset order, so resuming and the cache work as with one. A run
+on a Ray cluster has a scheduler of its own (localeval.runs.cluster), which sends the
+samples its cache cannot answer to actors and hands the results on in the same order.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import numbers
 import queue
 import threading
 import time
@@ -26,7 +30,13 @@ from typing import Any, Protocol
 
 from localeval.data.samples import Sample
 from localeval.data.shards import Shard
-from localeval.errors import PromptTooLongError, UsageError, VerdictUnreadable
+from localeval.errors import (
+    LocalevalError,
+    MetricFailed,
+    PromptTooLongError,
+    UsageError,
+    VerdictUnreadable,
+)
 from localeval.judge import Usage
 from localeval.metrics import (
     PLUGIN_PROBLEMS,
@@ -104,10 +114,13 @@ def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> Sam
 
 
 def score_metric(sample: Sample, metric: Metric, tools: Tools) -> MetricResult:
-    """One metric's result for a sample; a prompt too long for the judge, or a verdict it
-    gave that cannot be read, makes the metric undefined for the sample, with the reason."""
+    """One metric's result for a sample, checked as it enters the run (checked_result); a
+    prompt too long for the judge, or a verdict it gave that cannot be read, makes the
+    metric undefined for the sample, with the reason. A plugin's exception, or its
+    sys.exit, is MetricFailed, naming the metric and the sample; Ctrl-C stops the run as
+    anywhere else."""
     try:
-        return metric.score(sample, tools)
+        return guarded_score(sample, metric, tools)
     except PromptTooLongError as exc:
         return MetricResult.undefined(
             f"too long for the judge: {exc.n_tokens} tokens needed, context holds "
@@ -115,6 +128,53 @@ def score_metric(sample: Sample, metric: Metric, tools: Tools) -> MetricResult:
         )
     except VerdictUnreadable as exc:
         return MetricResult.undefined(str(exc))
+
+
+def guarded_score(sample: Sample, metric: Metric, tools: Tools) -> MetricResult:
+    """`metric.score`, its result checked (checked_result); a plugin's exception or
+    sys.exit is MetricFailed naming the metric and the sample; the judge's errors pass
+    through (a run makes them undefined; calibrate counts them unparseable)."""
+    try:
+        result = metric.score(sample, tools)
+    except (Exception, SystemExit) as exc:
+        if isinstance(exc, LocalevalError) or _built_in(metric):
+            raise  # localeval's own: a clear error already, or an internal one
+        raise MetricFailed(metric.name, sample.sample_id, exc) from exc
+    return checked_result(result)
+
+
+def _built_in(metric: Metric) -> bool:
+    """Whether the metric is localeval's own (not a plugin's, nor the caller's)."""
+    return type(metric).__module__.startswith("localeval.")
+
+
+def checked_result(result: Any) -> MetricResult:
+    """A metric's result as a run may hold it: its score None or a number from 0 to 1 and
+    its details plain JSON (no NaN or infinity). Anything else, which gates, reports and
+    resuming would stumble on later, is undefined for the sample, with the reason."""
+    if not isinstance(result, MetricResult):
+        return MetricResult.undefined(f"the metric returned {type(result).__name__}, not a result")
+    score = result.score
+    if score is not None:
+        number = isinstance(score, numbers.Real) and not isinstance(score, bool)
+        if not number or not 0.0 <= float(score) <= 1.0:  # NaN fails the comparison too
+            return MetricResult.undefined(
+                f"the metric gave the score {score!r}, which is not a number from 0 to 1"
+            )
+        score = float(score)
+    if not isinstance(result.details, dict):
+        return MetricResult.undefined("the metric's details are not a dict")
+    try:
+        json.dumps(result.details)
+    except (TypeError, ValueError) as exc:  # a value JSON has no form for; a cycle
+        return MetricResult.undefined(f"the metric's details are not plain JSON ({exc})")
+    try:
+        json.dumps(result.details, allow_nan=False)
+    except ValueError:
+        return MetricResult.undefined("the metric's details hold NaN or infinity, not JSON")
+    if result.reason is not None and not isinstance(result.reason, str):
+        return MetricResult.undefined("the metric's reason for no score is not text")
+    return dataclasses.replace(result, score=score)
 
 
 class Sink(Protocol):

@@ -6,7 +6,8 @@ from __future__ import annotations
 class LocalevalError(Exception):
     """Base class for every error localeval reports to a user."""
 
-    #: exit status the CLI uses for this kind of error (SPEC.md: 2 bad usage/input, 3 internal)
+    #: exit status the CLI uses for this kind of error (2 bad usage/input, 3 internal; every
+    #: status: docs/reference.md)
     exit_code = 3
 
 
@@ -82,6 +83,24 @@ class VerdictUnreadable(JudgeError):
     """The judge's reply gives no probability to any of the answers asked for (a server
     whose likeliest first tokens are none of Yes/No): the metric is undefined for that
     sample, with this reason, never a silent 0.5."""
+
+
+class MetricFailed(LocalevalError):
+    """A metric from outside localeval (a plugin) raised, or called sys.exit, instead of
+    returning a result: its error, named with the metric and the sample; the run is kept
+    (the samples stored before it) for the command to continue once the plugin is fixed."""
+
+    def __init__(self, metric: str, sample_id: str, error: BaseException):
+        self.metric = metric
+        self.sample_id = sample_id
+        if isinstance(error, SystemExit):
+            what = f"it called sys.exit({error.code!r})"
+        else:
+            what = type(error).__name__ + (f": {error}" if str(error) else "")
+        super().__init__(
+            f"metric plugin '{metric}' failed on sample '{sample_id}': {what} (set "
+            "LOCALEVAL_DEBUG=1 for the traceback)"
+        )
 
 
 class RunInUseError(UsageError):

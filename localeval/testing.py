@@ -32,6 +32,7 @@ from localeval.results import view
 from localeval.results.contract import run_to_dict
 from localeval.results.gates import GateResult, default_thresholds, evaluate_gates
 from localeval.results.model import RunResult
+from localeval.results.view import RunView, read_run
 from localeval.tools import load_tools, tools_for
 
 #: how many of the worst samples a failure message names
@@ -42,7 +43,7 @@ DataArg = str | os.PathLike[str] | Sequence[Sample | Mapping[str, Any]]
 
 @dataclass
 class QualityRun:
-    """An evaluated run and its gates; `results()` is the results.json dict of SPEC.md."""
+    """An evaluated run and its gates; `results()` is the results.json dict (docs/reference.md)."""
 
     run: RunResult
     gates: list[GateResult]
@@ -56,6 +57,10 @@ class QualityRun:
 
     def results(self) -> dict[str, Any]:
         return run_to_dict(self.run, self.gates)
+
+    def view(self) -> RunView:
+        """The run as the reports read it (localeval.report.html.render_html(quality.view()))."""
+        return read_run(self.results())
 
 
 @dataclass
@@ -139,7 +144,7 @@ def _samples(data: DataArg) -> tuple[list[Sample], str]:
 def _thresholds(
     names: Sequence[str], overrides: Mapping[str, float] | None, defaults: Mapping[str, float]
 ) -> dict[str, float]:
-    """The default gates (SPEC.md's, or the judge's own from models.toml for the metrics it
+    """The default gates (the metrics', or the judge's own from models.toml for the metrics it
     judges), with the given ones replacing them; each must be a metric evaluated."""
     thresholds = {m: v for m, v in defaults.items() if m in names}
     for metric, value in (overrides or {}).items():
@@ -177,7 +182,7 @@ def failure_message(quality: QualityRun, source: str) -> str:
             "  passed: "
             + ", ".join(f"{g.metric} {view.fmt(g.value)} >= {g.threshold:.2f}" for g in passed)
         )
-    worst = [w for w in view.worst_samples(quality.results(), WORST_IN_MESSAGE) if w.below]
+    worst = [w for w in quality.view().worst(WORST_IN_MESSAGE) if w.below]
     if worst:
         lines.append("  worst samples:")
         for item in worst:
@@ -205,7 +210,7 @@ def assert_rag_quality(
     """Evaluate `data` and raise AssertionError unless every quality gate passes.
 
     data: a JSONL/JSON/CSV file, or a list of Sample objects or dicts with the dataset's
-    fields. thresholds: gates replacing SPEC.md's defaults (metric -> minimum mean).
+    fields. thresholds: gates replacing the metrics' defaults (metric -> minimum mean).
     metrics: default the four RAG metrics. judge, embedder: names from models.toml
     (`models`, default as for the CLI). tools: already loaded models (e.g. test doubles);
     cache: a ModelCache to load models into once for many checks; use_cache=False (without
@@ -215,7 +220,7 @@ def assert_rag_quality(
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     names = order_metrics(metrics if metrics is not None else RAG_METRICS)
     judged = on_judge_scale(n for n in names if build_metric(n).uses_judge)
-    # test doubles (`tools`) have no models.toml entry, so SPEC.md's defaults apply to them
+    # test doubles (`tools`) have no models.toml entry, so the metrics' defaults apply to them
     from_models = judged and tools is None
     judge_thresholds = load_models_config(models).judge(judge).thresholds if from_models else {}
     limits = _thresholds(names, thresholds, default_thresholds(judged, judge_thresholds))

@@ -11,11 +11,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# CJK ideographs, kana and hangul: scripts written without spaces between words.
-_CJK = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f]"
-)
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+#: Chinese characters, as ranges of a regular expression's character class: the CJK
+#: unified ideographs (extension A, the basic block), the compatibility ideographs, and
+#: extensions B to H with the compatibility supplement. Every CJK range check is built from
+#: these two (is_han_char, is_cjk_char, the tokenizers' patterns).
+HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+#: the scripts written without spaces between words: Chinese, Japanese kana, Korean hangul
+#: syllables
+CJK_RANGES = f"\u3040-\u30ff{HAN_RANGES}\uac00-\ud7af"
+_CJK = re.compile(f"[{CJK_RANGES}]")
+_HAN = re.compile(f"[{HAN_RANGES}]")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _DIGIT = re.compile(r"\d")
 # A bare reply ("Yes.", "No!", "是的。") states nothing the context could support on its own:
@@ -82,6 +87,11 @@ def is_cjk_char(char: str) -> bool:
     return bool(_CJK.match(char))
 
 
+def is_han_char(char: str) -> bool:
+    """True for a Chinese character (also written in Japanese and, rarely, Korean)."""
+    return bool(_HAN.match(char))
+
+
 #: the languages localeval tells apart (detect_language), and their names in messages
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 LANGUAGES = tuple(LANGUAGE_NAMES)
@@ -96,7 +106,7 @@ def detect_language(text: str) -> str:
     letters = _LETTER.findall(text)
     if not letters:
         return "en"
-    han = sum(1 for ch in letters if _HAN.match(ch))
+    han = sum(1 for ch in letters if is_han_char(ch))
     return "zh" if han / len(letters) >= 0.2 else "en"
 
 
@@ -197,3 +207,14 @@ def printable(text: str, keep_lines: bool = False) -> str:
     newlines and tabs too, unless `keep_lines` (for whole messages of several lines)."""
     pattern = _UNPRINTABLE_KEEP_LINES if keep_lines else _UNPRINTABLE
     return pattern.sub(_escape, text)
+
+
+def neutralised(text: str) -> str:
+    """`text` for a page or a comment (the HTML report, the review page, Markdown): each
+    control or format character, which could hide or reorder what is shown around it (a
+    bidi override U+202E, an ESC, a NUL, an invisible tag), as U+FFFD, so that a reader
+    sees the text in the order the judge read it; tabs and line breaks are kept."""
+    return "".join(
+        "\ufffd" if c not in "\t\n\r" and unicodedata.category(c) in ("Cc", "Cf") else c
+        for c in text
+    )

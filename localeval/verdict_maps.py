@@ -3,7 +3,7 @@
 A small judge's P(Yes) is compressed into a narrow band (0.4-0.75 for a 0.5B model) and
 sits at a different place for every judge, so a gate of 0.80 means nothing on it. A map
 fitted on labelled rows turns each verdict into "the probability that a person would say
-yes", so a score reads as the expected share of supported statements and SPEC's gates
+yes", so a score reads as the expected share of supported statements and the default gates
 apply to every calibrated judge alike.
 
 The map is logistic on the logit, p' = sigmoid(a * logit(p) + b): monotone, so it never
@@ -139,20 +139,25 @@ def _loss_derivatives(
 
 
 def expected_calibration_error(
-    scores: Sequence[float], labels: Sequence[float], bins: int = 10
+    scores: Sequence[float],
+    labels: Sequence[float],
+    bins: int = 10,
+    weights: np.ndarray | None = None,
 ) -> float:
-    """Mean |mean score - mean label| over equal-width score bins, weighted by their size."""
+    """Mean |mean score - mean label| over equal-width score bins, weighted by their size
+    (each row counted `weights` times: a bootstrap resample as counts, see stats)."""
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     if not s.size:
         return math.nan
+    w = np.ones(s.size) if weights is None else np.asarray(weights, dtype=np.float64)
     which = np.minimum((s * bins).astype(int), bins - 1)
-    total = 0.0
-    for b in range(bins):
-        members = which == b
-        if members.any():
-            total += members.mean() * abs(s[members].mean() - y[members].mean())
-    return float(total)
+    size = np.bincount(which, weights=w, minlength=bins)
+    held = size > 0
+    score_sum = np.bincount(which, weights=w * s, minlength=bins)[held]
+    label_sum = np.bincount(which, weights=w * y, minlength=bins)[held]
+    gaps = np.abs(score_sum - label_sum) / size[held]
+    return float((size[held] / size.sum() * gaps).sum())
 
 
 def reliability(

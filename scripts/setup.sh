@@ -47,7 +47,7 @@ fi
 .venv/bin/python scripts/llama_build.py
 
 echo "setup: installing localeval"
-"${PIP[@]}" install --quiet -e ".[test]"
+"${PIP[@]}" install --quiet -e ".[test,ray]"
 
 # Headless Chromium from Debian's packages: the HTML report's browser test opens the report
 # in it (playwright drives this binary; no browser is downloaded from anywhere else).

@@ -19,9 +19,11 @@ pytest_plugins = ["pytester"]
 
 @pytest.fixture(autouse=True)
 def isolated_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own run-history/cache database, never the working folder's."""
+    """Every test gets its own run-history/cache database, never the working folder's, and
+    its own cache folder (where measured speeds are kept), never the user's."""
     path = tmp_path / "localeval-test.db"
     monkeypatch.setenv("LOCALEVAL_DB", str(path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     return path
 
 
@@ -61,3 +63,17 @@ def llama_server_binary() -> Path:
     from llama_server import build_llama_server
 
     return build_llama_server()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """A Ray cluster on this machine for the tests marked `ray` (tests/ray_cluster.py),
+    started at the first test that asks for it and stopped when the session ends."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:  # not imported: ray_head sets it up first
+        pytest.skip("Ray is not installed: pip install 'localeval[ray]'")
+    from ray_cluster import ray_head
+
+    with ray_head() as cluster:
+        yield cluster

@@ -19,7 +19,15 @@ from localeval.backends.fake import (
 from localeval.judge import Prompt, Usage
 from localeval.schema import Schema
 
-__all__ = ["UNSUPPORTED", "FakeEmbedder", "HashJudge", "OutOfAnswers", "RuleJudge", "ScriptedJudge"]
+__all__ = [
+    "UNSUPPORTED",
+    "FakeEmbedder",
+    "HashJudge",
+    "InterruptingJudge",
+    "OutOfAnswers",
+    "RuleJudge",
+    "ScriptedJudge",
+]
 
 
 class FakeEmbedder(HashEmbedder):
@@ -32,6 +40,20 @@ class FakeEmbedder(HashEmbedder):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(list(texts))
         return super().embed(texts)
+
+
+class InterruptingJudge(HashJudge):
+    """Ctrl-C after a number of judge calls."""
+
+    def __init__(self, calls: int):
+        super().__init__()
+        self.calls_left = calls
+
+    def yes_probability(self, prompt: Prompt) -> float:
+        self.calls_left -= 1
+        if self.calls_left < 0:
+            raise KeyboardInterrupt
+        return super().yes_probability(prompt)
 
 
 class RuleJudge(FakeIdentity):

@@ -1,4 +1,4 @@
-"""Hand-written results dicts (SPEC.md's results.json) for the report tests."""
+"""Hand-written results dicts (results.json, docs/reference.md) for the report tests."""
 
 from __future__ import annotations
 

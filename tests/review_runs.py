@@ -13,6 +13,8 @@ from fakes import FakeEmbedder, HashJudge
 from standins import StandIns
 
 from localeval.cli import main
+from localeval.runs.labels import Label, LabelStore
+from localeval.runs.review_items import ReviewRun
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 
@@ -25,6 +27,35 @@ def demo_copy(folder: Path) -> Path:
     data = folder / "demo.jsonl"
     shutil.copy(DEMO, data)
     return data
+
+
+def demo_copies(folder: Path, n: int) -> Path:
+    """A dataset of `n` samples: the demo's, over and over, each copy with ids of its own."""
+    demo = rows(DEMO)
+    data = folder / f"demo-{n}.jsonl"
+    with data.open("w", encoding="utf-8") as out:
+        for number in range(n):
+            row = {**demo[number % len(demo)]}
+            row["sample_id"] = f"{row['sample_id']}-{number}"
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return data
+
+
+def label_everything(review: ReviewRun, reviewer: str) -> list[Label]:
+    """Every verdict and score labelled by a rule: the judge is right when it is sure."""
+    made = []
+    for sample in review.samples:
+        for v in review.verdicts[sample["sample_id"]]:
+            mark = "right" if abs(v.raw - 0.5) > 0.2 else "wrong"
+            made.append(review.label_for(sample["sample_id"], v.metric, v.index, mark, reviewer))
+        for metric in review.judged_metrics(sample["sample_id"]):
+            made.append(review.label_for(sample["sample_id"], metric, None, "too_high", reviewer))
+    store = LabelStore.open(review.db)
+    try:
+        store.add(review.run.id, made)
+    finally:
+        store.close()
+    return made
 
 
 def evaluate(stand_ins: StandIns, data: Path, *args: Any, judge: Any = None) -> str:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from fakes import ScriptedJudge
@@ -13,10 +14,21 @@ from run_db import Connections
 from standins import PROJECT_MODELS, StandIns
 
 from localeval.calibration.agreement import Calibration, agreements_for, suggested_thresholds
-from localeval.calibration.rows import RowScore
+from localeval.calibration.rows import RowScore, chunk_labels_of
 from localeval.cli import main
 from localeval.config import load_models_config
-from localeval.stats import balanced_accuracy, best_threshold, pair_accuracy, roc_auc, spearman
+from localeval.data.samples import load_samples
+from localeval.stats import (
+    BinaryScores,
+    balanced_accuracy,
+    best_threshold,
+    bootstrap_cells,
+    bootstrap_statistic,
+    bootstrap_statistics,
+    pair_accuracy,
+    roc_auc,
+    spearman,
+)
 
 
 def test_roc_auc_and_spearman_match_definitions() -> None:
@@ -26,6 +38,57 @@ def test_roc_auc_and_spearman_match_definitions() -> None:
     assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
     assert spearman([1, 1, 1], [1, 2, 3]) is None
     assert pair_accuracy([0.9, 0.5, 0.4], [0.1, 0.5, 0.6]) == pytest.approx(0.5)
+
+
+def test_gate_figures_of_a_resample_are_those_of_its_rows_by_their_definitions() -> None:
+    """BinaryScores counts a resample per distinct score instead of sorting it: its figures
+    are those of the resampled rows, checked against the definitions pair by pair and gate
+    by gate."""
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        n = int(rng.integers(2, 40))
+        s, y = np.round(rng.random(n), 1), rng.integers(0, 2, n)
+        drawn = rng.integers(0, n, n)
+        ds, dy = s[drawn], y[drawn]
+        positives, negatives = ds[dy == 1], ds[dy == 0]
+        rows = BinaryScores(s, y)
+        if not positives.size or not negatives.size:
+            assert rows.roc_auc(drawn) is None and rows.best_gate(drawn) is None
+            continue
+        pairs = [(p > q) + 0.5 * (p == q) for p in positives for q in negatives]
+        assert rows.roc_auc(drawn) == pytest.approx(sum(pairs) / len(pairs), abs=1e-12)
+
+        values = np.unique(ds)
+        gates = [values[0], *((values[:-1] + values[1:]) / 2)]
+        best = max(gates, key=lambda g: (_accuracy(positives, negatives, g), -g))
+        found = (best, _accuracy(positives, negatives, best))
+        assert rows.best_gate(drawn) == pytest.approx(found, abs=1e-12)
+        at = _accuracy(positives, negatives, 0.45)
+        assert rows.balanced_accuracy(0.45, drawn) == pytest.approx(at, abs=1e-12)
+        assert best_threshold(ds, dy) == rows.best_gate(drawn)[0]
+
+
+def _accuracy(positives: np.ndarray, negatives: np.ndarray, gate: float) -> float:
+    """The balanced accuracy of a gate, by its definition."""
+    return float(((positives >= gate).mean() + (negatives < gate).mean()) / 2)
+
+
+def test_resamples_drawn_once_for_several_figures_or_as_counts_of_kinds() -> None:
+    values = np.array([1.0] * 300 + [0.0] * 700)
+
+    def mean(i: np.ndarray) -> float:
+        return float(values[i].mean())
+
+    alone = bootstrap_statistic(mean, values.size)
+    assert bootstrap_statistics([mean, lambda i: 1 - mean(i)], values.size) == [
+        alone,
+        pytest.approx((1 - alone[1], 1 - alone[0])),
+    ]
+    # 700 items of one kind and 300 of another, drawn as counts of each: the same interval
+    # but for the draws' chance (2,000 resamples)
+    (by_kind,) = bootstrap_cells([lambda counts: float(counts[1] / counts.sum())], [700, 300])
+    assert by_kind is not None and alone is not None
+    assert by_kind == pytest.approx(alone, abs=0.01)
 
 
 def rows(*items: tuple[float | None, float | None, Any]) -> list[RowScore]:
@@ -51,7 +114,7 @@ def test_gate_figures_say_where_a_gate_separates_the_labels() -> None:
     by_measure = {a.measure: a for a in found}
     assert by_measure["best_threshold"].value == pytest.approx(0.58)  # between 0.56 and 0.60
     assert by_measure["bal_acc@best"].value == pytest.approx((3 / 4 + 1) / 2)
-    # SPEC's default gate (0.80) fails every row: no better than a coin
+    # the default gate (0.80) fails every row: no better than a coin
     assert by_measure["bal_acc@0.80"].value == pytest.approx(0.5)
     assert by_measure["best_threshold"].ci95 is not None
     # context_relevance rows are scored by context precision, and gated at its default
@@ -172,4 +235,33 @@ def test_calibrate_rejects_rows_without_metric(tmp_path: Path) -> None:
     assert result.stderr == (
         f"Error: {path}, line 1, field 'metric': missing: a labelled row names the metric "
         "it tests\n"
+    )
+
+
+def test_calibrate_reads_a_csv_files_labels_as_numbers(tmp_path: Path) -> None:
+    """Every CSV cell is text: a `label` of "1" and `context_labels` of "[1, 0]" are the
+    numbers they say (calibrate refused "1" as not a number); a word is still refused."""
+    header = "metric,dataset,question,answer,reference_answer,label\n"
+    rows = (
+        "rouge_l,mini,Q1?,It is blue.,It is blue., 1\nrouge_l,mini,Q2?,It is red.,It is blue.,0\n"
+    )
+    path, out = tmp_path / "labelled.csv", tmp_path / "c.json"
+    path.write_text(header + rows, encoding="utf-8")
+    result = CliRunner().invoke(main, ["calibrate", str(path), "--no-cache", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert [(r["label"], r["score"]) for r in report["rows"]] == [(1.0, 1.0), (0.0, 2 / 3)]
+    chunked = tmp_path / "chunks.csv"
+    chunked.write_text(
+        'metric,question,contexts,answer,label,context_labels\ncontext_precision,Q?,"[""c1"", '
+        '""c2""]",A.,1,"[1, 0]"\n',
+        encoding="utf-8",
+    )
+    loaded = load_samples(chunked)
+    assert chunk_labels_of(loaded[0], "chunks") == [1, 0]
+    path.write_text(header + "rouge_l,mini,Q1?,It is blue.,It is blue.,yes\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["calibrate", str(path), "--no-cache"])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: {path}, line 2, field 'label': must be a number, got 'yes'\n",
     )

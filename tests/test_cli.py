@@ -53,7 +53,7 @@ def test_evaluate_passes_gates_and_writes_contract(
     result = CliRunner().invoke(main, ["evaluate", str(data), "--output", str(out)])
     assert result.exit_code == 0, result.output
     judge.assert_done()
-    # SPEC's gate: no judge of the project's models.toml carries thresholds of its own
+    # the default gate: no judge of the project's models.toml carries thresholds of its own
     assert "PASS  faithfulness = 0.950 >= 0.80" in result.stdout
     report = json.loads(out.read_text())
     # an ordinary file (the umask's mode), not a private temporary one; nothing left beside it
@@ -125,7 +125,7 @@ def test_a_judges_own_thresholds_replace_specs_and_are_said(
     stand_ins: StandIns, data: Path, tmp_path: Path
 ) -> None:
     answers = good_answers()
-    answers[0] = 0.6  # faithfulness: fails SPEC's 0.80, passes the judge's 0.55
+    answers[0] = 0.6  # faithfulness: fails the default 0.80, passes the judge's 0.55
     use_fakes(stand_ins, answers)
     models = models_file(tmp_path, "faithfulness = 0.55\ncontext_precision = 0.99")
     result = CliRunner().invoke(main, ["evaluate", str(data), "--models", str(models)])

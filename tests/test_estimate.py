@@ -172,18 +172,19 @@ def test_the_estimate_embeds_beside_the_cached_vectors(tmp_path: Path, backend: 
 def test_the_estimate_writes_nothing_but_the_speed(
     tmp_path: Path, backend: CachedFake, isolated_database: Path
 ) -> None:
-    """Not the cache (the estimate's answers are no verdicts), nor a run; the judge's and
-    the embedder's speeds are kept, each measured once."""
+    """Not the cache (the estimate's answers are no verdicts), nor a run, nor anything else
+    in the database; the judge's and the embedder's speeds are kept in the user's cache
+    folder, each measured once."""
     toml = models(tmp_path)
     for _ in range(2):
         result = evaluate(DEMO, "--models", toml, "--estimate")
         assert result.exit_code == 0, result.output
     assert backend.measured == 1
     database = sqlite3.connect(isolated_database)
-    for table in ("judge_cache", "embedding_cache", "runs", "run_samples"):
+    for table in ("judge_cache", "embedding_cache", "runs", "run_samples", "model_speed"):
         assert database.execute(f"SELECT COUNT(*) FROM {table}").fetchone() == (0,), table
-    kept = database.execute("SELECT model FROM model_speed ORDER BY model").fetchall()
-    assert kept == [("e",), ("j",)]
+    kept = (tmp_path / "user-cache" / "localeval" / "speeds").glob("*.json")
+    assert sorted(json.loads(path.read_text())["model"] for path in kept) == ["e", "j"]
 
 
 def test_the_time_is_the_counted_work_at_the_measured_speed(

@@ -6,13 +6,15 @@ llama.cpp calls; the metrics are the RAG ones, the rubric and answer correctness
 from __future__ import annotations
 
 import dataclasses
+import math
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from localeval.backends.fake import HashEmbedder
-from localeval.backends.llama_count import CountingLlamaJudge
+from localeval.backends.llama_count import SMALL_CALLS, CountingLlamaJudge, measure_speed
 from localeval.backends.llama_judge import LlamaJudge, batches
 from localeval.config import load_models_config
 from localeval.data.samples import load_samples
@@ -62,3 +64,21 @@ def test_the_counter_counts_what_the_judge_evaluates() -> None:
     assert counter.steps == real.decodes - evaluated.generated_tokens
     assert counted.generated_tokens > 0 and evaluated.generated_tokens > 0
     assert counter.identity == real.identity
+
+
+def test_the_measurement_times_a_real_judge_in_a_few_calls() -> None:
+    """The speed a first estimate measures, on SmolLM2: one call to load, the 128-token
+    batch, 4 small calls, then the reply's tokens one call each, straight after them (no
+    prompt of its own); every figure a finite number, the rates positive."""
+    config = load_models_config().judge("smollm2-135m")
+    started = time.perf_counter()
+    judge = DecodesCounted(config.name, config.settings)
+    try:
+        speed = measure_speed(judge, started)
+    finally:
+        judge.close()
+    # the reply: at most the 24 characters of its sentence and the JSON around them
+    assert 1 + 1 + SMALL_CALLS < judge.decodes <= 1 + 1 + SMALL_CALLS + 40
+    rates = (speed.prompt_tokens_per_s, speed.generated_tokens_per_s, speed.load_seconds)
+    assert all(math.isfinite(x) and x > 0 for x in rates)
+    assert math.isfinite(speed.step_seconds) and speed.step_seconds >= 0

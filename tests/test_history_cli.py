@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
-from fakes import UNSUPPORTED, FakeEmbedder, HashJudge
+from fakes import UNSUPPORTED, FakeEmbedder, HashJudge, InterruptingJudge
 from standins import StandIns, models_toml
 
 from localeval.cli import main
@@ -32,7 +32,7 @@ PASS_ALL = [f"--threshold={m}=0" for m in ("faithfulness", "answer_relevancy")] 
 def models_without_thresholds(
     stand_ins: StandIns, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Gates at SPEC's defaults, which the hash judge's demo scores fail: these tests need
+    """Gates at the default gates, which the hash judge's demo scores fail: these tests need
     failing gates, whatever thresholds the project's models.toml gives its default judge."""
     models = tmp_path_factory.mktemp("models") / "models.toml"
     models.write_text(models_toml())
@@ -129,20 +129,6 @@ def test_runs_list_and_show(stand_ins: StandIns, tmp_path: Path) -> None:
     assert "FAIL  faithfulness = " in shown.stdout
     # the stored run gives back the very results.json that evaluate wrote
     assert again.read_text() == out.read_text()
-
-
-class InterruptingJudge(HashJudge):
-    """Ctrl-C after a number of judge calls."""
-
-    def __init__(self, calls: int):
-        super().__init__()
-        self.calls_left = calls
-
-    def yes_probability(self, prompt: Prompt) -> float:
-        self.calls_left -= 1
-        if self.calls_left < 0:
-            raise KeyboardInterrupt
-        return super().yes_probability(prompt)
 
 
 def comparable(results: Path) -> dict[str, Any]:

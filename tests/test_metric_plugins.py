@@ -216,3 +216,32 @@ def test_the_installed_example_runs_with_gates_reports_diff_and_the_cache(
     diff = localeval(installed, tmp_path, "diff", "latest~1", "latest")
     assert diff.returncode == 0, diff.stderr
     assert "policy_ids" in diff.stdout and "plain_language" in diff.stdout
+
+
+#: what `localeval --help` and a pytest session (which imports the pytest11 plugin) import
+#: of an installed plugin's package, then what asking the registry imports
+IMPORTED = """\
+import json, sys
+from localeval.cli import main
+try:
+    main(["--help"], prog_name="localeval")
+except SystemExit:
+    pass
+import localeval.pytest_plugin
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("acme_checks"))))
+from localeval.metrics import REGISTRY
+print(json.dumps(["policy_ids" in REGISTRY, "acme_checks.policy_ids" in sys.modules]))
+"""
+
+
+def test_help_and_the_pytest_plugin_import_no_metric_plugin(installed: Path) -> None:
+    python = installed / "venv" / "bin" / "python"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [str(python), "-c", IMPORTED], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "evaluate" in done.stdout  # the help was shown
+    assert json.loads(lines[-2]) == []  # nothing of the plugin's package
+    assert json.loads(lines[-1]) == [True, True]  # found once the registry is asked

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import stat
 import xml.etree.ElementTree as ET
@@ -158,3 +159,20 @@ def test_evaluate_then_report(stand_ins: StandIns, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "The tower was finished in 1889." in result.stdout
     assert "All 4 quality gates pass" in result.stdout
+
+
+def test_a_gz_output_is_gzip_and_reads_back(results_file: Path, tmp_path: Path) -> None:
+    """An output named .gz is gzip-compressed (it was plain text under a .gz name), and a
+    results file so named is read back by `report` (and `diff`, which reads it the same way)."""
+    packed = tmp_path / "again.json.gz"
+    result = invoke(str(results_file), "-f", "json", "--output", str(packed))
+    assert result.exit_code == 0, result.output
+    assert json.loads(gzip.decompress(packed.read_bytes())) == report_data.results(evil=True)
+    result = invoke(str(packed), "--format", "md", "--worst", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("### ❌ localeval: 1 of 4 quality gates failed\n")
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(packed.read_bytes()[:20])
+    result = invoke(str(broken))
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: {broken}: is not a complete gzip file (")

@@ -200,3 +200,22 @@ def test_gaps_in_a_series_are_ticks_not_a_polygon_through_zero() -> None:
     assert svg.count('<line class="series-threshold"') == 2
     # the tick on axis a (pointing up) is horizontal, at 0.8 of the radius above the centre
     assert '<line class="series-threshold" x1="271.0" y1="71.0" x2="289.0" y2="71.0"' in svg
+
+
+#: an answer that reads "France" on screen while its characters say "ecnarF", as the judge
+#: read them: a right-to-left override (U+202E) up to a pop (U+202C)
+REVERSED = "It is in \u202eecnarF\u202c."
+
+
+def test_a_bidi_override_is_shown_as_a_placeholder_not_obeyed() -> None:
+    data = report_data.results()
+    sample = data["samples"][0]
+    sample["answer"] = REVERSED
+    sample["category"] = "\u2067history"
+    sample["details"]["faithfulness"]["statements"][0] = REVERSED
+    source = render_html(data)
+    for control in ("\u202e", "\u202c", "\u2067"):
+        assert control not in source
+    text = "".join(Page(source).text)
+    assert "It is in \ufffdecnarF\ufffd." in text  # in the order the judge read it
+    assert "\ufffdhistory" in text

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 from fakes import FakeEmbedder, HashJudge
-from review_runs import demo_copy, evaluate, rows, run_cli
+from review_runs import demo_copies, demo_copy, evaluate, label_everything, rows, run_cli
 from run_db import database_at_version
 from standins import StandIns
 
 from localeval.calibration.fit import MIN_FOLDED_ROWS, fit_maps
+from localeval.calibration.labels import calibrate_labels
 from localeval.calibration.rows import RowScore
 from localeval.config import load_models_config
 from localeval.database import MIGRATIONS, open_store, schema_version
@@ -31,7 +32,7 @@ from localeval.metrics import spec
 from localeval.results.verdicts import rests_on, sample_verdicts
 from localeval.review.app import POLICY, asset, review_app
 from localeval.review.server import bind_local, review_server, serve, url_of
-from localeval.runs.labels import Label, LabelStore
+from localeval.runs.labels import LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
 
 
@@ -265,14 +266,72 @@ def test_each_label_is_in_the_database_before_the_page_hears_back(demo_run: Revi
             {"error": "sample 'billing-1' has no faithfulness verdict 7"},
         )
         status, answer, _ = request(url + "api/undo", {})
-        assert status == 200 and answer["undone"]["mark"] == "wrong" and answer["labels"] == []
+        assert status == 200 and answer["undone"]["mark"] == "wrong" and answer["current"] is None
+
+
+def test_a_label_is_answered_with_itself_whatever_the_run_holds(demo_run: ReviewRun) -> None:
+    """The reply to a label or an undo holds what it changed, not every label of the run: its
+    size is the same with no other label and with thousands of other reviewers' labels."""
+    verdict = {"sample_id": "billing-1", "metric": "faithfulness", "verdict": 0}
+    with serving(demo_run, "ann") as url:
+        _, first, _ = request(url + "api/labels", {**verdict, "mark": "right"})
+        _, second, _ = request(url + "api/labels", {**verdict, "mark": "wrong"})
+        _, undone, _ = request(url + "api/undo", {})
+        # undo takes the latest back: the label before it is ann's again
+        assert (undone["undone"]["mark"], undone["current"]["mark"]) == ("wrong", "right")
+        alone = [len(json.dumps(answer)) for answer in (first, second, undone)]
+        store = LabelStore.open(demo_run.db)
+        others = [
+            demo_run.label_for("billing-1", "faithfulness", 0, "right", f"reviewer {n}")
+            for n in range(3000)
+        ]
+        store.add(demo_run.run.id, others)
+        store.close()
+        _, first, _ = request(url + "api/labels", {**verdict, "mark": "right"})
+        _, second, _ = request(url + "api/labels", {**verdict, "mark": "wrong"})
+        _, undone, _ = request(url + "api/undo", {})
+        assert [len(json.dumps(answer)) for answer in (first, second, undone)] == alone
+        assert max(alone) < 1000
+
+
+def test_the_page_gets_text_in_the_order_the_judge_read_it(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    # on screen "It is in France."; the judge read "ecnarF" (a right-to-left override)
+    reversed_answer = "It is in \u202eecnarF\u202c."
+    row = {
+        "sample_id": "bidi-1",
+        "question": "Where is Paris?",
+        "answer": reversed_answer,
+        "contexts": ["Paris is in \u2067France."],
+        "category": "geo\u202e",
+    }
+    data = tmp_path / "bidi.jsonl"
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    evaluate(stand_ins, data, "-m", "faithfulness")
+    with serving(load_review_run("latest"), "ann") as url:
+        status, run, _ = request(url + "api/run")
+        assert status == 200
+        (sample,) = run["samples"]
+        assert sample["answer"] == "It is in \ufffdecnarF\ufffd."
+        assert sample["contexts"] == ["Paris is in \ufffdFrance."]
+        assert sample["category"] == "geo\ufffd"
+        assert sample["verdicts"][0]["text"] == "It is in \ufffdecnarF\ufffd."
+        for control in ("\u202e", "\u202c", "\u2067"):
+            assert control not in json.dumps(run, ensure_ascii=False)
+        # a label is still stored under the sample's own id and the verdict's own text
+        label = {"sample_id": "bidi-1", "metric": "faithfulness", "verdict": 0, "mark": "right"}
+        status, answer, _ = request(url + "api/labels", label)
+        assert status == 200, answer
+        assert answer["saved"]["text"] == reversed_answer
 
 
 def test_the_page_asks_for_nothing_outside_the_app() -> None:
-    for name in ("page.html", "review.js", "review.css"):
+    for name in ("page.html", "review.js", "saving.js", "review.css"):
         text = asset(name)
         assert "http://" not in text and "https://" not in text and "//cdn" not in text
-    assert "innerHTML" not in asset("review.js")  # run text is set as text, never as markup
+    for name in ("review.js", "saving.js"):  # run text is set as text, never as markup
+        assert "innerHTML" not in asset(name)
 
 
 # -- bad input: one line each ----------------------------------------------------------------
@@ -319,23 +378,6 @@ def test_review_refuses_what_it_cannot_serve(stand_ins: StandIns, tmp_path: Path
 
 
 # -- labels as files -------------------------------------------------------------------------
-
-
-def label_everything(review: ReviewRun, reviewer: str) -> list[Label]:
-    """Every verdict and score labelled by a rule: the judge is right when it is sure."""
-    made = []
-    for sample in review.samples:
-        for v in review.verdicts[sample["sample_id"]]:
-            mark = "right" if abs(v.raw - 0.5) > 0.2 else "wrong"
-            made.append(review.label_for(sample["sample_id"], v.metric, v.index, mark, reviewer))
-        for metric in review.judged_metrics(sample["sample_id"]):
-            made.append(review.label_for(sample["sample_id"], metric, None, "too_high", reviewer))
-    store = LabelStore.open(review.db)
-    try:
-        store.add(review.run.id, made)
-    finally:
-        store.close()
-    return made
 
 
 def test_labels_travel_to_the_next_run_of_the_same_samples(
@@ -424,6 +466,27 @@ def test_calibrate_measures_the_judge_against_the_teams_labels(
     assert figures["labels"] == 62 and figures["runs"] == [run_id]
     result = run_cli("calibrate", "--labels", "latest", "--judge", "j")
     assert "--judge, --embedder and --limit do not apply" in result.output
+
+
+def test_calibrate_on_the_labels_of_four_reviewers_of_1000_samples_takes_seconds(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    """31,000 labels: each figure's 2,000 resamples are drawn once for all of a group's
+    figures, counted per distinct score instead of sorted one by one (CPU seconds, which
+    the machine's load does not stretch: about 20 before, 2 now)."""
+    evaluate(stand_ins, demo_copies(tmp_path, 1000))
+    review = load_review_run("latest")
+    for reviewer in ("ann", "bob", "cy", "dee"):
+        label_everything(review, reviewer)
+    started = time.process_time()
+    found = calibrate_labels(["latest"])
+    spent = time.process_time() - started
+    assert len(found.rows) == 31_000 and found.stale == 0
+    # four reviewers who always agree
+    agreement = next(a for a in found.agreements if a.measure == "agreement")
+    assert (agreement.value, agreement.n, agreement.ci95) == (1.0, 6 * 7750, (1.0, 1.0))
+    print(f"calibrate --labels on 31,000 labels: {spent:.1f} s of CPU")
+    assert spent < 8, f"{spent:.1f} s of CPU"
 
 
 def test_maps_fitted_on_the_teams_labels_say_so_in_the_summary(

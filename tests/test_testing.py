@@ -127,7 +127,7 @@ def test_the_judges_own_thresholds_apply_when_it_is_loaded_from_models_toml(
     stand_ins.use(ScriptedJudge(unfaithful_answers()), FakeEmbedder())
     quality = assert_rag_quality([ROW], models=models, use_cache=False)
     assert {g.metric: g.threshold for g in quality.gates}["faithfulness"] == 0.15
-    # test doubles given as `tools` have no models.toml entry: SPEC's defaults
+    # test doubles given as `tools` have no models.toml entry: the default gates
     with pytest.raises(AssertionError, match=r"below the threshold 0\.80"):
         assert_rag_quality([ROW], tools=fakes(unfaithful_answers()), models=models)
 

@@ -44,7 +44,7 @@ def test_real_judge_gate_fails_then_reruns_from_the_cache() -> None:
 
 
 def test_the_fast_judges_own_thresholds_pass_the_supported_answer_only() -> None:
-    """SPEC's 0.80 would fail both answers with the 0.5B judge (`fast`: its P(Yes) is
+    """the default 0.80 would fail both answers with the 0.5B judge (`fast`: its P(Yes) is
     compressed and uncalibrated); the thresholds in its models.toml entry tell them apart."""
     cache = ModelCache()
     try:

@@ -75,3 +75,27 @@ def test_detect_language() -> None:
     assert detect_language("How much is the Team plan?") == "en"
     assert detect_language("Nimbus Drive 团队版每月多少钱？") == "zh"
     assert detect_language("12345") == "en"
+
+
+def test_neutralised_keeps_whitespace_and_replaces_what_hides_or_reorders_text() -> None:
+    from localeval.text import neutralised
+
+    shown = neutralised("a\u202eb\u2066c\x1b[2Kd\x00\te\nf\r\n中文")
+    assert shown == "a\ufffdb\ufffdc\ufffd[2Kd\ufffd\te\nf\r\n中文"
+
+
+def test_every_cjk_check_reads_the_same_ranges() -> None:
+    from localeval.metrics.reference_tokens import has_cjk
+    from localeval.testset.chunking import estimate_tokens
+    from localeval.text import is_cjk_char, is_han_char
+
+    # a basic ideograph, extension B and extension H, kana, a hangul syllable
+    han, kana_and_hangul = ["中", "\U00020000", "\U0003134a"], ["か", "カ", "가"]
+    assert all(is_cjk_char(c) and is_han_char(c) for c in han)
+    assert all(is_cjk_char(c) and not is_han_char(c) for c in kana_and_hangul)
+    assert not any(is_cjk_char(c) for c in "aé1。")
+    chars = han + kana_and_hangul
+    assert all(has_cjk(c) for c in chars)
+    # written without spaces, each is a token of its own
+    assert estimate_tokens("".join(chars)) == len(chars)
+    assert detect_language("\U0003134a\U00020000 ok") == "zh"

@@ -31,6 +31,7 @@ from localeval.backends import ModelStatus, counted_setting, typed_setting
 from localeval.errors import ConfigError
 from localeval.judge import JudgeSpeed, ModelIdentity, Prompt, Usage
 from localeval.schema import Array, Bool, Enum, Int, Object, Schema, Str, parse
+from localeval.text import HAN_RANGES
 
 #: a prompt holding this word gets a near-zero yes-probability from `HashJudge`: a test's
 #: way to make an answer unsupported, i.e. to cause a real drop in faithfulness
@@ -165,6 +166,10 @@ class HashJudge(FakeIdentity):
         return True
 
 
+#: a word, or one Chinese character
+_WORD = re.compile(f"[{HAN_RANGES}]|\\w+")
+
+
 class HashEmbedder(FakeIdentity):
     """Hashes words (and CJK characters) into a fixed-size bag-of-words vector: texts that
     share words are similar, identical texts have cosine 1, unrelated texts about 0."""
@@ -178,7 +183,7 @@ class HashEmbedder(FakeIdentity):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         rows = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for i, text in enumerate(texts):
-            for word in re.findall(r"[\u4e00-\u9fff]|\w+", text.lower()):
+            for word in _WORD.findall(text.lower()):
                 bucket = int(hashlib.sha256(word.encode()).hexdigest(), 16) % self.dimensions
                 rows[i, bucket] += 1.0
             norm = np.linalg.norm(rows[i])

@@ -11,7 +11,7 @@ reply is a typical one (`TYPICAL_TEXT` in every string), since what the judge wo
 is not known without it.
 
 `measure_speed` times the real judge once: a batch of prompt tokens, a few small calls,
-a short reply (localeval.tools.speed keeps the figures per judge and machine).
+a short reply after them (localeval.tools.speed keeps the figures per judge and machine).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge, batches
-from localeval.judge import JudgeSpeed, Prompt
+from localeval.judge import JudgeSpeed
 from localeval.prompts.chat import Segment
 from localeval.schema import Object, Schema, Str, max_bytes, typical_value
 
@@ -31,14 +31,15 @@ from localeval.schema import Object, Schema, Str, max_bytes, typical_value
 TYPICAL_TEXT = " ".join(["word"] * 16)
 
 #: the measurement: a prompt batch of this many tokens from position 0, then small calls
-#: of a few tokens each after it, then a short reply
-MEASURED_PROMPT_TOKENS = 256
-SMALL_CALLS, SMALL_CALL_TOKENS = 8, 4
+#: of a few tokens each after it, then a short reply (with the default judge: 14 llama.cpp
+#: calls, 145 prompt tokens, 8 generated; 31, 314 and 19 before it was halved, docs/speed.md)
+MEASURED_PROMPT_TOKENS = 128
+SMALL_CALLS, SMALL_CALL_TOKENS = 4, 4
 _TEXT = (
     "A judge model reads each prompt token once and keeps what it has read, so that the "
     "next prompt about the same sample starts where the last one stopped being the same. "
 )
-_REPLY = Object((("sentence", Str(60)),))
+_REPLY = Object((("sentence", Str(24)),))
 
 
 class CountingLlamaJudge(LlamaJudge):
@@ -93,9 +94,7 @@ def measure_speed(judge: LlamaJudge, loading_started: float) -> JudgeSpeed:
     per_token = (n_big * small - SMALL_CALLS * big) / determinant
     if per_token <= 0:  # the machine's load changed under the measurement
         per_token = big / len(tokens)
-    _forget(judge)
-    prompt = Prompt.of("Reply in JSON.", "Write one short sentence about the sea.")
-    judge._evaluate(judge._segments(prompt), reserve=max_bytes(_REPLY) + 1)
+    # the reply goes on from the tokens just read: no prompt of its own to evaluate first
     started = time.perf_counter()
     generated = len(judge._reply(_REPLY, max_bytes(_REPLY) + 1))
     generation = time.perf_counter() - started

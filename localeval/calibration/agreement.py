@@ -40,13 +40,21 @@ from localeval.data.samples import Sample
 from localeval.metrics import REGISTRY, Tools
 from localeval.results.gates import DEFAULT_THRESHOLDS
 from localeval.stats import (
-    balanced_accuracy,
+    BinaryScores,
     best_threshold,
     bootstrap_statistic,
+    bootstrap_statistics,
     pair_accuracy,
     roc_auc,
     spearman,
 )
+
+#: further figures of rows labelled 0 and 1, given them (sorted by score): each its measure
+#: and its value of a resample, given the indices of the rows drawn (None: the rows as
+#: they are)
+MoreFigures = Callable[
+    [BinaryScores], list[tuple[str, Callable[[np.ndarray | None], float | None]]]
+]
 
 
 @dataclass(frozen=True)
@@ -119,29 +127,27 @@ def _pairs(rows: Sequence[RowScore]) -> tuple[list[float], list[float]]:
     return better, worse
 
 
-def agreements_for(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agreement]:
-    """Every measure that the labels of these rows support."""
+def agreements_for(
+    dataset: str,
+    metric: str,
+    rows: Sequence[RowScore],
+    pairs: bool = True,
+    more: MoreFigures | None = None,
+) -> list[Agreement]:
+    """Every measure that the labels of these rows support (`pairs`: pair accuracy too, over
+    the rows that share a pair_id); where they are 0 and 1, the figures `more` makes of the
+    same rows too, their intervals drawn with the others'."""
     if metric == PAIRWISE:
         return _ab_accuracy(dataset, metric, rows)
     if any(r.preference for r in rows):
         return _sign_agreement(dataset, metric, rows)
-    found = _pair_accuracy(dataset, metric, rows)
+    found = _pair_accuracy(dataset, metric, rows) if pairs else []
     scored = _labelled(rows)
     labels = {label for label, _, _ in scored}
     s = np.array([score for _, score, _ in scored])
     y = np.array([label for label, _, _ in scored])
     if labels == {0.0, 1.0}:
-        found.append(
-            Agreement(
-                dataset,
-                metric,
-                "roc_auc",
-                roc_auc(s, y.astype(int)),
-                _interval(lambda i: roc_auc(s[i], y[i].astype(int)), s.size),
-                s.size,
-            )
-        )
-        found += _gate_figures(dataset, metric, s, y.astype(int))
+        found += _gate_figures(dataset, metric, s, y.astype(int), more)
     elif len(labels) > 2:
         found.append(
             Agreement(
@@ -235,48 +241,45 @@ def _chunk_auc(dataset: str, metric: str, rows: Sequence[RowScore]) -> list[Agre
     ]
 
 
-def _gate_figures(dataset: str, metric: str, s: np.ndarray, y: np.ndarray) -> list[Agreement]:
-    """Where a gate on these scores should sit, and how well it and the default gate
-    separate the rows labelled 1 from those labelled 0."""
-    threshold = best_threshold(s, y)
-    if threshold is None:
-        return []
-
-    def accuracy_at_best(i: np.ndarray) -> float | None:
-        chosen = best_threshold(s[i], y[i])
-        return None if chosen is None else balanced_accuracy(s[i], y[i], chosen)
-
-    found = [
-        Agreement(
-            dataset,
-            metric,
-            "best_threshold",
-            threshold,
-            _interval(lambda i: best_threshold(s[i], y[i]), s.size),
-            s.size,
-        ),
-        Agreement(
-            dataset,
-            metric,
-            "bal_acc@best",
-            balanced_accuracy(s, y, threshold),
-            _interval(accuracy_at_best, s.size),
-            s.size,
-        ),
+def _gate_figures(
+    dataset: str, metric: str, s: np.ndarray, y: np.ndarray, more: MoreFigures | None = None
+) -> list[Agreement]:
+    """ROC AUC; where a gate on these scores should sit, and how well it and the default
+    gate separate the rows labelled 1 from those labelled 0; then `more` (a measure the
+    others have is not made twice). Their intervals come from one set of resamples, each
+    drawn once (and never sorted: the rows are, once)."""
+    rows = BinaryScores(s, y)
+    figures: list[tuple[str, float | None, Callable[[np.ndarray], float | None]]] = [
+        ("roc_auc", rows.roc_auc(), rows.roc_auc)
     ]
-    default = DEFAULT_THRESHOLDS.get(SCORED_AS.get(metric, metric))
-    if default is not None:
-        found.append(
-            Agreement(
-                dataset,
-                metric,
-                f"bal_acc@{default:.2f}",
-                balanced_accuracy(s, y, default),
-                _interval(lambda i: balanced_accuracy(s[i], y[i], default), s.size),
-                s.size,
+    best = rows.best_gate()
+    if best is not None:
+
+        def gate_at_best(drawn: np.ndarray, part: int) -> float | None:
+            found = rows.best_gate(drawn)
+            return None if found is None else found[part]
+
+        figures += [
+            ("best_threshold", best[0], lambda i: gate_at_best(i, 0)),
+            ("bal_acc@best", rows.balanced_accuracy(best[0]), lambda i: gate_at_best(i, 1)),
+        ]
+        default = DEFAULT_THRESHOLDS.get(SCORED_AS.get(metric, metric))
+        if default is not None:
+            figures.append(
+                (
+                    f"bal_acc@{default:.2f}",
+                    rows.balanced_accuracy(default),
+                    lambda i: rows.balanced_accuracy(default, i),
+                )
             )
-        )
-    return found
+    for measure, statistic in more(rows) if more is not None else []:
+        if all(measure != made for made, _, _ in figures):
+            figures.append((measure, statistic(None), statistic))
+    intervals = bootstrap_statistics([f for _, _, f in figures], s.size)
+    return [
+        Agreement(dataset, metric, measure, value, interval, s.size)
+        for (measure, value, _), interval in zip(figures, intervals, strict=True)
+    ]
 
 
 def calibrate(

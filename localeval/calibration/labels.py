@@ -16,9 +16,9 @@ since it is meant for this data.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import combinations
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.runs.labels import Label, LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
-from localeval.stats import balanced_accuracy, bootstrap_statistic
+from localeval.stats import BinaryScores, bootstrap_cells, bootstrap_statistics
 from localeval.verdict_maps import expected_calibration_error
 
 #: the dataset column of the agreement table: the team's labels, pooled over the runs
@@ -66,9 +66,7 @@ class LabelCalibration:
     @property
     def calibration(self) -> Calibration:
         """The figures as agreement.format_table prints them."""
-        return Calibration(
-            self.agreements, [replace(r.row, dataset=TEAM, metric=r.group) for r in self.rows]
-        )
+        return Calibration(self.agreements, [_renamed(r.row, TEAM, r.group) for r in self.rows])
 
     @property
     def judge(self) -> str | None:
@@ -77,7 +75,7 @@ class LabelCalibration:
     def gate_rows(self) -> Calibration:
         """Rows under their metric's name, verdicts and scores together: where a gate on
         this judge's scale separates the labels (agreement.suggested_thresholds)."""
-        return Calibration([], [replace(r.row, dataset=TEAM) for r in self.rows])
+        return Calibration([], [_renamed(r.row, TEAM, r.row.metric) for r in self.rows])
 
     def fit(self) -> dict[str, KindFit]:
         """A map per kind of verdict, measured on folds of samples, described by what it
@@ -115,8 +113,46 @@ class LabelCalibration:
         }
 
 
+def _renamed(row: RowScore, dataset: str, metric: str) -> RowScore:
+    """The row as the table and the gates read it, under another dataset and metric (its
+    label and score; a copy of the whole row takes ten times as long, which 300,000 labels
+    feel)."""
+    return RowScore(dataset, metric, row.label, row.pair_id, row.score)
+
+
 def _dataset(review: ReviewRun) -> str:
     return Path(review.run.info.dataset or review.run.id).stem
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """What the judge made of one item: the same for every reviewer's label of it."""
+
+    score: float
+    kind: str | None
+    verdicts: list[float]
+    group: str
+    judge_yes: bool
+    is_verdict: bool
+    gate: float | None = None
+
+
+def _judged(review: ReviewRun, label: Label) -> _Judged | None:
+    """The judge's side of the item a label marks (None: the run no longer has the item)."""
+    if label.verdict is not None:
+        found = review.verdict(label.sample_id, label.metric, label.verdict)
+        if found is None or found.text != label.text:
+            return None
+        return _Judged(found.probability, found.kind, [found.raw], found.kind, found.says_yes, True)
+    score = review.score(label.sample_id, label.metric)
+    described = spec(label.metric)
+    sample = review.sample(label.sample_id)
+    details = (sample or {}).get("details", {}).get(label.metric)
+    raw = described.raw_verdicts(details) if described and details is not None else None
+    if score is None or described is None or not raw:
+        return None
+    gate = review.gate(label.metric)
+    return _Judged(score, described.verdict_kind, raw, label.metric, score >= gate, False, gate)
 
 
 def labelled_rows(review: ReviewRun, labels: Sequence[Label]) -> tuple[list[LabelledRow], int]:
@@ -124,90 +160,117 @@ def labelled_rows(review: ReviewRun, labels: Sequence[Label]) -> tuple[list[Labe
     rows: list[LabelledRow] = []
     stale = 0
     dataset = _dataset(review)
+    judged: dict[tuple[Any, ...], _Judged | None] = {}
     for label in labels:
-        # a sample's labels stay in one fold when maps are fitted (in every run of it)
-        pair = (dataset, label.sample_id)
-        if label.verdict is not None:
-            found = review.verdict(label.sample_id, label.metric, label.verdict)
-            if found is None or found.text != label.text:
-                stale += 1
-                continue
-            row = RowScore(dataset, label.metric, label.label, pair, found.probability)
-            row.verdict_kind, row.verdicts = found.kind, [found.raw]
-            rows.append(LabelledRow(row, found.kind, found.says_yes, True))
-            continue
-        score = review.score(label.sample_id, label.metric)
-        described = spec(label.metric)
-        sample = next(s for s in review.samples if s["sample_id"] == label.sample_id)
-        raw = described.raw_verdicts(sample["details"][label.metric]) if described else None
-        if score is None or described is None or not raw:
+        key = (*label.item, label.text)
+        if key not in judged:
+            judged[key] = _judged(review, label)
+        found = judged[key]
+        if found is None:
             stale += 1
             continue
-        row = RowScore(dataset, label.metric, label.label, pair, score)
-        row.verdict_kind, row.verdicts = described.verdict_kind, raw
-        gate = review.gate(label.metric)
-        rows.append(LabelledRow(row, label.metric, score >= gate, False, gate))
+        # a sample's labels stay in one fold when maps are fitted (in every run of it)
+        row = RowScore(dataset, label.metric, label.label, (dataset, label.sample_id), found.score)
+        row.verdict_kind, row.verdicts = found.kind, found.verdicts
+        rows.append(LabelledRow(row, found.group, found.judge_yes, found.is_verdict, found.gate))
     return rows, stale
 
 
-def _figure(group: str, measure: str, statistic: Any, n: int) -> Agreement:
-    interval = bootstrap_statistic(statistic, n)
-    return Agreement(TEAM, group, measure, statistic(np.arange(n)), interval, n)
-
-
 def group_agreements(group: str, rows: Sequence[LabelledRow]) -> list[Agreement]:
-    """agreement.py's figures for one group, then the judge's own yes/no (or the run's
-    gate) and the calibration error of its probabilities."""
-    found = agreements_for(TEAM, group, [replace(r.row, pair_id=None) for r in rows])
+    """agreement.py's figures for one group, then the balanced accuracy of the judge's own
+    yes/no (or the run's gate) and the calibration error of its probabilities, all from one
+    set of resamples where every label is 0 or 1. (A row's pair_id keeps a sample's labels
+    in one fold when maps are fitted; it pairs nothing here.)"""
     binary = [r for r in rows if r.row.label in (0.0, 1.0)]
-    if binary:
-        said = np.array([float(r.judge_yes) for r in binary])
-        truth = np.array([int(r.row.label or 0) for r in binary])
-        gates = {r.gate for r in binary}
-        name = "bal_acc@judge" if binary[0].is_verdict else "bal_acc@gate"
-        if len(gates) == 1 and None not in gates:
-            name = f"bal_acc@{gates.pop():.2f}"
-        if all(a.measure != name for a in found):  # agreement_for's default gate may be it
-            found.append(
-                _figure(
-                    group, name, lambda i: balanced_accuracy(said[i], truth[i], 0.5), len(binary)
-                )
-            )
+    said = BinaryScores(
+        [float(r.judge_yes) for r in binary], [int(r.row.label or 0) for r in binary]
+    )
+    gates = {r.gate for r in binary}
+    name = "bal_acc@judge" if binary and binary[0].is_verdict else "bal_acc@gate"
+    if len(gates) == 1 and None not in gates:
+        name = f"bal_acc@{gates.pop():.2f}"
+
+    def more(scored: BinaryScores) -> list[tuple[str, Callable[[np.ndarray | None], float | None]]]:
+        return [
+            (name, lambda i: said.balanced_accuracy(0.5, i)),
+            ("ece", lambda i: _calibration_error(scored, i)),
+        ]
+
+    found = agreements_for(TEAM, group, [r.row for r in rows], pairs=False, more=more)
+    if any(a.measure == "ece" for a in found):
+        return found
+    # graded labels among them: each figure of its own rows
+    if binary and all(a.measure != name for a in found):
+        bal_acc = partial(said.balanced_accuracy, 0.5)
+        found.append(_figure(group, name, bal_acc(), bal_acc, len(binary)))
     scores = np.array([r.row.score for r in rows], dtype=float)
     labels = np.array([r.row.label for r in rows], dtype=float)
+    ece = expected_calibration_error(scores, labels)
     found.append(
-        _figure(group, "ece", lambda i: expected_calibration_error(scores[i], labels[i]), len(rows))
+        _figure(
+            group, "ece", ece, lambda i: expected_calibration_error(scores[i], labels[i]), len(rows)
+        )
     )
     return found
 
 
-def reviewer_agreement(labels: Sequence[Label]) -> list[Agreement]:
-    """Over items two reviewers labelled: the share of pairs of their labels on the same side
-    of 0.5, and Cohen's kappa (agreement beyond what their label rates alone would give)."""
+def _calibration_error(scored: BinaryScores, drawn: np.ndarray | None) -> float:
+    """The expected calibration error of rows labelled 0 and 1, from their counts per score
+    (of the resample `drawn`)."""
+    positives, negatives = scored.counts(drawn)
+    held = (positives + negatives) > 0
+    size = positives[held] + negatives[held]
+    return expected_calibration_error(scored.levels[held], positives[held] / size, weights=size)
+
+
+def _figure(
+    group: str,
+    measure: str,
+    value: float | None,
+    statistic: Callable[[np.ndarray], float | None],
+    n: int,
+) -> Agreement:
+    (interval,) = bootstrap_statistics([statistic], n)
+    return Agreement(TEAM, group, measure, value, interval, n)
+
+
+def reviewer_agreement(runs: Sequence[Sequence[Label]]) -> list[Agreement]:
+    """Over items two reviewers labelled (each run's labels): the share of pairs of their
+    labels on the same side of 0.5, and Cohen's kappa (agreement beyond what their label
+    rates alone would give). A pair is one of four kinds (either side, each), so its
+    resamples are drawn as counts of each kind, however many pairs there are."""
     by_item: dict[tuple[Any, ...], dict[str, float]] = defaultdict(dict)
-    for label in labels:
-        by_item[label.item][label.reviewer] = label.label
-    pairs = [
-        (a >= 0.5, b >= 0.5)
-        for reviewers in by_item.values()
-        for a, b in combinations(reviewers.values(), 2)
-    ]
-    if not pairs:
+    for number, labels in enumerate(runs):
+        for label in labels:
+            by_item[(number, *label.item)][label.reviewer] = label.label
+    # kinds: 2 * (first >= 0.5) + (second >= 0.5), over the pairs of an item's labels in
+    # the order they were made: each label pairs with every one before it
+    kinds = np.zeros(4)
+    for reviewers in by_item.values():
+        before = [0, 0]  # labels before this one below 0.5, at or above it
+        for value in reviewers.values():
+            side = int(value >= 0.5)
+            kinds[side] += before[0]
+            kinds[2 + side] += before[1]
+            before[side] += 1
+    n = int(kinds.sum())
+    if not n:
         return []
-    first = np.array([a for a, _ in pairs], dtype=float)
-    second = np.array([b for _, b in pairs], dtype=float)
 
-    def share(i: np.ndarray) -> float:
-        return float((first[i] == second[i]).mean())
+    def share(counts: np.ndarray) -> float:
+        return float((counts[0] + counts[3]) / counts.sum())
 
-    def kappa(i: np.ndarray) -> float | None:
-        seen = share(i)
-        p1, p2 = first[i].mean(), second[i].mean()
+    def kappa(counts: np.ndarray) -> float | None:
+        total = counts.sum()
+        p1, p2 = (counts[2] + counts[3]) / total, (counts[1] + counts[3]) / total
         chance = p1 * p2 + (1 - p1) * (1 - p2)
-        return None if chance >= 1 else float((seen - chance) / (1 - chance))
+        return None if chance >= 1 else float((share(counts) - chance) / (1 - chance))
 
-    n = len(pairs)
-    return [_figure(REVIEWERS, "agreement", share, n), _figure(REVIEWERS, "cohen_kappa", kappa, n)]
+    intervals = bootstrap_cells([share, kappa], kinds)
+    return [
+        Agreement(TEAM, REVIEWERS, "agreement", share(kinds), intervals[0], n),
+        Agreement(TEAM, REVIEWERS, "cohen_kappa", kappa(kinds), intervals[1], n),
+    ]
 
 
 def calibrate_labels(refs: Sequence[str], db_path: Path | None = None) -> LabelCalibration:
@@ -215,7 +278,7 @@ def calibrate_labels(refs: Sequence[str], db_path: Path | None = None) -> LabelC
     hold no label."""
     runs: list[ReviewRun] = []
     rows: list[LabelledRow] = []
-    every: list[Label] = []
+    per_run: list[list[Label]] = []
     stale = 0
     for ref in dict.fromkeys(refs):
         review = load_review_run(ref, db_path)
@@ -233,8 +296,7 @@ def calibrate_labels(refs: Sequence[str], db_path: Path | None = None) -> LabelC
         runs.append(review)
         rows += found
         stale += missed
-        # reviewers agree or not on one run's item
-        every += [replace(x, sample_id=f"{review.run.id}/{x.sample_id}") for x in labels]
+        per_run.append(labels)
     judges = sorted({str((r.run.info.judge or {}).get("name")) for r in runs})
     if len(judges) > 1:
         raise UsageError(
@@ -247,5 +309,5 @@ def calibrate_labels(refs: Sequence[str], db_path: Path | None = None) -> LabelC
     # kinds of verdict first, then the metrics' scores
     order = sorted(groups, key=lambda g: (spec(g) is not None, g))
     agreements = [a for g in order for a in group_agreements(g, groups[g])]
-    agreements += reviewer_agreement(every)
+    agreements += reviewer_agreement(per_run)
     return LabelCalibration(runs, rows, agreements, stale)

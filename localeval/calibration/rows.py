@@ -5,11 +5,15 @@ score and their difference (localeval.calibration.agreement turns the rows into 
 
 from __future__ import annotations
 
+import contextlib
+import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from localeval.data.samples import Sample
+from localeval.engine import guarded_score
 from localeval.errors import DatasetError, JudgeError, UsageError
 from localeval.metrics import REGISTRY, Tools, build_metric, spec
 
@@ -44,9 +48,33 @@ def label_of(sample: Sample, source: str) -> float | None:
     value = sample.extra.get("label")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = _number(value.strip()) if isinstance(value, str) else value  # a CSV cell: text
+    if isinstance(number, bool) or not isinstance(number, int | float) or math.isnan(number):
         raise DatasetError(source, f"must be a number, got {value!r}", sample.line, "label")
-    return float(value)
+    return float(number)
+
+
+def _number(text: str) -> float | str:
+    """The number a CSV cell holds, or the text when it holds none."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def chunk_labels_of(sample: Sample, source: str) -> list[int] | None:
+    """The row's `context_labels` (a JSON array in a CSV cell), or None when absent."""
+    labels = sample.extra.get("context_labels")
+    if isinstance(labels, str):  # a CSV cell
+        with contextlib.suppress(json.JSONDecodeError):
+            labels = json.loads(labels)
+    if labels is None:
+        return None
+    if not isinstance(labels, list) or not all(v in (0, 1) for v in labels):
+        raise DatasetError(
+            source, f"must be a list of 0 and 1, got {labels!r}", sample.line, "context_labels"
+        )
+    return [int(v) for v in labels]
 
 
 def metric_of(sample: Sample, source: str) -> str:
@@ -88,7 +116,7 @@ def aspect_labels(sample: Sample) -> dict[str, float]:
 def _score_preference(row: RowScore, pair: tuple[Sample, Sample], name: str, tools: Tools) -> None:
     """A two-answer row: each answer scored alone, the row's score their difference."""
     metric = build_metric(name)
-    a, b = (metric.score(sample, tools).score for sample in pair)
+    a, b = (guarded_score(sample, metric, tools).score for sample in pair)
     row.preference = True
     row.score = None if a is None or b is None else b - a
 
@@ -104,9 +132,7 @@ def score_row(
     another metric on the same labels)."""
     name = score_with or metric_of(sample, dataset)
     row = RowScore(dataset, name, label_of(sample, dataset), sample.extra.get("pair_id"))
-    labels = sample.extra.get("context_labels")
-    if isinstance(labels, list):
-        row.chunk_labels = [int(v) for v in labels]
+    row.chunk_labels = chunk_labels_of(sample, dataset)
     try:
         if name == PAIRWISE:
             if compare is None:
@@ -117,7 +143,7 @@ def score_row(
             row.aspects = aspect_labels(sample)
             _score_preference(row, pair, SCORED_AS.get(name, name), tools)
             return row
-        result = build_metric(SCORED_AS.get(name, name)).score(sample, tools)
+        result = guarded_score(sample, build_metric(SCORED_AS.get(name, name)), tools)
     except JudgeError:
         row.unparseable = True
         return row

@@ -188,7 +188,7 @@ def calibrate_from_labels(
     )
     from localeval.calibration.labels import calibrate_labels
     from localeval.calibration.models_file import calibration_toml, save_calibration
-    from localeval.config import load_models_config
+    from localeval.config import find_models_file, load_models_config
     from localeval.database import default_db_path
     from localeval.report.calibration_text import fits_text
     from localeval.results.contract import check_output, write_json
@@ -196,7 +196,9 @@ def calibrate_from_labels(
 
     target = None
     if output is not None:
-        target = check_output(output, database_files(db_path or default_db_path()))
+        # the models file --save writes into is an input here too, as in file mode
+        models = [(find_models_file(models_path), "the models file")]
+        target = check_output(output, models + database_files(db_path or default_db_path()))
         warn_if_replaced(target)
     found = calibrate_labels(refs, db_path)
     runs = ", ".join(f"{r.run.id} ({Path(r.run.info.dataset or '').name})" for r in found.runs)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import shlex
 import sys
-import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
+from localeval.cli.cluster import ray_options, ray_settings
 from localeval.cli.options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
@@ -34,11 +34,12 @@ from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageErro
 from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import DEFAULT_MIN_DEFINED
 from localeval.results.model import SampleResult
-from localeval.runs.estimate import estimate_evaluation, speed_kept
+from localeval.runs.estimate import cluster_division, estimate_evaluation, speed_kept
 from localeval.runs.evaluation import Evaluation
 from localeval.runs.records import StoredRun
 from localeval.runs.requests import (
     Budget,
+    ClusterPlan,
     EvaluationEvents,
     EvaluationOutcome,
     EvaluationRequest,
@@ -65,35 +66,60 @@ def metric_help() -> str:
     )
 
 
-def with_metric_options(command: Callable[..., Any]) -> Callable[..., Any]:
+def metric_params() -> list[click.Option]:
     """The options the metrics declare (e.g. the rubric's --criteria), as click options."""
-    for _, option in reversed(metric_options()):
+    params = []
+    for _, option in metric_options():
         if option.is_flag:
-            command = click.option(option.flag, option.dest, is_flag=True, help=option.help)(
-                command
-            )
+            params.append(click.Option([option.flag, option.dest], is_flag=True, help=option.help))
             continue
-        command = click.option(
-            option.flag,
-            option.dest,
-            multiple=option.multiple,
-            metavar=option.metavar,
-            type=click.Path(path_type=Path) if option.is_path else None,
-            default=None,
-            help=option.help,
-        )(command)
-    return command
+        params.append(
+            click.Option(
+                [option.flag, option.dest],
+                multiple=option.multiple,
+                metavar=option.metavar,
+                type=click.Path(path_type=Path) if option.is_path else None,
+                default=None,
+                help=option.help,
+            )
+        )
+    return params
+
+
+class MetricsCommand(click.Command):
+    """A command whose -m help lists the metrics and which takes the metrics' own options:
+    both are added when it is first parsed or its help shown, not on import, so that
+    `localeval --help` imports no metric plugin. They go after --min-defined."""
+
+    completed = False
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        if not self.completed:
+            self.completed = True
+            names = [param.name for param in self.params]
+            for param in self.params:
+                if param.name == "metrics" and isinstance(param, click.Option):
+                    param.help = metric_help()
+            at = names.index("min_defined") + 1 if "min_defined" in names else len(names)
+            self.params[at:at] = metric_params()
+        return super().get_params(ctx)
 
 
 class Printed(EvaluationEvents):
     """What `localeval evaluate` says on stderr while it works."""
 
-    def __init__(self, data: str, show_progress: bool):
+    def __init__(self, data: str, show_progress: bool, new_run: bool = False):
         self.data = data
         self.show_progress = show_progress
+        #: --no-resume was given: the same command would start yet another run
+        self.new_run = new_run
+        #: the run kept part-way when scoring stopped (the command that goes on names it)
+        self.stopped_run: str | None = None
         self.progress: Progress | None = None
         #: each sample's estimated seconds, when an estimate was made for the time left
         self.expected: dict[str, float] | None = None
+        #: samples scored at once (a Ray cluster's actors), which divide the time left
+        self.parallel = 1
 
     def skipped(self, error: DatasetError) -> None:
         echo(f"Skipped: {error}", err=True)
@@ -124,7 +150,7 @@ class Printed(EvaluationEvents):
         )
 
     def scoring(self, run: StoredRun) -> None:
-        expected = None if self.expected is None else sum(self.expected.values())
+        expected = None if self.expected is None else sum(self.expected.values()) / self.parallel
         self.progress = Progress(
             run.n_samples,
             "Evaluating",
@@ -136,16 +162,30 @@ class Printed(EvaluationEvents):
     def scored(self, result: SampleResult) -> None:
         if self.progress is not None:
             expected = (self.expected or {}).get(result.sample.sample_id, 0.0)
-            self.progress.advance(expected=expected)
+            self.progress.advance(expected=expected / self.parallel)
 
     def scoring_ended(self) -> None:
         if self.progress is not None:
             self.progress.close()
 
     def stopped(self, run: StoredRun, n_done: int) -> None:
+        self.stopped_run = run.id
+        again = "re-run the same command"
+        if self.new_run:
+            again = f"re-run the command with --resume {run.id} in place of --no-resume"
         echo(
-            f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; re-run the "
-            "same command to continue it.",
+            f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; {again} "
+            "to continue it.",
+            err=True,
+        )
+
+    def cluster_ready(self, plan: ClusterPlan) -> None:
+        self.parallel = plan.actors
+        echo(f"Ray: {plan}", err=True)
+
+    def cluster_done(self, sent: int, answered: int, plan: ClusterPlan) -> None:
+        echo(
+            f"Ray: {sent} samples scored by the actors, {answered} answered here from the cache",
             err=True,
         )
 
@@ -160,28 +200,13 @@ class Printed(EvaluationEvents):
 def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""
     from localeval.report import console
-    from localeval.results.calibration import calibration_sentence, calibration_status
-    from localeval.results.diagnosis import diagnosis_lines
 
-    echo(console.summary_table(outcome.summaries))
-    categories = console.category_tables(outcome.by_category)
-    if categories:
-        echo("\n" + categories)
-    info = outcome.run.info
-    status = calibration_status(info.judge, info.metrics, info.metric_settings)
-    if status is not None:
-        echo("\n" + textwrap.fill(calibration_sentence(status), 88))
-    if outcome.diagnosis is not None:
-        echo("\nDiagnosis (answer_correctness --diagnose):")
-        echo("\n".join(textwrap.fill(line, 88) for line in diagnosis_lines(outcome.diagnosis)))
-    if outcome.gates:
-        echo("\n" + console.gates_text(outcome.gates, outcome.from_judge, outcome.judge))
-    echo("\n" + console.usage_text(outcome.usage))
+    echo(console.run_summary(outcome.view, outcome.from_judge, outcome.judge))
 
 
-@click.command()
+@click.command(cls=MetricsCommand)
 @click.argument("data", type=click.Path(path_type=Path, allow_dash=True))
-@click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC", help=metric_help())
+@click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC")
 @output_option("Write the full results (scores, evidence, summary, gates) as JSON here.")
 @click.option(
     "--threshold",
@@ -199,7 +224,6 @@ def show(outcome: EvaluationOutcome) -> None:
     help="A gate fails, whatever its mean, when fewer than this share of the samples have a "
     "score for its metric (the rest undefined).",
 )
-@with_metric_options
 @judge_option
 @embedder_option
 @models_option
@@ -268,6 +292,7 @@ def show(outcome: EvaluationOutcome) -> None:
     help="Stop once the judge has been called N times (calls the cache answers are free); "
     "the run is kept and the same command continues it.",
 )
+@ray_options
 @translate_errors
 def evaluate(
     data: Path,
@@ -290,6 +315,9 @@ def evaluate(
     estimate_only: bool,
     max_minutes: float | None,
     max_calls: int | None,
+    ray_address: str | None,
+    ray_actors: int | None,
+    ray_threads: int | None,
     **options: Any,
 ) -> None:
     """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
@@ -321,6 +349,7 @@ def evaluate(
         min_defined=min_defined,
         shard=shard,
         budget=Budget(max_minutes, max_calls),
+        ray=ray_settings(ray_address, ray_actors, ray_threads),
     )
     if estimate_only and (max_minutes is not None or max_calls is not None):
         raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
@@ -334,10 +363,12 @@ def evaluate(
 def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = False) -> bool:
     """Run the evaluation (or only estimate it) and print it; whether every gate passed."""
     label = request.data_label or printable(str(request.data))
-    printed = Printed(label, progress)
+    printed = Printed(label, progress, request.new_run)
     with Evaluation(request, printed) as evaluation:
         if estimate_only:
-            show_estimate(estimate_evaluation(evaluation), evaluation.output)
+            estimate = estimate_evaluation(evaluation)
+            division = cluster_division(evaluation, estimate) if request.ray else None
+            show_estimate(estimate, evaluation.output, division)
             return True
         if progress and speed_kept(evaluation):
             # the time left starts from the estimate, at the speed measured before
@@ -345,7 +376,7 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
         try:
             outcome = evaluation.run()
         except BudgetSpent as spent:
-            echo(f"Stopped: {spent}. To go on: {_command_line()}", err=True)
+            echo(f"Stopped: {spent}. To go on: {_command_line(printed.stopped_run)}", err=True)
             sys.exit(spent.exit_code)
         show(outcome)
         if request.output is not None:
@@ -363,9 +394,15 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
     return passed
 
 
-def _command_line() -> str:
-    """This command as it was typed (re-running it continues the run)."""
-    return shlex.join(["localeval", *sys.argv[1:]])
+def _command_line(run_id: str | None) -> str:
+    """This command as it was typed, which continues the run, but with --no-resume (which
+    would start yet another) replaced by --resume RUN."""
+    words = sys.argv[1:]
+    if run_id is not None and "--no-resume" in words:
+        at = words.index("--no-resume")
+        rest = [w for w in words[at + 1 :] if w != "--no-resume"]
+        words = [*words[:at], "--resume", run_id, *rest]
+    return shlex.join(["localeval", *words])
 
 
 COMMAND = evaluate

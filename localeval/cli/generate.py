@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from localeval.cli.options import (
+    Share,
     cache_option,
     db_option,
     echo,
@@ -132,18 +133,18 @@ def estimate_lines(bounds: GenerateEstimate, options: GenerateOptions) -> str:
     show_default=True, help="Largest chunk, in estimated tokens (a word or CJK character each).",
 )  # fmt: skip
 @click.option(
-    "--min-support", type=click.FloatRange(0, 1), default=None,
+    "--min-support", type=Share(), default=None,
     help="Verdict every sentence of a reference answer needs from its chunks; the chunks "
     "nearest an unanswerable question must answer it with P(Yes) below 1 minus this. "
     "Default: 0.5 on the calibrated scale for a judge calibrated for 'supported', else the "
     "judge's faithfulness threshold in models.toml, else 0.5.",
 )  # fmt: skip
 @click.option(
-    "--max-overlap", type=click.FloatRange(0, 1), default=DEFAULT_MAX_OVERLAP, show_default=True,
+    "--max-overlap", type=Share(), default=DEFAULT_MAX_OVERLAP, show_default=True,
     help="Most of a question that may be copied word for word from its chunk.",
 )  # fmt: skip
 @click.option(
-    "--max-similarity", type=click.FloatRange(0, 1), default=DEFAULT_MAX_SIMILARITY,
+    "--max-similarity", type=Share(), default=DEFAULT_MAX_SIMILARITY,
     show_default=True, help="Embedding similarity at which a question duplicates another.",
 )  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="List every rejected candidate and why.")

@@ -14,8 +14,8 @@ from localeval.cli.review import default_reviewer
 @click.group("labels")
 def labels_group() -> None:
     """Labels of a run's judge verdicts and scores (made with `localeval review`), as
-    files: one JSON object per line, `sample_id`, `metric`, `label` in [0, 1] and, for a
-    verdict, its `text`."""
+    files: one JSON object per line (or CSV), `sample_id`, `metric`, `label` in [0, 1] and,
+    for a verdict, its number (`verdict`) and `text`."""
 
 
 @labels_group.command("export")
@@ -25,8 +25,10 @@ def labels_group() -> None:
 @translate_errors
 def labels_export(run: str, output: Path | None, db_path: Path | None) -> None:
     """Write every reviewer's current labels of RUN (latest, latest~N or a run id), in the
-    order they were made."""
+    order they were made: JSON lines, or CSV when the output's name ends in .csv;
+    gzip-compressed when it ends in .gz."""
     from localeval.cli.options import warn_if_replaced
+    from localeval.data.file_rows import format_suffix
     from localeval.database import default_db_path
     from localeval.results.contract import check_output
     from localeval.results.files import database_files, write_text
@@ -44,7 +46,8 @@ def labels_export(run: str, output: Path | None, db_path: Path | None) -> None:
         labels = store.current(review.run.id)
     finally:
         store.close()
-    text = export_text(review, labels)
+    as_csv = output is not None and format_suffix(output)[0] == ".csv"
+    text = export_text(review, labels, as_csv=as_csv)
     if output is None:
         echo(text, nl=False)
         return
@@ -64,27 +67,34 @@ def labels_export(run: str, output: Path | None, db_path: Path | None) -> None:
 @db_option
 @translate_errors
 def labels_import(file: Path, run: str, reviewer: str | None, db_path: Path | None) -> None:
-    """Label RUN from FILE's rows, matched by sample id and the verdict's text (a row
-    without `text` labels the sample's score). Rows the run has no item for are counted and
-    left out; a row that is already its reviewer's label is not stored again."""
+    """Label RUN from FILE's rows (JSONL, JSON or CSV): a verdict by its `verdict` number
+    where the run's verdict of that number says the row's `text`, else by its text; a row
+    with neither labels the sample's score. Rows the run has no item for are counted and
+    left out; a row that is already its reviewer's label is not stored again, so importing
+    a file twice stores it once."""
     from localeval.runs.label_files import plan_import, read_label_rows
     from localeval.runs.labels import LabelStore
     from localeval.runs.review_items import load_review_run
 
     rows = read_label_rows(file)
     review = load_review_run(run, db_path)
+    plan = plan_import(review, rows, reviewer or default_reviewer(), str(file))
     store = LabelStore.open(review.db)
     try:
-        plan = plan_import(
-            review, rows, store.current(review.run.id), reviewer or default_reviewer(), str(file)
-        )
-        store.add(review.run.id, plan.labels)
+        stored = store.add(review.run.id, plan.labels, only_changes=True)
     finally:
         store.close()
     echo(
-        f"Imported {len(plan.labels)} labels into run {review.run.id}; {plan.already} were "
-        f"there already, {len(plan.unmatched)} matched no verdict or score of the run"
+        f"Imported {len(stored)} labels into run {review.run.id}; "
+        f"{len(plan.labels) - len(stored)} were there already, {len(plan.unmatched)} matched "
+        "no verdict or score of the run"
     )
+    if plan.superseded:
+        echo(
+            f"Left out {plan.superseded} rows of {file} for a later row of the same item and "
+            "reviewer",
+            err=True,
+        )
     if plan.unmatched:
         shown = ", ".join(str(n) for n in plan.unmatched[:10])
         more = ", ..." if len(plan.unmatched) > 10 else ""

@@ -1,10 +1,11 @@
 """What every localeval command shares: printing (every line through `echo`, which makes
-text from data safe for a terminal), error translation to SPEC.md's exit codes, stopping on
-SIGTERM as on Ctrl-C, and the options several commands take."""
+text from data safe for a terminal), error translation to the exit codes (docs/reference.md),
+stopping on SIGTERM as on Ctrl-C, and the options several commands take."""
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import signal
 import sys
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -22,6 +23,9 @@ from localeval.errors import LocalevalError
 from localeval.results.files import OutputTarget
 from localeval.text import printable
 from localeval.tools.estimate import Estimate
+
+if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it themselves)
+    from localeval.runs.estimate import Division
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,15 +48,37 @@ def warn_if_replaced(target: OutputTarget | None) -> None:
         echo(f"Warning: --output {target.path} exists; it will be overwritten", err=True)
 
 
-def show_estimate(estimate: Estimate, target: OutputTarget | None) -> None:
-    """--estimate: the estimate's table, and with --output the same as JSON at `target`."""
+def show_estimate(
+    estimate: Estimate, target: OutputTarget | None, division: Division | None = None
+) -> None:
+    """--estimate: the estimate's table (with how a Ray cluster's actors divide it, under
+    --ray), and with --output the same as JSON at `target`."""
+    from localeval.cli.cluster import division_text
     from localeval.report.estimate_text import estimate_text
     from localeval.results.contract import write_json
 
     echo(estimate_text(estimate))
+    data = estimate.as_dict()
+    if division is not None:
+        echo(division_text(division))
+        data["estimate"]["ray"] = division.as_dict()
     if target is not None:
-        write_json(target, estimate.as_dict())
+        write_json(target, data)
         echo(f"Estimate written to {target.path}")
+
+
+class Share(click.FloatRange):
+    """A number from 0 to 1; click's FloatRange alone lets NaN through (no comparison with it
+    is false), which then means no bound at all."""
+
+    def __init__(self) -> None:
+        super().__init__(0, 1)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value} is not in the range 0<=x<=1.", param, ctx)
+        return number
 
 
 class Terminated(KeyboardInterrupt):
@@ -79,8 +105,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def translate_errors(command: F) -> F:
-    """Turn library errors into a one-line message and SPEC.md's exit codes; never a traceback
-    unless LOCALEVAL_DEBUG is set."""
+    """Turn library errors into a one-line message and their exit codes (docs/reference.md);
+    never a traceback unless LOCALEVAL_DEBUG is set."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -88,6 +114,8 @@ def translate_errors(command: F) -> F:
             with _sigterm_as_interrupt():
                 return command(*args, **kwargs)
         except LocalevalError as exc:
+            if os.environ.get("LOCALEVAL_DEBUG") and exc.__cause__ is not None:
+                traceback.print_exception(exc.__cause__)  # a plugin's own error, say
             echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except Terminated:

@@ -66,8 +66,7 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     from localeval.report import console, history_text
     from localeval.results.contract import check_output, write_results
     from localeval.results.files import database_files
-    from localeval.results.gates import GateResult
-    from localeval.runs.sources import open_history, report_columns, stored_report
+    from localeval.runs.sources import open_history, stored_report, stored_view
 
     target = None
     if output is not None:
@@ -76,14 +75,8 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
     store = open_history(db_path)
     try:
         stored = store.resolve(run)
-        columns = report_columns(store, stored)
-        parts = [history_text.run_description(stored), console.summary_table(columns.summaries())]
-        categories = console.category_tables(columns.summaries_by_category())
-        if categories:
-            parts.append(categories)
-        if stored.gates:
-            parts.append(console.gates_text([GateResult.from_dict(g) for g in stored.gates]))
-        parts.append(console.usage_text(store.usage(stored.id)))
+        view = stored_view(store, stored)
+        parts = [history_text.run_description(stored), console.run_summary(view)]
         if target is not None:
             write_results(target, *stored_report(store, stored))
             parts.append(f"Results written to {output}")
@@ -92,18 +85,24 @@ def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
         store.close()
 
 
-def _deleted(store: RunStore, runs: list[StoredRun], yes: bool) -> None:
+def _deleted(store: RunStore, runs: list[StoredRun], yes: bool, with_labels: bool) -> None:
     """Confirm (unless --yes), delete, and say what was deleted and what the file shrank to."""
     from localeval.report import history_text
-    from localeval.runs.cleanup import delete_runs
+    from localeval.runs.cleanup import delete_runs, label_counts
 
     if not runs:
         echo("No run to delete.")
         return
     echo(history_text.runs_table(runs))
     if not yes:
-        click.confirm(f"Delete these {len(runs)} runs with their samples and scores?", abort=True)
-    before, after = delete_runs(store, runs)
+        what = "their samples and scores"
+        if n_labels := sum(label_counts(store, runs).values()):
+            what = (
+                f"their samples, scores and the {n_labels} labels your team made of them "
+                "(labels cannot be computed again)"
+            )
+        click.confirm(f"Delete these {len(runs)} runs with {what}?", abort=True)
+    before, after = delete_runs(store, runs, with_labels)
     echo(
         f"Deleted {len(runs)} run{'s' * (len(runs) != 1)}; {store.path}: "
         f"{before / 1e6:.1f} MB -> {after / 1e6:.1f} MB"
@@ -111,23 +110,31 @@ def _deleted(store: RunStore, runs: list[StoredRun], yes: bool) -> None:
 
 
 yes_option = click.option("-y", "--yes", is_flag=True, help="Delete without asking (for scripts).")
+with_labels_option = click.option(
+    "--with-labels",
+    is_flag=True,
+    help="Also delete runs your team labelled (`localeval review`, `labels import`), with "
+    "their labels, which cannot be computed again (`labels export` keeps them in a file).",
+)
 
 
 @runs_group.command("delete")
 @click.argument("refs", metavar="RUN...", nargs=-1, required=True)
 @db_option
 @yes_option
+@with_labels_option
 @translate_errors
-def runs_delete(refs: tuple[str, ...], db_path: Path | None, yes: bool) -> None:
+def runs_delete(refs: tuple[str, ...], db_path: Path | None, yes: bool, with_labels: bool) -> None:
     """Delete runs (ids or their start, latest, latest~N) from the history, with their
     samples and scores; the database file shrinks accordingly. A run a live process is
-    writing is refused. The judge/embedding cache is kept (see `localeval cache clear`)."""
+    writing is refused, and so is a run your team labelled, unless --with-labels. The
+    judge/embedding cache is kept (see `localeval cache clear`)."""
     from localeval.runs.cleanup import runs_to_delete
     from localeval.runs.sources import open_history
 
     store = open_history(db_path, writable=True)
     try:
-        _deleted(store, runs_to_delete(store, refs), yes)
+        _deleted(store, runs_to_delete(store, refs, with_labels), yes, with_labels)
     finally:
         store.close()
 
@@ -142,19 +149,27 @@ def runs_delete(refs: tuple[str, ...], db_path: Path | None, yes: bool) -> None:
 )
 @db_option
 @yes_option
+@with_labels_option
 @translate_errors
-def runs_prune(keep: int, db_path: Path | None, yes: bool) -> None:
+def runs_prune(keep: int, db_path: Path | None, yes: bool, with_labels: bool) -> None:
     """Delete every run but the N newest, complete or not, except runs a live process is
-    writing; the database file shrinks accordingly."""
+    writing and, unless --with-labels, runs your team labelled; the database file shrinks
+    accordingly."""
     from localeval.runs.cleanup import plan_pruning
     from localeval.runs.sources import open_history
 
     store = open_history(db_path, writable=True)
     try:
-        plan = plan_pruning(store, keep)
+        plan = plan_pruning(store, keep, with_labels)
         for run in plan.busy:
             echo(f"Kept run {run.id}: a live process is writing it.", err=True)
-        _deleted(store, plan.delete, yes)
+        for run, n_labels in plan.labelled:
+            echo(
+                f"Kept run {run.id}: it holds {n_labels} labels of your team "
+                "(--with-labels deletes it with them).",
+                err=True,
+            )
+        _deleted(store, plan.delete, yes, with_labels)
     finally:
         store.close()
 
@@ -181,10 +196,7 @@ def runs_merge(runs: tuple[str, ...], db_path: Path | None, output: Path | None)
         outcome = merge_shards(runs, store, output)
         for warning in outcome.warnings:
             echo(f"Warning: {warning}", err=True)
-        echo(console.summary_table(outcome.summaries))
-        if outcome.gates:
-            echo("\n" + console.gates_text(outcome.gates))
-        echo("\n" + console.usage_text(outcome.usage))
+        echo(console.run_summary(outcome.view))
         if output is not None:
             echo(f"Results written to {output}")
         echo(f"Merged {len(runs)} shards into run {outcome.run.id} in {store.path}")

@@ -1,4 +1,4 @@
-"""The fields of an evaluation sample (SPEC.md), and the Ragas names accepted for them."""
+"""The fields of an evaluation sample (docs/reference.md), and the Ragas names accepted for them."""
 
 #: accepted alias -> canonical field name
 ALIASES: dict[str, str] = {

@@ -45,11 +45,19 @@ def _json_array_rows(path: Path, chunks: Iterator[str]) -> Iterator[Row]:
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
 
 
-def file_rows(file: Path) -> tuple[str, Iterator[Row]]:
-    """The file's format and its rows, read piece by piece (memory does not grow with it)."""
+def format_suffix(file: Path) -> tuple[str, bool]:
+    """The file's format suffix in lower case ('.jsonl' of 'a.JSONL.gz') and whether its
+    name says it is gzip-compressed."""
     suffixes = [s.lower() for s in file.suffixes]
     compressed = bool(suffixes) and suffixes[-1] == ".gz"
     suffix = (suffixes[-2] if len(suffixes) > 1 else "") if compressed else file.suffix.lower()
+    return suffix, compressed
+
+
+def file_rows(file: Path) -> tuple[str, Iterator[Row]]:
+    """The file's format and its rows, read piece by piece (memory does not grow with it)."""
+    suffix, compressed = format_suffix(file)
+    suffixes = [s.lower() for s in file.suffixes]
     kind = FORMATS.get(suffix)
     if str(file) == "-":  # `evaluate -` spools standard input to a file before reading it
         raise DatasetError("-", "standard input is read by `localeval evaluate` only; give a file")

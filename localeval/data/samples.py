@@ -6,7 +6,7 @@ DatasetError that names the file, the line and the field, or, when the caller pa
 `on_invalid`, skips the row and reports it there (in a JSON array, by its row number as
 well: a minified array is one line). A row without a `sample_id` is named from its
 question (localeval.data.ids). Field aliases let Ragas-style
-datasets load unchanged (SPEC.md). Fields localeval does not know are kept in
+datasets load unchanged (docs/reference.md). Fields localeval does not know are kept in
 `Sample.extra` (labels for `calibrate`, `answer_a`/`answer_b` for A/B comparison, ...)
 and reported once per file to `on_warning`, with a suggestion when one looks like a typo.
 
@@ -30,6 +30,7 @@ from typing import Any
 from localeval.data.fields import ALIASES, CANONICAL, GENERATED_FIELDS
 from localeval.data.file_rows import Row, file_rows
 from localeval.data.ids import DefaultIds, content_id
+from localeval.data.seen_ids import SeenIds
 from localeval.errors import DatasetError, UsageError, locate
 from localeval.text import printable
 
@@ -263,7 +264,22 @@ def _validated(
 ) -> Iterator[Sample]:
     """The samples of decoded rows, checked one by one (`numbered`: rows of a JSON array,
     named by their number too)."""
-    seen: dict[str, str] = {}
+    seen = SeenIds()
+    try:
+        yield from _checked(rows, where, numbered, on_invalid, on_warning, seen)
+    finally:
+        seen.close()
+
+
+def _checked(
+    rows: Iterator[Row],
+    where: str,
+    numbered: bool,
+    on_invalid: OnInvalid | None,
+    on_warning: OnWarning | None,
+    seen: SeenIds,
+) -> Iterator[Sample]:
+    """`_validated`'s loop, with the ids seen so far in `seen`."""
     unknown: set[str] = set()
     default_ids = DefaultIds()
     for number, (line, raw) in enumerate(rows, start=1):
@@ -272,10 +288,10 @@ def _validated(
             if isinstance(raw, DatasetError):
                 raise raw.at(where, row_number)
             sample = sample_from_row(raw, where, line, default_ids, row_number)
-            if sample.sample_id in seen:
+            if (first := seen.first(sample.sample_id)) is not None:
                 raise DatasetError(
                     where,
-                    f"duplicate sample_id '{sample.sample_id}' (first {seen[sample.sample_id]})",
+                    f"duplicate sample_id '{sample.sample_id}' (first {first})",
                     line,
                     "sample_id",
                     row_number,
@@ -285,7 +301,7 @@ def _validated(
                 raise
             on_invalid(exc)
             continue
-        seen[sample.sample_id] = f"in row {number}" if numbered else f"on line {line}"
+        seen.add(sample.sample_id, f"in row {number}" if numbered else f"on line {line}")
         # a generated test set's own fields are expected, but only in a row with all three:
         # a user's own 'source' field still warns
         expected = GENERATED_FIELDS if sample.extra.keys() >= GENERATED_FIELDS else frozenset()

@@ -10,10 +10,11 @@ An installed package adds metrics of its own the same way, through an entry poin
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import Any, TypeVar, overload
 
 from localeval.metrics.base import (
     Metric,
@@ -26,6 +27,7 @@ from localeval.metrics.plugins import load_plugins
 
 #: per metric, the keyword arguments its class is built with (from its options)
 MetricOptions = Mapping[str, Mapping[str, Any]]
+_V = TypeVar("_V")
 
 
 def _discover() -> tuple[dict[str, MetricSpec], dict[str, str]]:
@@ -41,17 +43,72 @@ def _discover() -> tuple[dict[str, MetricSpec], dict[str, str]]:
     return {spec.name: spec for spec in found}, plugins.problems
 
 
-#: every metric by name, in the order they are listed; PLUGIN_PROBLEMS: by entry point
-#: name, why an installed metric plugin is left out
-REGISTRY, PLUGIN_PROBLEMS = _discover()
+@functools.cache
+def _discovered() -> tuple[dict[str, MetricSpec], dict[str, str], list[str]]:
+    """The registry, the plugins' problems and the default set, found once, on first use:
+    importing localeval (`localeval --help`, the pytest plugin) imports no metric plugin."""
+    specs, problems = _discover()
+    # the default set, in the order a sample's judge calls share their prompt prefix best:
+    # context precision reads the chunks one by one, the next two reuse them
+    ranked = sorted(specs.values(), key=lambda spec: spec.default_rank or 0)
+    return specs, problems, [spec.name for spec in ranked if spec.default_rank is not None]
 
-#: the default set, in the order a sample's judge calls share their prompt prefix best:
-#: context precision reads the chunks one by one, the next two reuse them
-RAG_METRICS: tuple[str, ...] = tuple(
-    spec.name
-    for spec in sorted(REGISTRY.values(), key=lambda spec: spec.default_rank or 0)
-    if spec.default_rank is not None
-)
+
+class OnFirstUse(MutableMapping[str, _V]):
+    """A dict filled by `load` when it is first read, and kept: what the registry holds is
+    found when a command needs it, not when localeval is imported."""
+
+    def __init__(self, load: Callable[[], dict[str, _V]]) -> None:
+        self._load = load
+        self._filled: dict[str, _V] | None = None
+
+    def _data(self) -> dict[str, _V]:
+        if self._filled is None:
+            self._filled = self._load()
+        return self._filled
+
+    def __getitem__(self, key: str) -> _V:
+        return self._data()[key]
+
+    def __setitem__(self, key: str, value: _V) -> None:
+        self._data()[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._data()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+    def __repr__(self) -> str:
+        return repr(self._data())
+
+
+class _DefaultSet(Sequence[str]):
+    """The default metrics' names, found when first read."""
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return _discovered()[2][index]
+
+    def __len__(self) -> int:
+        return len(_discovered()[2])
+
+    def __repr__(self) -> str:
+        return repr(tuple(_discovered()[2]))
+
+
+#: every metric by name, in the order they are listed; PLUGIN_PROBLEMS: by entry point
+#: name, why an installed metric plugin is left out (both found on first use)
+REGISTRY: MutableMapping[str, MetricSpec] = OnFirstUse(lambda: _discovered()[0])
+PLUGIN_PROBLEMS: MutableMapping[str, str] = OnFirstUse(lambda: _discovered()[1])
+#: the default set (context precision, faithfulness, answer relevancy, context recall)
+RAG_METRICS: Sequence[str] = _DefaultSet()
 
 
 def spec(name: str) -> MetricSpec | None:
@@ -100,6 +157,7 @@ __all__ = [
     "MetricOptions",
     "MetricResult",
     "MetricSpec",
+    "OnFirstUse",
     "Tools",
     "build_metric",
     "configure_metrics",

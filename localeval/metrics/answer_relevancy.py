@@ -7,7 +7,7 @@ after the answer); 0 when the judge finds the answer noncommittal (probability o
 Evidence, on request (`--ar-questions N`, default 0): the judge also writes N questions
 that the answer would answer, in the question's language, and their cosine similarity to
 the question asked is kept in details (question_similarity). It is not the score
-(SPEC.md's definition): a vague answer restates the question while a full one answers its
+(Ragas' definition): a vague answer restates the question while a full one answers its
 parts, so that similarity ranks poor answers above good ones more often than the direct
 question does; and writing them costs more than all the verdicts of a sample, so it is
 asked for, not done by default (docs/decisions.md).

@@ -136,13 +136,13 @@ class MetricSpec:
     build: type[Metric]
     #: what `localeval evaluate -m` help says about it ("" for the default set)
     help: str = ""
-    #: where it is listed (SPEC.md's order for the four RAG metrics)
+    #: where it is listed (the default set's order for the four RAG metrics)
     order: int = 1000
     #: its place in the default set, which is also the order that shares prompt prefixes
     #: best; None: not in the default set
     default_rank: int | None = None
-    #: SPEC.md's default gate (None: no gate unless one is asked for), and what to say when
-    #: a metric falls below its gate
+    #: its default gate (docs/reference.md; None: no gate unless one is asked for), and what
+    #: to say when a metric falls below its gate
     gate: float | None = None
     cause: str | None = None
     remedies: tuple[str, ...] = ()

@@ -11,22 +11,20 @@ from __future__ import annotations
 
 import re
 
-# Characters that are a token each: CJK ideographs (with extensions and compatibility
-# forms), kana, hangul syllables and jamo, CJK punctuation and full-width forms.
-_CJK_TOKEN = (
+from localeval.text import CJK_RANGES
+
+# Characters that are a token each: the scripts written without spaces (localeval.text:
+# ideographs with their extensions and compatibility forms, kana, hangul syllables), and
+# the CJK marks and forms around them.
+_CJK_TOKEN = CJK_RANGES + (
     "\u1100-\u11ff"  # hangul jamo
     "\u2e80-\u2fdf"  # CJK radicals, Kangxi radicals
     "\u3000-\u303f"  # CJK punctuation (、。「」)
-    "\u3040-\u30ff"  # hiragana, katakana
     "\u3100-\u312f\u3130-\u318f"  # bopomofo, hangul compatibility jamo
     "\u31a0-\u31ff"  # bopomofo extension, CJK strokes, katakana extension
     "\u3200-\u33ff"  # enclosed CJK letters, CJK compatibility
-    "\u3400-\u4dbf\u4e00-\u9fff"  # CJK ideographs
-    "\uac00-\ud7af"  # hangul syllables
-    "\uf900-\ufaff"  # CJK compatibility ideographs
     "\ufe10-\ufe1f\ufe30-\ufe4f"  # vertical forms, CJK compatibility forms
     "\uff00-\uffef"  # full-width ASCII and punctuation, half-width kana and hangul
-    "\U00020000-\U0003134f"  # CJK ideograph extensions B-H, compatibility supplement
 )
 CJK_TOKEN = re.compile(f"[{_CJK_TOKEN}]")
 # ROUGE's tokens: one CJK character, or a run of letters and digits in any other script

@@ -9,7 +9,7 @@ contexts as prompt prefix, and the score is the mean of the judge's P(Yes)
 (localeval.metrics.long_context), each statement's best support kept.
 
 The mean was measured against Ragas' reading, the share of statements whose verdict passes
-(`verdict_share`, kept in the details as VERDICT_SHARE): the mean gated better at SPEC's
+(`verdict_share`, kept in the details as VERDICT_SHARE): the mean gated better at the default
 thresholds on four of the five labelled sets (docs/judge-quality.md, "The scale and the
 English wording").
 """

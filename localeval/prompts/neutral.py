@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 import re
 
+from localeval.text import is_han_char
+
 _I = re.IGNORECASE
 
 # a chat-template control string, or its look-alike in full-width letters (＜｜…｜＞,
@@ -115,10 +117,8 @@ _ASIDE = re.compile(r"[ \t]*[(（\[【][^()（）\[\]【】\n]{1,200}[)）\]】]
 _SENTENCE = re.compile(r"[^.!?。！？\n]*(?:[.!?。！？]+[\"'”’)）\]】]*|\n|$)")
 _VERDICT_KEYS = {"verdict", "support", "result", "answer", "role", "判定", "结果", "答案", "支持度"}
 _DECODER = json.JSONDecoder()
-# the last word of a text that ends in one (no end mark, quote or bracket), and a text
-# that ends in Chinese
+# the last word of a text that ends in one (no end mark, quote or bracket)
 _WORD_END = re.compile(r"\w{1,12}$")
-_CJK_END = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]$")
 
 
 def without_orders(text: str) -> str:
@@ -144,7 +144,7 @@ def _closed(text: str, result: str) -> str:
     last_word = _WORD_END.search(result)
     if last_word is None or text.rstrip().endswith(last_word.group()):
         return result  # it ends in a mark, or in the text's own last word: nothing was cut
-    return result + ("。" if _CJK_END.search(result) else ".")
+    return result + ("。" if is_han_char(result[-1:]) else ".")
 
 
 def _speaks_to_judge(text: str) -> bool:

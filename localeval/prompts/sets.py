@@ -2,8 +2,9 @@
 
 A set holds the words of the RAG metrics (`rag`), the rubric (`rubric`), the A/B judge
 (`pairwise`) and test-set writing (`generate`). A judge's models.toml entry names the set
-it is asked with (`prompts = "rag-3"`, the default), since wording measured best on one
-model family need not be on another (docs/judge-quality.md). A set's name is its version: a
+it is asked with (the default judge's: `prompts = "rag-6"`; an entry that names none, and a
+judge given without an entry, get DEFAULT_PROMPTS, rag-3), since wording measured best on
+one model family need not be on another (docs/judge-quality.md). A set's name is its version: a
 run records the set it asked (none when no metric asked the judge), and runs asked with
 different sets are not compared as equals.
 

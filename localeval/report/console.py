@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 
 from localeval.judge import Usage
 from localeval.pairwise.judge import PairVerdict
 from localeval.pairwise.rows import PairRow, PairwiseSummary, verdict_label
+from localeval.results.calibration import calibration_sentence
+from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import GateResult
+from localeval.results.view import RunView
 from localeval.stats import MetricSummary
 from localeval.text import printable
+
+#: the width sentences are wrapped to
+WIDTH = 88
 
 
 def _number(value: float | None) -> str:
@@ -47,6 +54,25 @@ def category_tables(by_category: Mapping[str, Mapping[str, MetricSummary]]) -> s
         summary_table(summaries, title=f"category: {printable(category)}")
         for category, summaries in by_category.items()
     )
+
+
+def run_summary(view: RunView, from_judge: Sequence[str] = (), judge: str | None = None) -> str:
+    """A run as `evaluate`, `runs show` and `runs merge` print it: the summary (sub-scores
+    included), per category, the calibration, the diagnosis, the gates and what the judge
+    did. `from_judge`: metrics whose threshold is the judge's own (`judge`'s models.toml)."""
+    parts = [summary_table(view.summaries)]
+    if categories := category_tables(view.by_category):
+        parts.append(categories)
+    if view.calibration is not None:
+        parts.append(textwrap.fill(calibration_sentence(view.calibration), WIDTH))
+    if view.diagnosis is not None:
+        lines = (textwrap.fill(line, WIDTH) for line in diagnosis_lines(view.diagnosis))
+        parts.append("Diagnosis (answer_correctness --diagnose):\n" + "\n".join(lines))
+    if view.gates:
+        parts.append(gates_text(list(view.gates), from_judge, judge))
+    if view.usage is not None:
+        parts.append(usage_text(view.usage))
+    return "\n\n".join(parts)
 
 
 def gates_text(

@@ -16,15 +16,19 @@ from localeval.report.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
 from localeval.report.radar import Series, metrics_chart_svg
 from localeval.report.reliability import reliability_svg
 from localeval.results import view
-from localeval.results.calibration import calibration_sentence, calibration_status
-from localeval.results.diagnosis import diagnosis_lines, run_diagnosis
+from localeval.results.calibration import calibration_sentence
+from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import advice
+from localeval.results.view import RunView, as_view
 
 
-def render_html(results: Mapping[str, Any], baseline: Mapping[str, Any] | None = None) -> str:
-    """The whole report page for a results dict (and a baseline run's to compare with)."""
-    run = results.get("run", {})
-    title = f"localeval report {view.text(run.get('id'))}".strip()
+def render_html(
+    results: RunView | Mapping[str, Any], baseline: RunView | Mapping[str, Any] | None = None
+) -> str:
+    """The whole report page for a run (and a baseline run to compare with)."""
+    run = as_view(results)
+    base = None if baseline is None else as_view(baseline)
+    title = f"localeval report {run.run_id or ''}".strip()
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -34,12 +38,12 @@ def render_html(results: Mapping[str, Any], baseline: Mapping[str, Any] | None =
         f"<title>{e(title)}</title>",
         f"<style>{STYLESHEET}</style>",
         "</head><body><main>",
-        _header(results),
-        _overview(results, baseline),
-        _calibration(results),
-        _diagnosis(results),
-        _categories(results),
-        _samples(results),
+        _header(run),
+        _overview(run, base),
+        _calibration(run),
+        _diagnosis(run),
+        _categories(run),
+        _samples(run),
         f"<footer>Written by localeval {e(__version__)}. This page loads nothing from the "
         "network; it can be mailed or archived as one file.</footer>",
         "</main></body></html>",
@@ -47,10 +51,8 @@ def render_html(results: Mapping[str, Any], baseline: Mapping[str, Any] | None =
     return "\n".join(p for p in parts if p) + "\n"
 
 
-def _header(results: Mapping[str, Any]) -> str:
-    run = results.get("run", {})
-    gates = view.gate_results(results)
-    failed = [g for g in gates if not g.passed]
+def _header(run: RunView) -> str:
+    gates, failed = run.gates, run.failed_gates
     if not gates:
         verdict = '<p class="verdict pass">No quality gate applies to these metrics</p>'
     elif failed:
@@ -61,14 +63,14 @@ def _header(results: Mapping[str, Any]) -> str:
     else:
         verdict = f'<p class="verdict pass">All {len(gates)} quality gates pass</p>'
     rows: list[tuple[str, str]] = [
-        ("run", e(run.get("id"))),
-        ("created", e(run.get("created"))),
-        ("dataset", e(run.get("dataset"))),
-        ("samples", e(len(results.get("samples", [])))),
+        ("run", e(run.run_id)),
+        ("created", e(run.created)),
+        ("dataset", e(run.dataset)),
+        ("samples", e(run.n_samples)),
     ]
     for role in ("judge", "embedder"):
-        model = run.get(role)
-        if isinstance(model, dict):
+        model = run.model(role)
+        if model is not None:
             sha = view.text(model.get("sha256"))
             rows.append(
                 (
@@ -77,18 +79,16 @@ def _header(results: Mapping[str, Any]) -> str:
                     + (f" <span class='muted'>sha256 {e(sha[:12])}…</span>" if sha else ""),
                 )
             )
-    rows.append(("prompt version", e(run.get("prompt_version") or "none")))
-    usage = run.get("usage")
-    if isinstance(usage, dict):
+    rows.append(("prompt version", e(run.prompt_version or "none")))
+    if run.usage is not None:
+        usage = run.usage
         rows.append(
             (
                 "judge usage",
                 e(
-                    f"{view.text(usage.get('judge_calls'))} calls "
-                    f"({view.text(usage.get('cached_calls'))} cached), "
-                    f"{view.text(usage.get('prompt_tokens'))} prompt tokens, "
-                    f"{view.text(usage.get('generated_tokens'))} generated, "
-                    f"{view.fmt(usage.get('seconds'), 1)} s"
+                    f"{usage.judge_calls} calls ({usage.cached_calls} cached), "
+                    f"{usage.prompt_tokens} prompt tokens, {usage.generated_tokens} generated, "
+                    f"{view.fmt(usage.seconds, 1)} s"
                 ),
             )
         )
@@ -96,14 +96,13 @@ def _header(results: Mapping[str, Any]) -> str:
     return f"<header><h1>RAG evaluation report</h1>{verdict}<dl class='run'>{items}</dl></header>"
 
 
-def _overview(results: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> str:
-    metrics = view.metric_names(results)
-    limits = view.thresholds(results)
-    series = [Series("this run", "run", [view.summary_mean(results, m) for m in metrics])]
-    series.append(Series("gate threshold", "threshold", [limits.get(m) for m in metrics]))
+def _overview(run: RunView, baseline: RunView | None) -> str:
+    metrics = run.metrics
+    series = [Series("this run", "run", [run.mean(m) for m in metrics])]
+    series.append(Series("gate threshold", "threshold", [run.thresholds.get(m) for m in metrics]))
     if baseline is not None:
-        label = f"baseline {view.text(baseline.get('run', {}).get('id'))}".strip()
-        series.append(Series(label, "baseline", [view.summary_mean(baseline, m) for m in metrics]))
+        label = f"baseline {baseline.run_id or ''}".strip()
+        series.append(Series(label, "baseline", [baseline.mean(m) for m in metrics]))
     chart = metrics_chart_svg(metrics, series)
     legend = "".join(f'<span class="{s.kind}">{e(s.label)}</span>' for s in series)
     figure = (
@@ -114,28 +113,22 @@ def _overview(results: Mapping[str, Any], baseline: Mapping[str, Any] | None) ->
     )
     return (
         f'<section class="overview">{figure}<div class="panel gates"><h2>Quality gates</h2>'
-        f"{_gates_list(results)}</div></section>"
-        f"<section><h2>Summary</h2>{_summary_table(results, baseline)}</section>"
+        f"{_gates_list(run)}</div></section>"
+        f"<section><h2>Summary</h2>{_summary_table(run, baseline)}</section>"
     )
 
 
-def _calibration(results: Mapping[str, Any]) -> str:
+def _calibration(run: RunView) -> str:
     """Whether the scores are calibrated, with each map's reliability diagram (measured on
     rows the map was not fitted on) when the run recorded one."""
-    run = results.get("run", {})
-    judge = run.get("judge") if isinstance(run, Mapping) else None
-    metrics = view.metric_names(results)
-    status = calibration_status(
-        judge if isinstance(judge, Mapping) else None, metrics, view.metric_settings(results)
-    )
+    status = run.calibration
     if status is None:
         return ""
     figures = []
     for kind, entry in sorted(status.maps.items()):
         bins = view.reliability_bins(entry.get("reliability"))
         if bins:
-            ece = entry.get("ece")
-            ece = float(ece) if isinstance(ece, int | float) and not isinstance(ece, bool) else None
+            ece = view.number(entry.get("ece"))
             fitted = view.text(entry.get("fitted_on"))
             caption = f"fitted on {fitted}" if fitted else ""
             figures.append(
@@ -150,12 +143,11 @@ def _calibration(results: Mapping[str, Any]) -> str:
     )
 
 
-def _diagnosis(results: Mapping[str, Any]) -> str:
+def _diagnosis(run: RunView) -> str:
     """Which part of the pipeline failed, when the run was diagnosed."""
-    found = run_diagnosis(view.sample_details(results))
-    if found is None:
+    if run.diagnosis is None:
         return ""
-    lines = diagnosis_lines(found)
+    lines = diagnosis_lines(run.diagnosis)
     items = "".join(
         f"<li>{e(line.removeprefix('- '))}</li>" for line in lines if line.startswith("- ")
     )
@@ -167,12 +159,11 @@ def _diagnosis(results: Mapping[str, Any]) -> str:
     )
 
 
-def _gates_list(results: Mapping[str, Any]) -> str:
-    gates = view.gate_results(results)
-    if not gates:
+def _gates_list(run: RunView) -> str:
+    if not run.gates:
         return '<p class="muted">No metric of this run has a threshold.</p>'
     items = []
-    for gate in gates:
+    for gate in run.gates:
         status = "pass" if gate.passed else "fail"
         line = (
             f'<span class="badge {status}">{status.upper()}</span><b>{e(gate.metric)}</b> = '
@@ -190,36 +181,29 @@ def _gates_list(results: Mapping[str, Any]) -> str:
     return f'<ul class="gates-list">{"".join(items)}</ul>'
 
 
-def _summary_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> str:
-    limits = view.thresholds(results)
+def _summary_table(run: RunView, baseline: RunView | None) -> str:
     head = "<th>metric</th><th>mean</th><th>95% CI</th><th>n</th><th>undefined</th><th>gate</th>"
     if baseline is not None:
         head += "<th>baseline</th><th>Δ</th>"
     rows = []
-    for metric in view.metric_names(results):
-        entry = results.get("summary", {}).get(metric)
-        entry = entry if isinstance(entry, dict) else {}
-        mean = view.number(entry.get("mean"))
-        limit = limits.get(metric)
-        low = mean is None or (limit is not None and mean < limit)
-        ci = entry.get("ci95")
-        ci_text = (
-            f"{view.fmt(ci[0])} – {view.fmt(ci[1])}"
-            if isinstance(ci, list) and len(ci) == 2
-            else "-"
-        )
+    for row in run.summary_rows(baseline):
+        summary = row.summary
+        ci = None if summary is None else summary.ci95
+        ci_text = "-" if ci is None else f"{view.fmt(ci[0])} – {view.fmt(ci[1])}"
         cells = [
-            f"<td>{e(metric)}</td>",
-            f'<td class="num{" low" if low and limit is not None else ""}">{view.fmt(mean)}</td>',
+            f"<td>{e(row.metric)}</td>",
+            f'<td class="num{" low" if row.below else ""}">{view.fmt(row.mean)}</td>',
             f'<td class="num">{e(ci_text)}</td>',
-            f'<td class="num">{e(entry.get("n"))}</td>',
-            f'<td class="num">{e(entry.get("n_undefined"))}</td>',
-            f'<td class="num">{"-" if limit is None else f"≥ {limit:.2f}"}</td>',
+            f'<td class="num">{e(None if summary is None else summary.n)}</td>',
+            f'<td class="num">{e(None if summary is None else summary.n_undefined)}</td>',
+            f'<td class="num">{"-" if row.threshold is None else f"≥ {row.threshold:.2f}"}</td>',
         ]
         if baseline is not None:
-            before = view.summary_mean(baseline, metric)
-            delta = "-" if mean is None or before is None else f"{mean - before:+.3f}"
-            cells += [f'<td class="num">{view.fmt(before)}</td>', f'<td class="num">{delta}</td>']
+            delta = "-" if row.delta is None else f"{row.delta:+.3f}"
+            cells += [
+                f'<td class="num">{view.fmt(row.baseline)}</td>',
+                f'<td class="num">{delta}</td>',
+            ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     note = (
         '<p class="muted">Δ is a difference of means; whether it is more than judge noise '
@@ -230,27 +214,25 @@ def _summary_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | Non
     return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>{note}'
 
 
-def _categories(results: Mapping[str, Any]) -> str:
-    by_category = view.category_summaries(results)
-    if len(by_category) < 2:
+def _categories(run: RunView) -> str:
+    if len(run.by_category) < 2:
         return ""
-    metrics = view.metric_names(results)
-    limits = view.thresholds(results)
+    metrics = run.metrics
     head = "<th>category</th><th>samples</th>" + "".join(f"<th>{e(m)}</th>" for m in metrics)
     rows = []
-    for category, summaries in by_category.items():
-        sizes = [
-            (view.number(s.get("n")) or 0) + (view.number(s.get("n_undefined")) or 0)
-            for s in summaries.values()
-        ]
-        cells = [f"<td>{e(category)}</td>", f'<td class="num">{int(max(sizes, default=0))}</td>']
+    for category, summaries in run.by_category.items():
+        sizes = [s.n + s.n_undefined for s in summaries.values()]
+        cells = [f"<td>{e(category)}</td>", f'<td class="num">{max(sizes, default=0)}</td>']
         for metric in metrics:
-            entry = summaries.get(metric, {})
-            mean = view.number(entry.get("mean"))
-            limit = limits.get(metric)
+            entry = summaries.get(metric)
+            mean = None if entry is None else entry.mean
+            limit = run.thresholds.get(metric)
             low = mean is not None and limit is not None and mean < limit
-            tip = f"n = {view.text(entry.get('n'))}, undefined = "
-            tip += view.text(entry.get("n_undefined"))
+            tip = (
+                "n = , undefined = "
+                if entry is None
+                else (f"n = {entry.n}, undefined = {entry.n_undefined}")
+            )
             cells.append(
                 f'<td class="num{" low" if low else ""}" title="{e(tip)}">{view.fmt(mean)}</td>'
             )
@@ -262,14 +244,12 @@ def _categories(results: Mapping[str, Any]) -> str:
     )
 
 
-def _samples(results: Mapping[str, Any]) -> str:
-    limits = view.thresholds(results)
-    metrics = view.metric_names(results)
-    ordered = [s.sample for s in view.worst_samples(results)]
+def _samples(run: RunView) -> str:
+    ordered = [s.sample for s in run.worst()]
     seen = {id(s) for s in ordered}
     # samples with no defined score at all go last, in file order
-    ordered += [s for s in results.get("samples", []) if id(s) not in seen]
-    blocks = [_sample(sample, metrics, limits) for sample in ordered]
+    ordered += [s for s in run.samples if id(s) not in seen]
+    blocks = [_sample(sample, run.metrics, run.thresholds) for sample in ordered]
     return (
         "<section><h2>Samples</h2><p class='muted'>Worst first (by the score furthest below "
         "its gate). Click a sample to see its evidence: unsupported statements are "

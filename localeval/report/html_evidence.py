@@ -11,14 +11,16 @@ from typing import Any
 from localeval.metrics import spec
 from localeval.metrics.base import EvidenceTable
 from localeval.results import view
+from localeval.text import neutralised
 
 #: how deep generic details (of metrics without a layout of their own) are drawn
 GENERIC_DEPTH = 4
 
 
 def e(value: Any) -> str:
-    """Escape any value for HTML text and attribute values."""
-    return html.escape(view.text(value), quote=True)
+    """Any value as HTML text or an attribute value: escaped, and with the characters that
+    could hide or reorder what the reader sees (a bidi override) as a placeholder."""
+    return html.escape(neutralised(view.text(value)), quote=True)
 
 
 def _marking(details: Mapping[str, Any], where: str) -> tuple[EvidenceTable, Any] | None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.results import view
+from localeval.results.view import RunView, as_view
 
 #: characters XML 1.0 cannot hold at all, not even escaped
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -31,45 +32,45 @@ def _element(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any
     return node
 
 
-def render_junit(results: Mapping[str, Any], samples: bool = False) -> str:
-    """The JUnit XML document for a results dict."""
-    run = results.get("run", {})
+def render_junit(results: RunView | Mapping[str, Any], samples: bool = False) -> str:
+    """The JUnit XML document for a run."""
+    run = as_view(results)
     root = ET.Element("testsuites", {"name": "localeval"})
-    gates_suite = _gates_suite(root, results)
+    gates_suite = _gates_suite(root, run)
     suites = [gates_suite]
     if samples:
-        suites.append(_samples_suite(root, results))
+        suites.append(_samples_suite(root, run))
     for suite in suites:
-        suite.set("timestamp", xml_text(run.get("created")))
+        suite.set("timestamp", xml_text(run.created))
         suite.set("hostname", "localhost")
     for attribute in ("tests", "failures", "errors", "skipped"):
         root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in suites)))
-    seconds = view.number((run.get("usage") or {}).get("seconds"))
-    root.set("time", f"{seconds or 0.0:.3f}")
+    seconds = run.usage.seconds if run.usage is not None else 0.0
+    root.set("time", f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
 
-def _properties(suite: ET.Element, results: Mapping[str, Any]) -> None:
-    run = results.get("run", {})
+def _properties(suite: ET.Element, run: RunView) -> None:
     props = ET.SubElement(suite, "properties")
+    judge, embedder = run.model("judge") or {}, run.model("embedder") or {}
     values = {
-        "run": run.get("id"),
-        "dataset": run.get("dataset"),
-        "judge": (run.get("judge") or {}).get("name"),
-        "judge_sha256": (run.get("judge") or {}).get("sha256"),
-        "embedder": (run.get("embedder") or {}).get("name"),
-        "prompt_version": run.get("prompt_version"),
-        "samples": len(results.get("samples", [])),
+        "run": run.run_id,
+        "dataset": run.dataset,
+        "judge": judge.get("name"),
+        "judge_sha256": judge.get("sha256"),
+        "embedder": embedder.get("name"),
+        "prompt_version": run.prompt_version,
+        "samples": run.n_samples,
     }
     for name, value in values.items():
         if value is not None:
             _element(props, "property", name=name, value=value)
 
 
-def _gates_suite(root: ET.Element, results: Mapping[str, Any]) -> ET.Element:
-    gates = view.gate_results(results)
-    failures = sum(not g.passed for g in gates)
+def _gates_suite(root: ET.Element, run: RunView) -> ET.Element:
+    gates = run.gates
+    failures = len(run.failed_gates)
     suite = _element(
         root,
         "testsuite",
@@ -80,7 +81,7 @@ def _gates_suite(root: ET.Element, results: Mapping[str, Any]) -> ET.Element:
         skipped=0,
         time="0",
     )
-    _properties(suite, results)
+    _properties(suite, run)
     for gate in gates:
         case = _element(suite, "testcase", classname="localeval.gates", name=gate.metric, time="0")
         if gate.passed:
@@ -100,11 +101,11 @@ def _gates_suite(root: ET.Element, results: Mapping[str, Any]) -> ET.Element:
     return suite
 
 
-def _samples_suite(root: ET.Element, results: Mapping[str, Any]) -> ET.Element:
-    limits = view.thresholds(results)
+def _samples_suite(root: ET.Element, run: RunView) -> ET.Element:
+    limits = run.thresholds
     suite = _element(root, "testsuite", name="localeval samples", time="0")
     cases = failures = skipped = 0
-    for sample in results.get("samples", []):
+    for sample in run.samples:
         cases += 1
         scores = sample.get("scores", {})
         details = sample.get("details", {})

@@ -8,14 +8,15 @@ to the comment. Whitespace is collapsed so a newline cannot end a table row.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 from localeval.results import view
-from localeval.results.calibration import calibrated_on, calibration_status
-from localeval.results.diagnosis import diagnosis_lines, run_diagnosis
-from localeval.results.gates import advice
+from localeval.results.calibration import calibrated_on
+from localeval.results.diagnosis import diagnosis_lines
+from localeval.results.gates import GateResult, advice
+from localeval.results.view import RunView, as_view
+from localeval.text import neutralised
 
 #: characters of dataset text kept in a table cell or list item before it is cut
 CELL_CHARS = 140
@@ -25,12 +26,8 @@ PASS, FAIL, WARN = "✅", "❌", "⚠️"
 def md_code(value: Any, limit: int = CELL_CHARS, in_table: bool = True) -> str:
     """Any text as an inline code span that renders literally (in a table cell, or outside
     one with `in_table=False`)."""
-    raw = view.text(value)
-    # control and bidi-override characters could hide or reorder text: show a placeholder
-    cleaned = "".join(
-        "�" if unicodedata.category(c) in ("Cc", "Cf") and c not in "\t\n\r" else c for c in raw
-    )
-    flat = " ".join(cleaned.split())
+    # control and bidi-override characters could hide or reorder text: a placeholder
+    flat = " ".join(neutralised(view.text(value)).split())
     if len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "…"
     if not flat:
@@ -44,26 +41,43 @@ def md_code(value: Any, limit: int = CELL_CHARS, in_table: bool = True) -> str:
 
 
 def render_markdown(
-    results: Mapping[str, Any], baseline: Mapping[str, Any] | None = None, worst: int = 5
+    results: RunView | Mapping[str, Any],
+    baseline: RunView | Mapping[str, Any] | None = None,
+    worst: int = 5,
 ) -> str:
     """Verdict, summary table, failing gates with remedies, and the worst samples."""
-    gates = view.gate_results(results)
-    failed = [g for g in gates if not g.passed]
+    run = as_view(results)
+    base = None if baseline is None else as_view(baseline)
+    gates, failed = run.gates, run.failed_gates
     if not gates:
         headline = "localeval: no quality gate applies to these metrics"
     elif failed:
         headline = f"{FAIL} localeval: {len(failed)} of {len(gates)} quality gates failed"
     else:
         headline = f"{PASS} localeval: all {len(gates)} quality gates pass"
-    lines = [f"### {headline}", "", _run_line(results), ""]
-    run = results.get("run", {})
-    judge = run.get("judge") if isinstance(run, Mapping) else None
-    status = calibration_status(
-        judge if isinstance(judge, Mapping) else None,
-        view.metric_names(results),
-        view.metric_settings(results),
-    )
-    if status is not None and status.uncalibrated:
+    lines = [f"### {headline}", "", _run_line(run), ""]
+    lines += _calibration(run)
+    lines += _summary_table(run, base)
+    if failed:
+        lines += ["", "**Failing gates**", ""]
+        lines += [_failing(gate) for gate in failed]
+    if run.diagnosis is not None:
+        # our words and counts only: no dataset text reaches these lines
+        lines += ["", "**Diagnosis** (answer_correctness --diagnose)", ""]
+        found = diagnosis_lines(run.diagnosis)
+        lines += [line if line.startswith("- ") else f"- {line}" for line in found]
+    lines += _worst_samples(run, worst)
+    return "\n".join(lines) + "\n"
+
+
+def _calibration(run: RunView) -> list[str]:
+    """A warning when the judge is not calibrated for some metrics; what its maps were
+    fitted on."""
+    status = run.calibration
+    if status is None:
+        return []
+    lines = []
+    if status.uncalibrated:
         # dataset text never reaches this line: the judge's name is put in a code span
         lines += [
             f"{WARN} Judge {md_code(status.judge, in_table=False)} is not calibrated for "
@@ -71,81 +85,66 @@ def render_markdown(
             "scale.",
             "",
         ]
-    if status is not None:
-        # what the maps were fitted on: words of the project's own, or dataset file names,
-        # which go in code spans like any text from the results file
-        for kind, text in calibrated_on(status):
-            judge = md_code(status.judge, in_table=False)
-            fitted = md_code(text, in_table=False)
-            lines += [f"Judge {judge} calibrated for {kind} on {fitted}.", ""]
-    lines += _summary_table(results, baseline)
-    if failed:
-        lines += ["", "**Failing gates**", ""]
-        for gate in failed:
-            value = "undefined" if gate.value is None else f"{gate.value:.3f}"
-            name = md_code(gate.metric, in_table=False)
-            line = f"- {FAIL} {name} = {value}, below {gate.threshold:.2f}."
-            if gate.too_few_defined:
-                total = (gate.n_defined or 0) + (gate.n_undefined or 0)
-                line = (
-                    f"- {FAIL} {name} = {value} from only {gate.n_defined} of {total} samples: "
-                    f"a gate needs {gate.min_defined:.0%} of them scored."
-                )
-            elif found := advice(gate.metric):
-                cause, remedies = found
-                line += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
-            lines.append(line)
-    if (found := run_diagnosis(view.sample_details(results))) is not None:
-        # our words and counts only: no dataset text reaches these lines
-        lines += ["", "**Diagnosis** (answer_correctness --diagnose)", ""]
-        lines += [line if line.startswith("- ") else f"- {line}" for line in diagnosis_lines(found)]
-    lines += _worst_samples(results, worst)
-    return "\n".join(lines) + "\n"
+    # what the maps were fitted on: words of the project's own, or dataset file names,
+    # which go in code spans like any text from the results file
+    for kind, text in calibrated_on(status):
+        judge = md_code(status.judge, in_table=False)
+        fitted = md_code(text, in_table=False)
+        lines += [f"Judge {judge} calibrated for {kind} on {fitted}.", ""]
+    return lines
 
 
-def _run_line(results: Mapping[str, Any]) -> str:
-    run = results.get("run", {})
-    parts = [f"Run {md_code(run.get('id'), in_table=False)}"]
-    if run.get("dataset"):
-        parts[0] += f" on {md_code(run.get('dataset'), in_table=False)}"
-    parts.append(f"{len(results.get('samples', []))} samples")
-    judge = run.get("judge")
-    if isinstance(judge, dict) and judge.get("name"):
+def _failing(gate: GateResult) -> str:
+    """A failing gate's line, with its likely cause and remedies."""
+    value = "undefined" if gate.value is None else f"{gate.value:.3f}"
+    name = md_code(gate.metric, in_table=False)
+    line = f"- {FAIL} {name} = {value}, below {gate.threshold:.2f}."
+    if gate.too_few_defined:
+        total = (gate.n_defined or 0) + (gate.n_undefined or 0)
+        return (
+            f"- {FAIL} {name} = {value} from only {gate.n_defined} of {total} samples: "
+            f"a gate needs {gate.min_defined:.0%} of them scored."
+        )
+    if found := advice(gate.metric):
+        cause, remedies = found
+        line += f" Likely cause: {cause}. Try: {'; '.join(remedies)}."
+    return line
+
+
+def _run_line(run: RunView) -> str:
+    parts = [f"Run {md_code(run.run_id, in_table=False)}"]
+    if run.dataset:
+        parts[0] += f" on {md_code(run.dataset, in_table=False)}"
+    parts.append(f"{run.n_samples} samples")
+    judge = run.model("judge")
+    if judge is not None and judge.get("name"):
         parts.append(f"judge {md_code(judge.get('name'), in_table=False)}")
     return " · ".join(parts)
 
 
-def _summary_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> list[str]:
-    limits = view.thresholds(results)
-    passed = {g.metric: g.passed for g in view.gate_results(results)}
+def _summary_table(run: RunView, baseline: RunView | None) -> list[str]:
     head = "| metric | mean | 95% CI | undefined | gate | |"
     rule = "|---|--:|:-:|--:|--:|:-:|"
     if baseline is not None:
         head += " baseline | Δ |"
         rule += "--:|--:|"
     rows = [head, rule]
-    for metric in view.metric_names(results):
-        entry = results.get("summary", {}).get(metric)
-        entry = entry if isinstance(entry, dict) else {}
-        mean = view.number(entry.get("mean"))
-        ci = entry.get("ci95")
-        ci_text = (
-            f"{view.fmt(ci[0])}–{view.fmt(ci[1])}" if isinstance(ci, list) and len(ci) == 2 else "-"
-        )
-        limit = limits.get(metric)
-        gate = "-" if limit is None else f"≥ {limit:.2f}"
-        mark = "" if metric not in passed else (PASS if passed[metric] else FAIL)
-        row = (
-            f"| {md_code(metric)} | {view.fmt(mean)} | {ci_text} | "
-            f"{view.fmt(entry.get('n_undefined'), 0)} | {gate} | {mark} |"
+    for row in run.summary_rows(baseline):
+        ci = None if row.summary is None else row.summary.ci95
+        ci_text = "-" if ci is None else f"{view.fmt(ci[0])}–{view.fmt(ci[1])}"
+        undefined = None if row.summary is None else row.summary.n_undefined
+        gate = "-" if row.threshold is None else f"≥ {row.threshold:.2f}"
+        mark = "" if row.passed is None else (PASS if row.passed else FAIL)
+        line = (
+            f"| {md_code(row.metric)} | {view.fmt(row.mean)} | {ci_text} | "
+            f"{view.fmt(undefined, 0)} | {gate} | {mark} |"
         )
         if baseline is not None:
-            before = view.summary_mean(baseline, metric)
-            delta = "-" if mean is None or before is None else f"{mean - before:+.3f}"
-            row += f" {view.fmt(before)} | {delta} |"
-        rows.append(row)
+            delta = "-" if row.delta is None else f"{row.delta:+.3f}"
+            line += f" {view.fmt(row.baseline)} | {delta} |"
+        rows.append(line)
     if baseline is not None:
-        run_id = md_code(baseline.get("run", {}).get("id"), in_table=False)
+        run_id = md_code(baseline.run_id, in_table=False)
         rows += [
             "",
             f"Baseline: run {run_id}. Δ is a difference of means, not a significance test.",
@@ -153,10 +152,10 @@ def _summary_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | Non
     return rows
 
 
-def _worst_samples(results: Mapping[str, Any], count: int) -> list[str]:
+def _worst_samples(run: RunView, count: int) -> list[str]:
     if count <= 0:
         return []
-    worst = view.worst_samples(results, count)
+    worst = run.worst(count)
     if not worst:
         return []
     lines = [

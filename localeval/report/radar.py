@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from html import escape
+
+from localeval.report.html_evidence import e
 
 #: polygon/bar styles by series kind; the report's stylesheet has the legend swatches
 STYLES: dict[str, str] = {
@@ -79,7 +80,7 @@ def radar_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
     parts = [
         f'<svg class="chart radar" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}" '
-        f'aria-label="{escape(_aria_label(metrics, series))}">',
+        f'aria-label="{e(_aria_label(metrics, series))}">',
         "<title>Metric means against their thresholds</title>",
     ]
     # grid: rings at quarter steps, one spoke per metric
@@ -107,7 +108,7 @@ def radar_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
         values = [0.0 if v is None else v for v in line.values]
         parts.append(
             f'<polygon class="series-{line.kind}" points="{polygon(values)}" '
-            f"{STYLES[line.kind]}><title>{escape(line.label)}</title></polygon>"
+            f"{STYLES[line.kind]}><title>{e(line.label)}</title></polygon>"
         )
         if line.kind == "run":
             for index, value in enumerate(values):
@@ -144,9 +145,9 @@ def _radar_labels(
                 detail += f" (gate {_fmt(threshold.values[index])})"
         parts.append(
             f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="13" '
-            f'font-weight="600" fill="#111827">{escape(metric)}'
+            f'font-weight="600" fill="#111827">{e(metric)}'
             f'<tspan x="{x:.1f}" dy="16" font-size="12" font-weight="400" '
-            f'fill="#374151">{escape(detail)}</tspan></text>'
+            f'fill="#374151">{e(detail)}</tspan></text>'
         )
     return parts
 
@@ -166,7 +167,7 @@ def _axis_ticks(
         ticks.append(
             f'<line class="series-{line.kind}" x1="{x - dx:.1f}" y1="{y - dy:.1f}" '
             f'x2="{x + dx:.1f}" y2="{y + dy:.1f}" {STYLES[line.kind].replace("6 4", "3 2")}>'
-            f"<title>{escape(line.label)}: {_fmt(value)}</title></line>"
+            f"<title>{e(line.label)}: {_fmt(value)}</title></line>"
         )
     return "".join(ticks)
 
@@ -183,7 +184,7 @@ def bars_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
     parts = [
         f'<svg class="chart bars" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}" '
-        f'aria-label="{escape(_aria_label(metrics, series))}">',
+        f'aria-label="{e(_aria_label(metrics, series))}">',
         "<title>Metric means against their thresholds</title>",
     ]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
@@ -197,7 +198,7 @@ def bars_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
         top = 12 + index * block
         parts.append(
             f'<text x="{left - 8:.1f}" y="{top + bar_height - 3:.1f}" text-anchor="end" '
-            f'font-size="13" font-weight="600" fill="#111827">{escape(metric)}</text>'
+            f'font-size="13" font-weight="600" fill="#111827">{e(metric)}</text>'
         )
         for row, line in enumerate(bars):
             y = top + row * (bar_height + 4)
@@ -209,9 +210,9 @@ def bars_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
             parts.append(
                 f'<rect class="series-{line.kind}" x="{left:.1f}" y="{y:.1f}" '
                 f'width="{length:.1f}" height="{bar_height:.1f}" fill="{BAR_FILL[line.kind]}">'
-                f"<title>{escape(line.label)}: {_fmt(value)}</title></rect>"
+                f"<title>{e(line.label)}: {_fmt(value)}</title></rect>"
                 f'<text x="{left + track + 8:.1f}" y="{y + bar_height - 3:.1f}" font-size="12" '
-                f'fill="#374151">{escape(note)}</text>'
+                f'fill="#374151">{e(note)}</text>'
             )
         if threshold is not None and threshold.values[index] is not None:
             x = left + track * _clip(threshold.values[index] or 0.0)
@@ -219,7 +220,7 @@ def bars_svg(metrics: Sequence[str], series: Sequence[Series]) -> str:
             parts.append(
                 f'<line class="series-threshold" x1="{x:.1f}" y1="{top - 4:.1f}" x2="{x:.1f}" '
                 f'y2="{bottom:.1f}" stroke="#dc2626" stroke-width="2.5">'
-                f"<title>{escape(threshold.label)}: {_fmt(threshold.values[index])}</title></line>"
+                f"<title>{e(threshold.label)}: {_fmt(threshold.values[index])}</title></line>"
             )
     parts.append("</svg>")
     return "".join(parts)

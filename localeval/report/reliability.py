@@ -5,8 +5,8 @@ diagonal a perfectly calibrated judge would follow."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
+from localeval.report.html_evidence import e
 from localeval.verdict_maps import ReliabilityBin
 
 
@@ -31,9 +31,8 @@ def reliability_svg(title: str, bins: Sequence[ReliabilityBin], ece: float | Non
     parts = [
         f'<svg class="chart reliability" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
-        f'aria-label="{escape(caption + ": " + described)}">',
-        f'<text x="{width / 2:.0f}" y="16" text-anchor="middle" font-size="13">'
-        f"{escape(caption)}</text>",
+        f'aria-label="{e(caption + ": " + described)}">',
+        f'<text x="{width / 2:.0f}" y="16" text-anchor="middle" font-size="13">{e(caption)}</text>',
         f'<rect x="{margin}" y="{margin}" width="{size}" height="{size}" fill="none" '
         'stroke="#9ca3af"/>',
         f'<line x1="{x(0):.1f}" y1="{y(0):.1f}" x2="{x(1):.1f}" y2="{y(1):.1f}" '

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.errors import UsageError
+from localeval.results.view import read_run
 
 FORMATS = ("html", "md", "junit", "json")
 
@@ -21,16 +22,18 @@ def render_report(
     """The report of a results dict (and a baseline run's, for html and md)."""
     if report_format not in FORMATS:
         raise UsageError(f"unknown report format '{report_format}' (use {', '.join(FORMATS)})")
+    if report_format == "json":
+        return json.dumps(results, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    run = read_run(results)  # read once, whichever report is drawn from it
+    base = None if baseline is None else read_run(baseline)
     if report_format == "html":
         from localeval.report.html import render_html
 
-        return render_html(results, baseline)
+        return render_html(run, base)
     if report_format == "md":
         from localeval.report.markdown import render_markdown
 
-        return render_markdown(results, baseline, worst=worst)
-    if report_format == "junit":
-        from localeval.report.junit import render_junit
+        return render_markdown(run, base, worst=worst)
+    from localeval.report.junit import render_junit
 
-        return render_junit(results, samples=junit_samples)
-    return json.dumps(results, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    return render_junit(run, samples=junit_samples)

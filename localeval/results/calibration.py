@@ -81,7 +81,7 @@ def calibration_sentence(status: CalibrationStatus) -> str:
     if not status.uncalibrated:
         return (
             f"Judge {status.judge} is calibrated: each verdict is the probability that a "
-            "person would agree, so scores read as shares and SPEC's gates apply." + said
+            "person would agree, so scores read as shares and the default gates apply." + said
         )
     return (
         f"Judge {status.judge} is not calibrated for {status.named(status.uncalibrated)}: "

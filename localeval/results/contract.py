@@ -1,9 +1,11 @@
-"""results.json, defined once: the output contract of SPEC.md (fields may be added, never
+"""results.json, defined once: the output contract of docs/reference.md (fields may be added, never
 renamed), written streaming and atomically, and read back with its shape checked."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -159,10 +161,21 @@ def _dump_streamed(
 HINT = "; write one with `localeval evaluate DATA --output FILE`"
 
 
+def _file_text(path: Path) -> str:
+    """The file's UTF-8 text, decompressed when its name ends in .gz (as outputs so named
+    are written)."""
+    if not path.name.lower().endswith(".gz"):
+        return path.read_text(encoding="utf-8")
+    try:
+        return gzip.decompress(path.read_bytes()).decode("utf-8")
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise DatasetError(str(path), f"is not a complete gzip file ({exc})") from None
+
+
 def read_json_file(path: Path) -> Any:
     """A results file's JSON value; DatasetError naming the file if it is not JSON."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _file_text(path)
     except IsADirectoryError:
         raise DatasetError(str(path), "is a directory, not a results file") from None
     except UnicodeDecodeError:

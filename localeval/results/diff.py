@@ -20,8 +20,8 @@ from localeval.metrics import spec
 from localeval.metrics.base import Details
 from localeval.metrics.explain import generic_changes
 from localeval.results.comparability import comparability_warnings
-from localeval.results.scores import RunScores
 from localeval.results.summary import NO_CATEGORY
+from localeval.results.view import RunView
 from localeval.stats import bootstrap_ci
 
 BETTER, WORSE, NO_CHANGE = "better", "worse", "no detectable change"
@@ -115,8 +115,8 @@ class SampleChange:
 
 @dataclass
 class Comparison:
-    base: RunScores
-    new: RunScores
+    base: RunView
+    new: RunView
     warnings: list[str]
     n_shared: int
     n_base_only: int
@@ -183,7 +183,7 @@ def compare_metric(metric: str, base: np.ndarray, new: np.ndarray) -> MetricChan
     )
 
 
-def compare_runs(base: RunScores, new: RunScores, top: int = DEFAULT_TOP) -> Comparison:
+def compare_runs(base: RunView, new: RunView, top: int = DEFAULT_TOP) -> Comparison:
     """Compare NEW with BASE on the samples (by sample_id) and metrics both hold."""
     base_index = {sample_id: i for i, sample_id in enumerate(base.columns.sample_ids)}
     new_rows: list[int] = []
@@ -259,8 +259,8 @@ def _largest_changes(
     sample_ids: list[str],
     categories: list[str],
     top: int,
-    base: RunScores,
-    new: RunScores,
+    base: RunView,
+    new: RunView,
 ) -> list[SampleChange]:
     """The `top` samples whose score moved most (a score that became undefined, or defined,
     counts as the largest move), each with the evidence for the move."""

@@ -12,6 +12,8 @@ file as one of the command's inputs (its data, the run database and its journals
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import stat
 import sys
@@ -20,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, BinaryIO, TextIO
 
 from localeval.errors import UsageError
 
@@ -170,12 +172,13 @@ def _atomic(file: Path, named: Path) -> Iterator[TextIO]:
     tmp: Path | None = None
     try:
         with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=folder, prefix=f".{file.name}.", suffix=".tmp", delete=False
-        ) as handle:
-            tmp = Path(handle.name)
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
+            "wb", dir=folder, prefix=f".{file.name}.", suffix=".tmp", delete=False
+        ) as raw:
+            tmp = Path(raw.name)
+            with _text_writer(raw, compressed=file.name.lower().endswith(".gz")) as handle:
+                yield handle
+            raw.flush()
+            os.fsync(raw.fileno())
         tmp.chmod(_mode_for(file))
         os.replace(tmp, file)
     except OSError as exc:
@@ -183,6 +186,20 @@ def _atomic(file: Path, named: Path) -> Iterator[TextIO]:
     finally:
         if tmp is not None and tmp.exists():
             tmp.unlink()
+
+
+@contextmanager
+def _text_writer(raw: BinaryIO, compressed: bool) -> Iterator[TextIO]:
+    """UTF-8 text over `raw`, gzip-compressed (without a time stamp, so that the same text
+    gives the same bytes, nor the temporary file's name) when the output's name ends in
+    .gz; `raw` is left open."""
+    binary: Any = gzip.GzipFile("", "wb", fileobj=raw, mtime=0) if compressed else raw
+    text = io.TextIOWrapper(binary, encoding="utf-8")
+    yield text
+    text.flush()
+    text.detach()
+    if compressed:
+        binary.close()  # writes the gzip trailer; a GzipFile never closes its fileobj
 
 
 def _mode_for(file: Path) -> int:

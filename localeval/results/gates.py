@@ -12,13 +12,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.errors import UsageError
-from localeval.metrics import REGISTRY, spec
+from localeval.metrics import REGISTRY, OnFirstUse, spec
 from localeval.stats import MetricSummary
 
-#: SPEC.md's default thresholds, as each metric declares them
-DEFAULT_THRESHOLDS: dict[str, float] = {
-    name: spec.gate for name, spec in REGISTRY.items() if spec.gate is not None
-}
+
+def _declared_gates() -> dict[str, float]:
+    return {name: spec.gate for name, spec in REGISTRY.items() if spec.gate is not None}
+
+
+#: each metric's default threshold (docs/reference.md, "Quality gates"), as it declares it
+#: (MetricSpec.gate), read from the registry when first asked
+DEFAULT_THRESHOLDS: Mapping[str, float] = OnFirstUse(_declared_gates)
 #: the share of a run's samples that must have a score for a metric before its gate can pass:
 #: a mean over fewer than half the samples says more about which rows were scorable than
 #: about the system (`evaluate --min-defined`)
@@ -26,7 +30,7 @@ DEFAULT_MIN_DEFINED = 0.5
 
 
 def advice(metric: str) -> tuple[str, tuple[str, ...]] | None:
-    """The likely cause and the remedies for a metric below its threshold (SPEC.md)."""
+    """The likely cause and the remedies for a metric below its threshold (its spec's)."""
     found = spec(metric)
     if found is None or found.cause is None:
         return None
@@ -117,8 +121,8 @@ class GateResult:
 def default_thresholds(
     judged: Collection[str], judge_thresholds: Mapping[str, float]
 ) -> dict[str, float]:
-    """SPEC.md's default thresholds, with the judge's own (its models.toml `thresholds`) for
-    the metrics in `judged`, the ones that judge scores."""
+    """The default thresholds (docs/reference.md), with the judge's own (its models.toml
+    `thresholds`) for the metrics in `judged`, the ones that judge scores."""
     thresholds = dict(DEFAULT_THRESHOLDS)
     thresholds.update({m: v for m, v in judge_thresholds.items() if m in judged})
     return thresholds

@@ -1,4 +1,7 @@
-"""Reading a results dict for the report renderers: the metrics, gates and worst samples.
+"""A run as every view of it reads it: `RunView`, read once from a results dict (a
+results.json file, or a stored run written as one: `read_run`) or from the run history
+(localeval.runs.sources.stored_view). The reports (console, Markdown, HTML, JUnit), `diff`,
+`runs show`, `runs merge` and `evaluate`'s summary are all drawn from it.
 
 A results file may come from another machine or an older version, so every value is
 checked for its type here and anything unexpected is treated as missing, never trusted.
@@ -7,15 +10,20 @@ checked for its type here and anything unexpected is treated as missing, never t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from localeval.judge import Usage
 from localeval.metrics import spec
 from localeval.metrics.base import Evidence
 from localeval.metrics.explain import number, text
+from localeval.results.calibration import CalibrationStatus, calibration_status
+from localeval.results.diagnosis import RunDiagnosis, run_diagnosis
 from localeval.results.gates import GateResult
-from localeval.results.summary import NO_CATEGORY, ScoreColumns
+from localeval.results.summary import ScoreColumns
+from localeval.stats import MetricSummary
 from localeval.verdict_maps import ReliabilityBin
 
 
@@ -53,12 +61,6 @@ def metric_names(results: Mapping[str, Any]) -> list[str]:
     return [str(m) for m in results.get("summary", {})]
 
 
-def metric_settings(results: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The run's settings per metric ({} for a file without them)."""
-    settings = results.get("run", {}).get("metric_settings")
-    return settings if isinstance(settings, Mapping) else {}
-
-
 def sample_details(results: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     """Each sample's details ({metric: details}), skipping what is not one."""
     samples = results.get("samples")
@@ -69,8 +71,11 @@ def sample_details(results: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
 
 
 def gate_results(results: Mapping[str, Any]) -> list[GateResult]:
+    """The gates a results dict recorded (those without a numeric threshold left out)."""
     gates = []
     for gate in results.get("gates", []):
+        if not isinstance(gate, Mapping):
+            continue
         threshold = number(gate.get("threshold"))
         if threshold is None:
             continue
@@ -92,36 +97,45 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def thresholds(results: Mapping[str, Any]) -> dict[str, float]:
-    return {g.metric: g.threshold for g in gate_results(results)}
+def optional_text(value: Any) -> str | None:
+    """A value as display text, None for none."""
+    return None if value is None else text(value)
 
 
-def summary_mean(results: Mapping[str, Any] | None, metric: str) -> float | None:
-    if results is None:
+def read_summary(entry: Any) -> MetricSummary | None:
+    """A summary of a results dict ({mean, n, n_undefined, ci95}); None for one that is not
+    an object. A count that is missing reads as 0, an interval that is not two numbers as
+    none."""
+    if not isinstance(entry, Mapping):
         return None
-    entry = results.get("summary", {}).get(metric)
-    return number(entry.get("mean")) if isinstance(entry, dict) else None
-
-
-def category_summaries(results: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per category, per metric: mean, n, n_undefined, ci95. Taken from the file's
-    summary_by_category, or computed from the samples' scores when the file has none."""
-    given = results.get("summary_by_category")
-    if isinstance(given, dict) and all(isinstance(v, dict) for v in given.values()):
-        return {
-            str(category): {str(m): s for m, s in metrics.items() if isinstance(s, dict)}
-            for category, metrics in given.items()
-        }
-    samples = results.get("samples", [])
-    columns = ScoreColumns.of(
-        [text(s.get("sample_id")) for s in samples],
-        [text(s.get("category")) or NO_CATEGORY for s in samples],
-        {m: [number(s["scores"].get(m)) for s in samples] for m in metric_names(results)},
+    ci = entry.get("ci95")
+    bounds = [number(x) for x in ci] if isinstance(ci, list) and len(ci) == 2 else []
+    low, high = bounds if len(bounds) == 2 and None not in bounds else (None, None)
+    return MetricSummary(
+        number(entry.get("mean")),
+        _count(entry.get("n")) or 0,
+        _count(entry.get("n_undefined")) or 0,
+        None if low is None or high is None else (low, high),
     )
-    return {
-        category: {m: summary.as_dict() for m, summary in summaries.items()}
-        for category, summaries in columns.summaries_by_category().items()
+
+
+def read_summaries(given: Any) -> dict[str, MetricSummary]:
+    """A results dict's `summary` (or one category's), each metric's summary read."""
+    if not isinstance(given, Mapping):
+        return {}
+    found = {str(metric): read_summary(entry) for metric, entry in given.items()}
+    return {metric: summary for metric, summary in found.items() if summary is not None}
+
+
+def read_usage(given: Any) -> Usage | None:
+    """What a run recorded its judge did (run.usage), counts that are not counts as 0."""
+    if not isinstance(given, Mapping):
+        return None
+    counts = {
+        name: _count(given.get(name)) or 0
+        for name in ("judge_calls", "cached_calls", "prompt_tokens", "generated_tokens", "retries")
     }
+    return Usage(**counts, seconds=number(given.get("seconds")) or 0.0)
 
 
 @dataclass(frozen=True)
@@ -153,14 +167,6 @@ def shortfall(sample: Mapping[str, Any], limits: Mapping[str, float]) -> Shortfa
     return worst
 
 
-def worst_samples(results: Mapping[str, Any], count: int | None = None) -> list[Shortfall]:
-    """Samples ordered worst first by their worst gated metric; `count` of them (None: all)."""
-    limits = thresholds(results)
-    found = [s for s in (shortfall(x, limits) for x in results.get("samples", [])) if s]
-    found.sort(key=lambda s: s.score - (s.threshold if s.threshold is not None else 0.0))
-    return found if count is None else found[:count]
-
-
 def evidence_hint(metric: str, details: Any) -> Evidence | None:
     """The first piece of evidence for why a sample scored low on a metric, from its details
     (each metric says what that is: MetricSpec.hint)."""
@@ -172,3 +178,191 @@ def evidence_hint(metric: str, details: Any) -> Evidence | None:
     if found is None or found.hint is None:
         return None
     return found.hint(details)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One metric's line of a summary table: its summary (None when the run recorded none),
+    its gate and, beside a baseline run, that run's mean."""
+
+    metric: str
+    summary: MetricSummary | None
+    threshold: float | None = None
+    #: whether its gate passed; None for a metric without a gate
+    passed: bool | None = None
+    baseline: float | None = None
+
+    @property
+    def mean(self) -> float | None:
+        return None if self.summary is None else self.summary.mean
+
+    @property
+    def below(self) -> bool:
+        """A gated metric without a mean, or with one below its threshold."""
+        return self.threshold is not None and (self.mean is None or self.mean < self.threshold)
+
+    @property
+    def delta(self) -> float | None:
+        """The change of mean from the baseline run."""
+        return None if self.mean is None or self.baseline is None else self.mean - self.baseline
+
+
+def _no_details(sample_id: str, metric: str) -> Mapping[str, Any] | None:
+    return None
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as reports, `diff` and summaries read it.
+
+    `run` is results.json's "run" object; `columns` the scores of the run's metrics in
+    sample order; `details(sample_id, metric)` a sample's evidence for a metric (read from
+    the history only when asked); `summaries` each metric's and each sub-score's summary,
+    and `by_category` per category; `samples` the samples as results.json holds them, where
+    they were read (a report's); `usage` what the judge did. A view read for `diff` alone has
+    no summaries, gates or samples.
+    """
+
+    label: str
+    run: Mapping[str, Any]
+    columns: ScoreColumns
+    details: Callable[[str, str], Mapping[str, Any] | None] = _no_details
+    summaries: Mapping[str, MetricSummary] = field(default_factory=dict)
+    by_category: Mapping[str, Mapping[str, MetricSummary]] = field(default_factory=dict)
+    gates: tuple[GateResult, ...] = ()
+    samples: Sequence[Mapping[str, Any]] = ()
+    usage: Usage | None = None
+    #: which part of the pipeline failed (answer_correctness --diagnose), or None
+    diagnosis: RunDiagnosis | None = None
+
+    @property
+    def metrics(self) -> list[str]:
+        """The run's metrics, in its order."""
+        return list(self.columns.scores)
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.columns.sample_ids)
+
+    @property
+    def run_id(self) -> str | None:
+        return optional_text(self.run.get("id"))
+
+    @property
+    def created(self) -> str | None:
+        return optional_text(self.run.get("created"))
+
+    @property
+    def dataset(self) -> str | None:
+        return optional_text(self.run.get("dataset")) or None
+
+    @property
+    def prompt_version(self) -> str | None:
+        return optional_text(self.run.get("prompt_version")) or None
+
+    def model(self, role: str) -> Mapping[str, Any] | None:
+        """The run's record of its "judge" or "embedder" (None without one)."""
+        found = self.run.get(role)
+        return found if isinstance(found, Mapping) else None
+
+    @property
+    def metric_settings(self) -> Mapping[str, Any]:
+        """The run's settings per metric ({} for a file without them)."""
+        settings = self.run.get("metric_settings")
+        return settings if isinstance(settings, Mapping) else {}
+
+    @cached_property
+    def thresholds(self) -> dict[str, float]:
+        """Each gated metric's threshold, as its gate recorded it."""
+        return {gate.metric: gate.threshold for gate in self.gates}
+
+    @property
+    def failed_gates(self) -> list[GateResult]:
+        return [gate for gate in self.gates if not gate.passed]
+
+    @cached_property
+    def calibration(self) -> CalibrationStatus | None:
+        """Whether the judge's scores are calibrated (None: no metric is made of verdicts)."""
+        return calibration_status(self.model("judge"), self.metrics, self.metric_settings)
+
+    def summary_rows(
+        self, baseline: RunView | None = None, every: bool = False
+    ) -> list[SummaryRow]:
+        """One row per metric of the run (`every`: per metric and sub-score summarised), with
+        its gate and the baseline run's mean."""
+        passed = {gate.metric: gate.passed for gate in self.gates}
+        names = list(self.summaries) if every else self.metrics
+        return [
+            SummaryRow(
+                metric,
+                self.summaries.get(metric),
+                self.thresholds.get(metric),
+                passed.get(metric),
+                baseline.mean(metric) if baseline is not None else None,
+            )
+            for metric in names
+        ]
+
+    def mean(self, metric: str) -> float | None:
+        found = self.summaries.get(metric)
+        return None if found is None else found.mean
+
+    def worst(self, count: int | None = None) -> list[Shortfall]:
+        """Samples ordered worst first by their worst gated metric; `count` of them (None:
+        all)."""
+        found = [s for s in (shortfall(x, self.thresholds) for x in self.samples) if s]
+        found.sort(key=lambda s: s.score - (s.threshold if s.threshold is not None else 0.0))
+        return found if count is None else found[:count]
+
+
+def read_run(results: Mapping[str, Any], label: str | None = None) -> RunView:
+    """A results dict as a RunView (`label`: how the user named it; default the run's id).
+    Its summaries are the ones it recorded; per category, computed from its scores when it
+    recorded none."""
+    run = results.get("run")
+    run = run if isinstance(run, Mapping) else {}
+    given = results.get("samples")
+    samples = [s for s in given if isinstance(s, Mapping)] if isinstance(given, list) else []
+    metrics = metric_names(results)
+    ids = [text(s.get("sample_id")) for s in samples]
+    scores = [s.get("scores") if isinstance(s.get("scores"), Mapping) else {} for s in samples]
+    columns = ScoreColumns.of(
+        ids,
+        [optional_text(s.get("category")) or None for s in samples],
+        {m: [number(values.get(m)) for values in scores] for m in metrics},
+    )
+    evidence = {
+        (sample_id, str(metric)): entry
+        for sample_id, sample in zip(ids, samples, strict=True)
+        if isinstance(details := sample.get("details"), Mapping)
+        for metric, entry in details.items()
+        if isinstance(entry, Mapping)  # evidence of another shape is not shown
+    }
+    return RunView(
+        label if label is not None else text(run.get("id")),
+        run,
+        columns,
+        lambda sample_id, metric: evidence.get((sample_id, metric)),
+        read_summaries(results.get("summary")),
+        _category_summaries(results, columns),
+        tuple(gate_results(results)),
+        samples,
+        read_usage(run.get("usage")),
+        run_diagnosis(sample_details(results)),
+    )
+
+
+def _category_summaries(
+    results: Mapping[str, Any], columns: ScoreColumns
+) -> dict[str, dict[str, MetricSummary]]:
+    """Per category, per metric: the file's summary_by_category, or the summaries of the
+    samples' scores when the file has none."""
+    given = results.get("summary_by_category")
+    if isinstance(given, Mapping) and all(isinstance(v, Mapping) for v in given.values()):
+        return {str(category): read_summaries(metrics) for category, metrics in given.items()}
+    return columns.summaries_by_category()
+
+
+def as_view(results: RunView | Mapping[str, Any]) -> RunView:
+    """A view of a run given as one or as a results dict."""
+    return results if isinstance(results, RunView) else read_run(results)

@@ -2,9 +2,11 @@
 served from this package: nothing from outside the machine), the run as JSON, and one
 request per label, stored in the run database before the answer is sent.
 
-Routes: GET / (the page), /review.js, /review.css; GET /api/run (the run, its verdicts and
-every reviewer's current labels); POST /api/labels {sample_id, metric, verdict (an index,
-or null for the score), mark}; POST /api/undo (deletes this reviewer's latest label).
+Routes: GET / (the page), /review.js, /saving.js, /review.css; GET /api/run (the run, its
+verdicts and every reviewer's current labels); POST /api/labels {sample_id, metric, verdict
+(an index, or null for the score), mark}, answered with the label saved; POST /api/undo
+(deletes this reviewer's latest label), answered with it and their label of its item now.
+A reply holds only what the request changed, whatever the number of labels the run holds.
 A POST must be JSON (a page on another site cannot send one without the browser asking
 first, which this app never allows), and a request must name 127.0.0.1 or localhost as
 its host.
@@ -35,6 +37,7 @@ POLICY = (
 ASSETS = {
     "/": ("page.html", "text/html; charset=utf-8"),
     "/review.js": ("review.js", "text/javascript; charset=utf-8"),
+    "/saving.js": ("saving.js", "text/javascript; charset=utf-8"),
     "/review.css": ("review.css", "text/css; charset=utf-8"),
 }
 HOSTS = ["127.0.0.1", "localhost"]
@@ -57,9 +60,6 @@ class ReviewApi:
         self.reviewer = reviewer
         self.page = review.page()
 
-    def _labels(self, store: LabelStore) -> list[dict[str, Any]]:
-        return [label.as_dict() for label in store.current(self.review.run.id)]
-
     def _with_store(self, work: Callable[[LabelStore], dict[str, Any]]) -> Response:
         try:
             store = LabelStore.open(self.review.db)
@@ -74,7 +74,11 @@ class ReviewApi:
 
     async def run(self, request: Request) -> Response:
         return self._with_store(
-            lambda store: {**self.page, "reviewer": self.reviewer, "labels": self._labels(store)}
+            lambda store: {
+                **self.page,
+                "reviewer": self.reviewer,
+                "labels": [label.as_dict() for label in store.current(self.review.run.id)],
+            }
         )
 
     async def add(self, request: Request) -> Response:
@@ -95,7 +99,7 @@ class ReviewApi:
 
         def save(store: LabelStore) -> dict[str, Any]:
             (saved,) = store.add(self.review.run.id, [label])
-            return {"saved": saved.as_dict(), "labels": self._labels(store)}
+            return {"saved": saved.as_dict()}
 
         return self._with_store(save)
 
@@ -105,8 +109,13 @@ class ReviewApi:
             return body
 
         def undo(store: LabelStore) -> dict[str, Any]:
-            undone = store.undo(self.review.run.id, self.reviewer)
-            return {"undone": undone and undone.as_dict(), "labels": self._labels(store)}
+            run_id = self.review.run.id
+            undone = store.undo(run_id, self.reviewer)
+            if undone is None:
+                return {"undone": None, "current": None}
+            # the reviewer's label before it, if any, is theirs again
+            now = store.current(run_id, reviewer=self.reviewer, item=undone.item)
+            return {"undone": undone.as_dict(), "current": now[0].as_dict() if now else None}
 
         return self._with_store(undo)
 

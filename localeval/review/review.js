@@ -1,13 +1,26 @@
 // The review page: every verdict of the judge on a run, marked right or wrong by keyboard
-// or mouse, each label sent to the app (and saved there) as it is made. Text from the run
-// is only ever set as textContent, never parsed as markup.
+// or mouse, each label sent to the app (and saved there) as it is made (saving.js). Text
+// from the run is only ever set as textContent, never parsed as markup.
 "use strict";
 
 const state = {
   data: null, // the run: samples, verdicts, reviewer
-  labels: [], // every reviewer's current label of each item
   sample: 0, // index into data.samples of the sample shown
   item: 0, // index into that sample's items
+};
+
+// what the page knows of the run, indexed once when it loads: a key press reads these and
+// redraws only what it changed, whatever the number of samples and labels
+const index = {
+  items: [], // per sample: its items (verdicts, then judged scores), each with its key
+  sampleOf: new Map(), // item key -> index of its sample
+  lowest: [], // per sample: its lowest score
+  failing: [], // per sample: whether it fails a gate
+  mine: new Map(), // item key -> this reviewer's saved label
+  others: new Map(), // item key -> the other reviewers' labels
+  marked: [], // per sample: how many of its items this reviewer's saved labels mark
+  verdicts: 0, // this reviewer's saved labels: of verdicts, of scores
+  scores: 0,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -31,6 +44,7 @@ const fmt = (x, digits = 3) => (typeof x === "number" ? x.toFixed(digits) : "–
 const keyOf = (sampleId, metric, verdict) =>
   JSON.stringify([sampleId, metric, verdict === undefined ? null : verdict]);
 const MARK_WORDS = { right: "right", wrong: "wrong", too_high: "too high", too_low: "too low" };
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 // --- items and labels --------------------------------------------------------------------
 
@@ -42,16 +56,42 @@ function itemsOf(sample) {
   return items.map((item) => ({ ...item, key: keyOf(sample.id, item.metric, item.verdict) }));
 }
 
-function labelIndex() {
-  const mine = new Map();
-  const others = new Map();
-  for (const label of state.labels) {
-    const key = keyOf(label.sample_id, label.metric, label.verdict);
-    if (label.reviewer === state.data.reviewer) mine.set(key, label);
-    else others.set(key, [...(others.get(key) || []), label]);
-  }
-  return { mine, others };
+function lowestScore(sample) {
+  const scores = sample.scores.filter((s) => typeof s.score === "number").map((s) => s.score);
+  return scores.length ? Math.min(...scores) : Infinity;
 }
+
+function indexRun(labels) {
+  state.data.samples.forEach((sample, i) => {
+    const items = itemsOf(sample);
+    index.items.push(items);
+    for (const item of items) index.sampleOf.set(item.key, i);
+    index.lowest.push(lowestScore(sample));
+    index.failing.push(sample.scores.some((s) => s.passes === false));
+    index.marked.push(0);
+  });
+  for (const label of labels) {
+    const key = keyOf(label.sample_id, label.metric, label.verdict);
+    if (label.reviewer === state.data.reviewer) setMine(key, label);
+    else if (index.others.has(key)) index.others.get(key).push(label);
+    else index.others.set(key, [label]);
+  }
+}
+
+// this reviewer's saved label of an item (null: none), with the counts that depend on it
+function setMine(key, label) {
+  const sample = index.sampleOf.get(key);
+  const known = sample !== undefined;
+  const change = (label ? 1 : 0) - (index.mine.has(key) ? 1 : 0);
+  if (label) index.mine.set(key, label);
+  else index.mine.delete(key);
+  if (!known || !change) return;
+  index.marked[sample] += change;
+  if (JSON.parse(key)[2] === null) index.scores += change;
+  else index.verdicts += change;
+}
+
+const finished = (i) => index.items[i].length > 0 && index.marked[i] === index.items[i].length;
 
 // what a label says in the reviewer's words: its mark, or (an imported label) the mark that
 // gives the same label on this run
@@ -69,78 +109,101 @@ function markOf(label, item) {
 
 // --- which samples are listed ------------------------------------------------------------
 
-function lowestScore(sample) {
-  const scores = sample.scores.filter((s) => typeof s.score === "number").map((s) => s.score);
-  return scores.length ? Math.min(...scores) : Infinity;
-}
-
 function listed() {
-  const { mine } = labelIndex();
   const category = $("category").value;
-  let order = state.data.samples.map((_, i) => i).filter((i) => {
-    const sample = state.data.samples[i];
-    if (i === state.sample) return true; // the sample shown stays listed until left
-    if (category && sample.category !== category) return false;
-    if ($("failing").checked && !sample.scores.some((s) => s.passes === false)) return false;
-    if ($("todo").checked && itemsOf(sample).every((item) => mine.has(item.key))) return false;
-    return true;
+  const failing = $("failing").checked;
+  const todo = $("todo").checked;
+  let order = [];
+  state.data.samples.forEach((sample, i) => {
+    if (i !== state.sample) {
+      // the sample shown stays listed until left
+      if (category && sample.category !== category) return;
+      if (failing && !index.failing[i]) return;
+      if (todo && finished(i)) return;
+    }
+    order.push(i);
   });
-  if ($("lowest").checked) {
-    order = order.sort((a, b) => lowestScore(state.data.samples[a]) - lowestScore(state.data.samples[b]));
-  }
+  if ($("lowest").checked) order = order.sort((a, b) => index.lowest[a] - index.lowest[b]);
   return order;
 }
 
 // --- drawing -----------------------------------------------------------------------------
 
+// what is on screen: the list's entries (each made once, when first shown), the samples
+// listed, the few of them drawn (those in and near the list's view), the sample drawn
+const drawn = { entries: [], order: [], shown: [], first: -1, current: -1, sample: -1, rows: [] };
+// the height of an entry of the list (fixed in review.css), and entries drawn beyond its view
+const list = { row: 0, margin: 12 };
+
 function render() {
-  const { mine, others } = labelIndex();
-  const run = state.data.run;
-  $("run").textContent = `run ${run.id} · ${run.dataset || ""} · judge ${run.judge || "–"} · reviewing as ${state.data.reviewer}`;
-  let verdicts = 0;
-  let scores = 0;
-  for (const sample of state.data.samples) {
-    for (const item of itemsOf(sample)) {
-      if (!mine.has(item.key)) continue;
-      if (item.kind === "verdict") verdicts += 1;
-      else scores += 1;
-    }
-  }
-  $("progress").textContent =
-    `${verdicts} of ${state.data.n_verdicts} verdicts reviewed · ${scores} of ${state.data.n_scores} scores`;
-  renderList(mine);
-  renderSample(mine, others);
+  renderList();
+  const text = `${index.verdicts} of ${state.data.n_verdicts} verdicts reviewed · ${index.scores} of ${state.data.n_scores} scores`;
+  if ($("progress").textContent !== text) $("progress").textContent = text;
+  if (drawn.sample !== state.sample) drawSample();
+  else updateRows();
 }
 
-function renderList(mine) {
-  const list = $("samples");
-  list.replaceChildren();
-  for (const i of listed()) {
+function entry(i) {
+  if (!drawn.entries[i]) {
     const sample = state.data.samples[i];
-    const items = itemsOf(sample);
-    const done = items.length > 0 && items.every((item) => mine.has(item.key));
-    const failing = sample.scores.some((s) => s.passes === false);
-    list.append(
+    const lowest = index.lowest[i] === Infinity ? null : index.lowest[i];
+    drawn.entries[i] = el(
+      "li",
+      { "data-sample": sample.id, onclick: () => show(i, 0) },
+      el("div", { class: "id" }, sample.id),
       el(
-        "li",
-        {
-          class: [i === state.sample ? "current" : "", done ? "done" : ""].join(" ").trim() || null,
-          "data-sample": sample.id,
-          onclick: () => show(i, 0),
-        },
-        el("div", { class: "id" }, sample.id),
-        el(
-          "div",
-          { class: "sub" },
-          `${sample.category || ""} lowest ${fmt(lowestScore(sample) === Infinity ? null : lowestScore(sample), 2)}`,
-          failing ? el("span", { class: "fail" }, " · fails a gate") : null,
-        ),
+        "div",
+        { class: "sub" },
+        `${sample.category || ""} lowest ${fmt(lowest, 2)}`,
+        index.failing[i] ? el("span", { class: "fail" }, " · fails a gate") : null,
       ),
     );
   }
+  return drawn.entries[i];
 }
 
-function marksFor(item, mark) {
+// the list holds every sample listed, but only those in and near its view are drawn: a
+// key press costs the same with 20 samples or 20,000
+function renderList() {
+  const order = listed();
+  const ol = $("samples");
+  if (order.length !== drawn.order.length || order.some((i, n) => drawn.order[n] !== i)) {
+    drawn.order = order;
+    drawn.shown = [];
+    ol.style.height = `${order.length * list.row}px`;
+    ol.dataset.listed = String(order.length);
+  }
+  const view = ol.parentElement; // the aside scrolls
+  if (drawn.current !== state.sample) {
+    // a sample chosen by key or click is brought into the list's view
+    drawn.current = state.sample;
+    const top = drawn.order.indexOf(state.sample) * list.row;
+    if (top < view.scrollTop) view.scrollTop = top;
+    else if (top + list.row > view.scrollTop + view.clientHeight) {
+      view.scrollTop = top + list.row - view.clientHeight;
+    }
+  }
+  const first = Math.max(0, Math.floor(view.scrollTop / list.row) - list.margin);
+  const count = Math.ceil(view.clientHeight / list.row) + 2 * list.margin;
+  const shown = drawn.order.slice(first, first + count);
+  if (first !== drawn.first || shown.length !== drawn.shown.length || shown.some((i, n) => drawn.shown[n] !== i)) {
+    shown.forEach((i, n) => {
+      const li = entry(i);
+      li.style.top = `${(first + n) * list.row}px`;
+      li.setAttribute("aria-posinset", String(first + n + 1));
+      li.setAttribute("aria-setsize", String(order.length));
+    });
+    ol.replaceChildren(...shown.map(entry));
+    drawn.shown = shown;
+    drawn.first = first;
+  }
+  for (const i of shown) {
+    const wanted = [i === state.sample ? "current" : "", finished(i) ? "done" : ""].join(" ").trim();
+    if (drawn.entries[i].className !== wanted) drawn.entries[i].className = wanted;
+  }
+}
+
+function marksFor(item) {
   const choices = item.kind === "verdict" ? ["right", "wrong"] : ["too_high", "right", "too_low"];
   const keys = { right: "r", wrong: "w", too_high: "h", too_low: "l" };
   return el(
@@ -152,7 +215,8 @@ function marksFor(item, mark) {
         {
           type: "button",
           class: choice,
-          "aria-pressed": String(mark === choice),
+          "data-mark": choice,
+          "aria-pressed": "false",
           title: `${MARK_WORDS[choice]} (${keys[choice]})`,
           onclick: (event) => {
             event.stopPropagation();
@@ -171,10 +235,76 @@ function othersNote(list, item) {
   return el("div", { class: "others" }, `also labelled by ${words.join(", ")}`);
 }
 
-function renderSample(mine, others) {
+function rowOf(item, n) {
+  const attrs = {
+    class: "item",
+    "data-item": item.key,
+    onclick: () => {
+      state.item = n;
+      render();
+    },
+  };
+  const others = othersNote(index.others.get(item.key), item);
+  if (item.kind === "verdict") {
+    const v = item.v;
+    const said = el("span", { class: v.says_yes ? "yes" : "no" }, v.says_yes ? "yes" : "no");
+    return el(
+      "tr",
+      attrs,
+      el("td", {}, v.metric),
+      el(
+        "td",
+        {},
+        el("div", { class: "text" }, `${v.noun}: `, el("b", {}, v.text)),
+        v.rests_on ? el("div", { class: "rests" }, "rests on: ", el("q", {}, v.rests_on)) : null,
+        others,
+      ),
+      el("td", { class: "said" }, `${v.question} `, said),
+      el("td", { class: "num", title: `raw P(yes) ${fmt(v.raw)}` }, fmt(v.probability)),
+      marksFor(item),
+    );
+  }
+  const s = item.score;
+  return el(
+    "tr",
+    attrs,
+    el("td", {}, s.metric),
+    el("td", {}, el("b", {}, "the sample's score"), others),
+    el(
+      "td",
+      { class: "said" },
+      s.gate === null ? "no gate" : `gate ${fmt(s.gate, 2)} `,
+      s.passes === null ? null : el("span", { class: s.passes ? "pass" : "fail" }, s.passes ? "passes" : "fails"),
+    ),
+    el("td", { class: "num" }, fmt(s.score)),
+    marksFor(item),
+  );
+}
+
+// each row's focus and mark: the saved label's, or a label not saved yet (marked so)
+function updateRows() {
+  const items = index.items[state.sample];
+  drawn.rows.forEach((row, n) => {
+    const item = items[n];
+    const unsaved = unsavedMark(item.key);
+    const mark = unsaved || markOf(index.mine.get(item.key), item) || "";
+    row.className = `item${n === state.item ? " focused" : ""}${unsaved ? " unsaved" : ""}`;
+    row.dataset.state = mark;
+    if (unsaved) row.dataset.unsaved = "true";
+    else delete row.dataset.unsaved;
+    row.title = unsaved ? "not saved yet" : "";
+    for (const button of row.querySelectorAll(".marks button")) {
+      button.setAttribute("aria-pressed", String(button.dataset.mark === mark));
+    }
+  });
+  const focused = drawn.rows[state.item];
+  if (focused) focused.scrollIntoView({ block: "nearest" });
+}
+
+function drawSample() {
   const main = $("sample");
   const sample = state.data.samples[state.sample];
-  const items = itemsOf(sample);
+  const items = index.items[state.sample];
   const part = (title, text) =>
     typeof text === "string" ? [el("h3", {}, title), el("div", { class: "text" }, text)] : [];
   const texts = el(
@@ -188,52 +318,8 @@ function renderSample(mine, others) {
       el("ol", { class: "chunks" }, sample.contexts.map((c) => el("li", { class: "text" }, c))),
     ),
   );
-  const rows = items.map((item, n) => {
-    const mark = markOf(mine.get(item.key), item);
-    const attrs = {
-      class: `item${n === state.item ? " focused" : ""}`,
-      "data-item": item.key,
-      "data-state": mark || "",
-      onclick: () => {
-        state.item = n;
-        render();
-      },
-    };
-    if (item.kind === "verdict") {
-      const v = item.v;
-      const said = el("span", { class: v.says_yes ? "yes" : "no" }, v.says_yes ? "yes" : "no");
-      return el(
-        "tr",
-        attrs,
-        el("td", {}, v.metric),
-        el(
-          "td",
-          {},
-          el("div", { class: "text" }, `${v.noun}: `, el("b", {}, v.text)),
-          v.rests_on ? el("div", { class: "rests" }, "rests on: ", el("q", {}, v.rests_on)) : null,
-          othersNote(others.get(item.key), item),
-        ),
-        el("td", { class: "said" }, `${v.question} `, said),
-        el("td", { class: "num", title: `raw P(yes) ${fmt(v.raw)}` }, fmt(v.probability)),
-        marksFor(item, mark),
-      );
-    }
-    const s = item.score;
-    return el(
-      "tr",
-      attrs,
-      el("td", {}, s.metric),
-      el("td", {}, el("b", {}, "the sample's score"), othersNote(others.get(item.key), item)),
-      el(
-        "td",
-        { class: "said" },
-        s.gate === null ? "no gate" : `gate ${fmt(s.gate, 2)} `,
-        s.passes === null ? null : el("span", { class: s.passes ? "pass" : "fail" }, s.passes ? "passes" : "fails"),
-      ),
-      el("td", { class: "num" }, fmt(s.score)),
-      marksFor(item, mark),
-    );
-  });
+  drawn.rows = items.map(rowOf);
+  drawn.sample = state.sample;
   const scores = sample.scores.map((s) =>
     el(
       "span",
@@ -251,31 +337,14 @@ function renderSample(mine, others) {
           "table",
           { class: "verdicts" },
           el("tr", {}, ["metric", "what was judged", "the judge said", "P(yes)", "your label"].map((h) => el("th", {}, h))),
-          rows,
+          drawn.rows,
         )
       : el("p", { class: "muted" }, "The judge gave no verdict on this sample."),
   );
-  const focused = main.querySelector("tr.focused");
-  if (focused) focused.scrollIntoView({ block: "nearest" });
+  updateRows();
 }
 
-// --- acting ------------------------------------------------------------------------------
-
-function status(text, error = false) {
-  $("status").textContent = text;
-  $("status").className = error ? "status error" : "status";
-}
-
-async function post(path, body) {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
-  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
-  return data;
-}
+// --- navigating --------------------------------------------------------------------------
 
 function show(sampleIndex, itemIndex) {
   state.sample = sampleIndex;
@@ -285,9 +354,8 @@ function show(sampleIndex, itemIndex) {
 }
 
 function step(delta) {
-  const items = itemsOf(state.data.samples[state.sample]);
   const next = state.item + delta;
-  if (next >= 0 && next < items.length) {
+  if (next >= 0 && next < index.items[state.sample].length) {
     state.item = next;
     render();
   } else {
@@ -297,65 +365,10 @@ function step(delta) {
 
 function moveSample(delta, item) {
   const order = listed();
-  const at = order.indexOf(state.sample);
-  const target = order[at + delta];
+  const target = order[order.indexOf(state.sample) + delta];
   if (target === undefined) return;
-  const count = itemsOf(state.data.samples[target]).length;
+  const count = index.items[target].length;
   show(target, item < 0 ? Math.max(0, count - 1) : 0);
-}
-
-// labels and undos are sent one after another, in the order they were asked for; the next
-// item is selected at once, so a reviewer can keep typing while a label is being saved
-let queue = Promise.resolve();
-
-function enqueue(work) {
-  queue = queue.then(work).catch(() => {});
-  return queue;
-}
-
-function saved(data) {
-  state.labels = data.labels;
-  document.body.dataset.saves = String(Number(document.body.dataset.saves || 0) + 1);
-}
-
-function label(item, mark) {
-  if (item.kind === "verdict" && !["right", "wrong"].includes(mark)) return;
-  if (item.kind === "score" && !["too_high", "right", "too_low"].includes(mark)) return;
-  const body = { sample_id: state.data.samples[state.sample].id, metric: item.metric, verdict: item.verdict, mark };
-  const items = itemsOf(state.data.samples[state.sample]);
-  if (items.findIndex((i) => i.key === item.key) === state.item) step(1);
-  status("saving…");
-  enqueue(async () => {
-    try {
-      saved(await post("/api/labels", body));
-      status("saved");
-    } catch (error) {
-      status(`not saved: ${error.message}`, true);
-    }
-    render();
-  });
-}
-
-function undo() {
-  enqueue(async () => {
-    try {
-      const data = await post("/api/undo", {});
-      saved(data);
-      if (data.undone) {
-        const u = data.undone;
-        const index = state.data.samples.findIndex((s) => s.id === u.sample_id);
-        const items = itemsOf(state.data.samples[index]);
-        const at = items.findIndex((i) => i.key === keyOf(u.sample_id, u.metric, u.verdict));
-        status(`undone: ${u.metric} ${MARK_WORDS[u.mark] || u.label}`);
-        show(index, Math.max(0, at));
-      } else {
-        status("nothing to undo");
-        render();
-      }
-    } catch (error) {
-      status(`not undone: ${error.message}`, true);
-    }
-  });
 }
 
 function toggle(id) {
@@ -363,13 +376,14 @@ function toggle(id) {
   render();
 }
 
+// --- keys and start ----------------------------------------------------------------------
+
 function onKey(event) {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   if (["INPUT", "SELECT", "TEXTAREA"].includes(event.target.tagName) && event.key !== "Escape") {
     if (event.target.type !== "checkbox") return;
   }
-  const items = itemsOf(state.data.samples[state.sample]);
-  const item = items[state.item];
+  const item = index.items[state.sample][state.item];
   const marks = { r: "right", w: "wrong", h: "too_high", l: "too_low" };
   const actions = {
     j: () => step(1),
@@ -402,9 +416,10 @@ async function start() {
     const data = await response.json();
     if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
     state.data = data;
-    state.labels = data.labels;
+    indexRun(data.labels);
   } catch (error) {
-    status(`cannot load the run: ${error.message}`, true);
+    showStatus(`cannot load the run: ${error.message}`);
+    $("status").className = "status error";
     return;
   }
   const categories = [...new Set(state.data.samples.map((s) => s.category).filter(Boolean))].sort();
@@ -419,6 +434,27 @@ async function start() {
   $("undo").addEventListener("click", undo);
   $("help-button").addEventListener("click", () => ($("help").hidden = !$("help").hidden));
   document.addEventListener("keydown", onKey);
+  // the list's entries that scroll into view are drawn before the next frame
+  let scrolled = false;
+  $("samples").parentElement.addEventListener(
+    "scroll",
+    () => {
+      if (scrolled) return;
+      scrolled = true;
+      requestAnimationFrame(() => {
+        scrolled = false;
+        renderList();
+      });
+    },
+    { passive: true },
+  );
+  window.addEventListener("resize", renderList);
+  $("samples").append(entry(0));
+  list.row = entry(0).getBoundingClientRect().height || 46;
+  // leaving with labels not saved yet: the browser asks first
+  window.addEventListener("beforeunload", (event) => {
+    if (outbox.length) event.preventDefault();
+  });
   render();
   document.body.dataset.ready = "true";
 }

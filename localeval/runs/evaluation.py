@@ -12,9 +12,11 @@ Nothing here prints: what happens along the way goes to an `EvaluationEvents`.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
@@ -24,7 +26,7 @@ from localeval.data.samples import DatasetWarning, Sample, check_answered, read_
 from localeval.data.shards import Shard
 from localeval.data.stdin import is_pipe
 from localeval.database import default_db_path
-from localeval.engine import describe_run, order_metrics, score_samples
+from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
 from localeval.errors import BudgetSpent, DatasetError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import (
@@ -36,7 +38,6 @@ from localeval.metrics import (
     on_judge_scale,
 )
 from localeval.results.contract import check_output, write_results
-from localeval.results.diagnosis import run_diagnosis
 from localeval.results.diff import Comparison, compare_runs
 from localeval.results.files import OutputTarget, database_files
 from localeval.results.gates import (
@@ -49,16 +50,18 @@ from localeval.results.gates import (
 )
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
-from localeval.results.scores import RunScores
+from localeval.results.view import RunView
+from localeval.runs.cluster import RayScoring, import_ray
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.requests import (
     EvaluationEvents,
     EvaluationOutcome,
     EvaluationRequest,
+    RaySettings,
 )
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
-from localeval.runs.sources import load_scores, report_columns, stored_report, stored_run_scores
+from localeval.runs.sources import load_scores, stored_report, stored_run_scores, stored_view
 from localeval.text import LANGUAGE_NAMES, printable
 from localeval.tools import load_tools
 
@@ -86,6 +89,9 @@ class Evaluation:
         check_thresholds_run(self.overrides, self.names)
         check_min_defined(request.min_defined)
         request.budget.check()
+        if request.ray is not None:
+            request.ray.check()
+            import_ray()  # a one-line error now, before the data is read, if it is missing
         self.label = request.data_label or printable(str(request.data))
         if is_pipe(request.data):  # `evaluate` itself copies a pipe to a file first
             raise UsageError(
@@ -151,7 +157,7 @@ class Evaluation:
 
     def _check_before_models(self) -> None:
         request = self.request
-        self.baseline: RunScores | None = None
+        self.baseline: RunView | None = None
         if request.baseline is not None:
             self.baseline = load_scores(RunRef(request.baseline), self.store)
         self.target: StoredRun | None = None
@@ -213,7 +219,42 @@ class Evaluation:
         from_judge = sorted(m for m in scaled & set(judge_thresholds) if m not in self.overrides)
         # the judge/embedding cache lives in the same database as the run history
         cache = self.store.connection if request.use_cache else None
-        tools = load_tools(self.models, metrics, request.judge, request.embedder, cache=cache)
+        with ExitStack() as cluster:
+            scheduler = None
+            if request.ray is not None:
+                scheduler = self._on_cluster(request.ray, cache)
+                cluster.callback(scheduler.close)
+                tools = scheduler.tools
+            else:
+                tools = load_tools(self.models, metrics, request.judge, request.embedder, cache)
+            run = self._score_run(tools, thresholds, scheduler)
+        if scheduler is not None:
+            self.events.cluster_done(scheduler.sent, scheduler.answered, scheduler.plan)
+        if (changed := self._data_change()) is not None:
+            # samples of two contents: the run must never be continued into completion
+            self.store.invalidate(run.id, changed)
+            raise UsageError(
+                f"{changed}; run {run.id} is not complete and is never continued: "
+                "evaluate it again to start a new run"
+            )
+        judge = judge_config.name if judge_config else None
+        return self._complete(run, thresholds, from_judge, judge)
+
+    def _on_cluster(self, settings: RaySettings, cache: sqlite3.Connection | None) -> RayScoring:
+        """The run's scoring on a Ray cluster, joined now (its actors start later, at the
+        first sample the cache cannot answer)."""
+        request = self.request
+        scoring = RayScoring(
+            settings, self.models, self.metrics, request.judge, request.embedder, cache
+        )
+        self.events.cluster_ready(scoring.plan)
+        return scoring
+
+    def _score_run(
+        self, tools: Tools, thresholds: Mapping[str, float], scheduler: Scheduler | None
+    ) -> StoredRun:
+        """The run chosen (new, or one to continue) and scored in full."""
+        request, metrics = self.request, self.metrics
         info = describe_run(metrics, tools, self.label, self.dataset.sha256)
         info.skipped_rows = [skipped_row(error) for error in self.skipped]
         info.shard = str(self.shard) if self.shard else None
@@ -230,18 +271,17 @@ class Evaluation:
             self.events.in_use(busy)
         if chosen.resumed:
             self.events.resuming(chosen.run)
-        self._score(chosen.run, chosen.resumed, metrics, tools)
-        if (changed := self._data_change()) is not None:
-            # samples of two contents: the run must never be continued into completion
-            self.store.invalidate(chosen.run.id, changed)
-            raise UsageError(
-                f"{changed}; run {chosen.run.id} is not complete and is never continued: "
-                "evaluate it again to start a new run"
-            )
-        judge = judge_config.name if judge_config else None
-        return self._complete(chosen.run, thresholds, from_judge, judge)
+        self._score(chosen.run, chosen.resumed, metrics, tools, scheduler)
+        return chosen.run
 
-    def _score(self, run: StoredRun, resumed: bool, metrics: list[Metric], tools: Tools) -> None:
+    def _score(
+        self,
+        run: StoredRun,
+        resumed: bool,
+        metrics: list[Metric],
+        tools: Tools,
+        scheduler: Scheduler | None = None,
+    ) -> None:
         """Score what the run lacks; on any failure, Ctrl-C or SIGTERM say what is kept."""
         on_invalid = _ignore if self.request.skip_invalid else None
         rows = read_samples(self.request.data, on_invalid, name=self.label)
@@ -249,7 +289,7 @@ class Evaluation:
         try:
             sink = RunSink(self.store, run)
             on_scored = self._within_budget()
-            score_samples(rows, metrics, tools, sink, on_scored, shard=self.shard)
+            score_samples(rows, metrics, tools, sink, on_scored, scheduler, self.shard)
         except BaseException:
             self.events.scoring_ended()
             self._stopped(run, resumed)
@@ -307,18 +347,10 @@ class Evaluation:
         judge: str | None,
     ) -> EvaluationOutcome:
         # with the sub-scores (each rubric criterion), summarised like metrics of their own
-        columns = report_columns(self.store, run)
-        summaries = columns.summaries()
-        gates = evaluate_gates(summaries, thresholds, self.request.min_defined)
+        view = stored_view(self.store, run)
+        gates = evaluate_gates(view.summaries, thresholds, self.request.min_defined)
         run = self.store.complete(run.id, gates)
-        by_category = columns.summaries_by_category()
-        usage = self.store.usage(run.id)
-        diagnosis = None
-        if any(getattr(m, "diagnose", False) for m in self.metrics):
-            diagnosis = run_diagnosis(s["details"] for s in self.store.sample_dicts(run))
-        return EvaluationOutcome(
-            run, summaries, by_category, gates, from_judge, judge, usage, diagnosis
-        )
+        return EvaluationOutcome(run, replace(view, gates=tuple(gates)), from_judge, judge)
 
     def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
         """The run's results.json, streamed from the database; the path is checked again,

@@ -136,11 +136,21 @@ class LabelStore:
         except sqlite3.Error as exc:
             raise UsageError(f"database {self.path}: {exc} while {doing}") from None
 
-    def add(self, run_id: str, labels: Iterable[Label]) -> list[Label]:
-        """Store labels (all or none), each as a row of its own; them with their ids."""
+    def add(self, run_id: str, labels: Iterable[Label], only_changes: bool = False) -> list[Label]:
+        """Store labels (all or none), each as a row of its own; those stored, with their
+        ids. `only_changes`: leave out a label that is already its reviewer's current label
+        of its item, read in the same transaction, so that two imports at once store it
+        once."""
         stored = []
         with self._write("saving a label") as db:
+            held: dict[tuple[Any, ...], float] = {}
+            if only_changes:  # a review page's label is always stored: read nothing for it
+                held = {(*c.item, c.reviewer): c.label for c in self.current(run_id)}
             for label in labels:
+                key = (*label.item, label.reviewer)
+                if only_changes and held.get(key) == label.label:
+                    continue
+                held[key] = label.label
                 cursor = db.execute(
                     "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, label, "
                     "reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -173,20 +183,45 @@ class LabelStore:
             db.execute("DELETE FROM run_labels WHERE id = ?", (row[-1],))
         return _label(row)
 
-    def events(self, run_id: str) -> list[Label]:
-        """Every label row of the run, in the order they were made."""
+    def events(
+        self,
+        run_id: str,
+        reviewer: str | None = None,
+        item: tuple[str, str, int | None] | None = None,
+    ) -> list[Label]:
+        """Every label row of the run (of one reviewer, of one item), in the order made."""
+        where, values = ["run_id = ?"], [run_id]
+        if reviewer is not None:
+            where.append("reviewer = ?")
+            values.append(reviewer)
+        if item is not None:
+            sample_id, metric, verdict = item
+            where += ["sample_id = ?", "metric = ?"]
+            values += [sample_id, metric]
+            if verdict is None:
+                where.append("verdict IS NULL")
+            else:
+                where.append("verdict = ?")
+                values.append(verdict)
         try:
             rows = self.connection.execute(
-                f"SELECT {_COLUMNS} FROM run_labels WHERE run_id = ? ORDER BY id", (run_id,)
+                f"SELECT {_COLUMNS} FROM run_labels WHERE {' AND '.join(where)} ORDER BY id",
+                values,
             ).fetchall()
         except sqlite3.Error as exc:
             raise UsageError(f"database {self.path}: {exc} while reading labels") from None
         return [_label(row) for row in rows]
 
-    def current(self, run_id: str) -> list[Label]:
-        """Each reviewer's current label of each item (their latest), in the order made."""
+    def current(
+        self,
+        run_id: str,
+        reviewer: str | None = None,
+        item: tuple[str, str, int | None] | None = None,
+    ) -> list[Label]:
+        """Each reviewer's current label of each item (their latest), in the order made; of
+        one reviewer, of one item."""
         latest: dict[tuple[Any, ...], Label] = {}
-        for label in self.events(run_id):
+        for label in self.events(run_id, reviewer, item):
             key = (*label.item, label.reviewer)
             latest.pop(key, None)  # re-inserted: the dict keeps the order labels were made
             latest[key] = label

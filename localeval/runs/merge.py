@@ -12,7 +12,7 @@ its results.json is built as any stored run's is (localeval.results.contract.run
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,13 @@ from localeval.judge import Usage
 from localeval.metrics import MetricResult
 from localeval.results.contract import check_output, read_results_file, write_results
 from localeval.results.files import OutputTarget, Protected, database_files
-from localeval.results.gates import GateResult, evaluate_gates
+from localeval.results.gates import evaluate_gates
 from localeval.results.model import RunInfo, SampleResult, new_run_id, now
 from localeval.results.refs import RunRef
+from localeval.results.view import RunView, gate_results, read_usage
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
-from localeval.runs.sources import report_columns, results_dict, stored_report
-from localeval.stats import MetricSummary
+from localeval.runs.sources import results_dict, stored_report, stored_view
 
 #: what every shard of one evaluation has in common (results.json's run object)
 _SAME = ("dataset_sha256", "embedder", "prompt_version", "metrics", "metric_settings")
@@ -37,18 +37,17 @@ _SAME = ("dataset_sha256", "embedder", "prompt_version", "metrics", "metric_sett
 
 @dataclass
 class MergeOutcome:
-    """The merged run: stored, with its summaries (sub-scores included) and gates."""
+    """The merged run: stored, and its view with its summaries (sub-scores included),
+    gates and cost."""
 
     run: StoredRun
-    summaries: dict[str, MetricSummary]
-    gates: list[GateResult]
-    usage: Usage
+    view: RunView
     #: differences between the shards worth a word (their servers reported differently)
     warnings: list[str]
 
     @property
     def passed(self) -> bool:
-        return all(g.passed for g in self.gates)
+        return not self.view.failed_gates
 
 
 def merge_inputs(refs: Sequence[str], db: Path) -> Protected:
@@ -122,7 +121,7 @@ def _without_server(judge: dict[str, Any]) -> dict[str, Any]:
 
 
 def _thresholds(data: dict[str, Any]) -> dict[str, float]:
-    return {g["metric"]: g["threshold"] for g in data["gates"]}
+    return {gate.metric: gate.threshold for gate in gate_results(data)}
 
 
 def _result(sample: dict[str, Any], metrics: Sequence[str], usage: Usage) -> SampleResult:
@@ -151,7 +150,7 @@ def _ordered(
     rows: list[tuple[int, dict[str, Any], Usage]] = []
     seen: dict[str, str] = {}
     for label, data in shards:
-        usage = Usage(**{k: v for k, v in data["run"]["usage"].items() if k in Usage().as_dict()})
+        usage = read_usage(data["run"].get("usage")) or Usage()
         for number, sample in enumerate(data["samples"]):
             if not isinstance(sample.get("position"), int):
                 raise UsageError(f"{label}: sample {number + 1} has no position; not a shard")
@@ -190,9 +189,9 @@ def merge_shards(refs: Sequence[str], store: RunStore, output: Path | None = Non
     for position, sample, usage in rows:
         store.record_sample(run.id, position, _result(sample, metrics, usage))
     # sub-scores ("rubric.accuracy") from the details stored, as for any run
-    summaries = report_columns(store, run).summaries()
-    gates = evaluate_gates(summaries, _thresholds(shards[0][1]))
+    view = stored_view(store, run)
+    gates = evaluate_gates(view.summaries, _thresholds(shards[0][1]))
     run = store.complete(run.id, gates)
     if target is not None:
         write_results(target, *stored_report(store, run))
-    return MergeOutcome(run, summaries, gates, store.usage(run.id), warnings)
+    return MergeOutcome(run, replace(view, gates=tuple(gates)), warnings)

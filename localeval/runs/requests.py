@@ -5,6 +5,7 @@ the terms of localeval.runs.evaluation, which does the work.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from localeval.results.diagnosis import RunDiagnosis
 from localeval.results.diff import DEFAULT_MAX_DROP
 from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
 from localeval.results.model import SampleResult
+from localeval.results.view import RunView
 from localeval.runs.records import StoredRun
 from localeval.stats import MetricSummary
 
@@ -31,7 +33,8 @@ class Budget:
 
     def check(self) -> None:
         for value, option in ((self.minutes, "--max-minutes"), (self.calls, "--max-calls")):
-            if value is not None and value <= 0:
+            # not NaN or infinity either: no spending ever reaches them (no limit, silently)
+            if value is not None and not (math.isfinite(value) and value > 0):
                 raise UsageError(f"{option} must be more than 0, got {value:g}")
 
     def spent(self, seconds: float, calls: int) -> str | None:
@@ -41,6 +44,46 @@ class Budget:
         if self.calls is not None and calls >= self.calls:
             return f"--max-calls {self.calls}"
         return None
+
+
+@dataclass(frozen=True)
+class RaySettings:
+    """Where and how samples are scored on a Ray cluster (localeval.runs.cluster).
+
+    `address`: a cluster's (host:port, ray://host:port), or None for the cluster
+    RAY_ADDRESS names, else a local one started for the run. `actors` and `threads` (each
+    actor's CPUs, its models' threads): None for what fills the cluster.
+    """
+
+    address: str | None = None
+    actors: int | None = None
+    threads: int | None = None
+
+    def check(self) -> None:
+        for value, option in ((self.actors, "--ray-actors"), (self.threads, "--ray-threads")):
+            if value is not None and value < 1:
+                raise UsageError(f"{option} must be at least 1, got {value}")
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """The actors a Ray cluster scores with: how many, each with how many threads, on how
+    many nodes of how many CPUs."""
+
+    #: the cluster's address ("": one started here for the run)
+    address: str
+    actors: int
+    threads: int
+    nodes: int
+    cpus: int
+
+    def __str__(self) -> str:
+        cluster = f"Ray cluster at {self.address}" if self.address else "Ray cluster started here"
+        return (
+            f"{self.actors} actor{'s' * (self.actors != 1)} × {self.threads} "
+            f"thread{'s' * (self.threads != 1)}, {cluster} "
+            f"({self.nodes} node{'s' * (self.nodes != 1)}, {self.cpus} CPUs)"
+        )
 
 
 @dataclass(frozen=True)
@@ -75,6 +118,8 @@ class EvaluationRequest:
     shard: str | None = None
     #: stop, resumable, once the scoring has taken this many minutes or judge calls
     budget: Budget = field(default_factory=Budget)
+    #: score on a Ray cluster (None: in this process)
+    ray: RaySettings | None = None
 
 
 class EvaluationEvents:
@@ -116,21 +161,46 @@ class EvaluationEvents:
     def scoring_ended(self) -> None:
         """Scoring ended, finished or not."""
 
+    def cluster_ready(self, plan: ClusterPlan) -> None:
+        """Connected to the Ray cluster, which will score with these actors (started at the
+        first sample the cache cannot answer)."""
+
+    def cluster_done(self, sent: int, answered: int, plan: ClusterPlan) -> None:
+        """Scoring on the cluster ended: `sent` samples were scored by its actors, `answered`
+        from the cache here."""
+
 
 @dataclass
 class EvaluationOutcome:
-    """A finished run: its summaries, gates and cost."""
+    """A finished run: the run, and its view with the summaries, gates, cost and diagnosis
+    that `evaluate` shows."""
 
     run: StoredRun
-    summaries: dict[str, MetricSummary]
-    by_category: dict[str, dict[str, MetricSummary]]
-    gates: list[GateResult]
+    view: RunView
     #: metrics whose gate is the judge's own threshold (models.toml), and that judge
     from_judge: list[str]
     judge: str | None
-    usage: Usage
-    #: which part of the pipeline failed (answer_correctness --diagnose), or None
-    diagnosis: RunDiagnosis | None = None
+
+    @property
+    def summaries(self) -> Mapping[str, MetricSummary]:
+        return self.view.summaries
+
+    @property
+    def by_category(self) -> Mapping[str, Mapping[str, MetricSummary]]:
+        return self.view.by_category
+
+    @property
+    def gates(self) -> list[GateResult]:
+        return list(self.view.gates)
+
+    @property
+    def usage(self) -> Usage:
+        return self.view.usage or Usage()
+
+    @property
+    def diagnosis(self) -> RunDiagnosis | None:
+        """Which part of the pipeline failed (answer_correctness --diagnose), or None."""
+        return self.view.diagnosis
 
     @property
     def passed(self) -> bool:

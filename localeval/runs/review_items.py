@@ -1,25 +1,27 @@
 """A stored run as a reviewer sees it: each sample's text, its scores with their gates, and
 every verdict the judge gave (localeval.results.verdicts); what a reviewer's mark on one of
-them means as a label (localeval.runs.labels); and which item a label carried over from
-another run of the same samples belongs to (matched by sample id and the verdict's text).
+them means as a label (localeval.runs.labels). Labels carried over from another run of the
+same samples find their items in localeval.runs.label_files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from localeval.database import default_db_path
 from localeval.errors import UsageError
-from localeval.metrics import spec
 from localeval.metrics.base import LIKELIER
+from localeval.results.gates import DEFAULT_THRESHOLDS
 from localeval.results.refs import RunRef
 from localeval.results.verdicts import Verdict, sample_verdicts
 from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
 from localeval.runs.records import StoredRun
 from localeval.runs.sources import open_history
+from localeval.text import neutralised
 
 
 @dataclass
@@ -46,17 +48,21 @@ class ReviewRun:
 
     def gate(self, metric: str) -> float:
         """The metric's gate in this run (its default where the run had none)."""
-        found = spec(metric)
-        default = found.gate if found is not None and found.gate is not None else LIKELIER
-        return float(self.run.thresholds.get(metric, default))
+        return float(self.run.thresholds.get(metric, DEFAULT_THRESHOLDS.get(metric, LIKELIER)))
 
     def score(self, sample_id: str, metric: str) -> float | None:
-        sample = self._sample(sample_id)
+        sample = self.sample(sample_id)
         value = sample["scores"].get(metric) if sample is not None else None
         return float(value) if isinstance(value, int | float) else None
 
-    def _sample(self, sample_id: str) -> dict[str, Any] | None:
-        return next((s for s in self.samples if s["sample_id"] == sample_id), None)
+    def sample(self, sample_id: str) -> dict[str, Any] | None:
+        """The run's sample of this id (None: the run has none)."""
+        return self._by_id.get(sample_id)
+
+    @cached_property
+    def _by_id(self) -> dict[str, dict[str, Any]]:
+        """The samples by id: a run's labels look their samples up one by one."""
+        return {s["sample_id"]: s for s in self.samples}
 
     def verdict(self, sample_id: str, metric: str, index: int) -> Verdict | None:
         return next(
@@ -91,23 +97,12 @@ class ReviewRun:
         value = float(found.says_yes == (mark == "right"))
         return Label(sample_id, metric, index, found.text, value, reviewer, mark)
 
-    def match(self, sample_id: str, metric: str, text: str | None) -> tuple[bool, int | None]:
-        """The item a label row from a file belongs to: (whether the run has it, the index of
-        the sample's verdict of that metric with this text, or None for the sample's score
-        when there is no text). The run lacks it when the sample or the text changed."""
-        if not text:
-            return metric in self.judged_metrics(sample_id), None
-        for found in self.verdicts.get(sample_id, []):
-            if found.metric == metric and found.text == text:
-                return True, found.index
-        return False, None
-
     def page(self) -> dict[str, Any]:
         """The run for the review page, as JSON."""
         return {
             "run": {
                 "id": self.run.id,
-                "dataset": Path(self.run.info.dataset or "").name,
+                "dataset": _shown(Path(self.run.info.dataset or "").name),
                 "judge": (self.run.info.judge or {}).get("name"),
                 "metrics": self.run.info.metrics,
             },
@@ -131,19 +126,29 @@ class ReviewRun:
                     "gate": gate,
                     "passes": None if gate is None or value is None else value >= gate,
                     "judged": metric in judged and value is not None,
-                    "undefined_reason": reason,
+                    "undefined_reason": _shown(reason),
                 }
             )
+        # the page shows text as the judge read it: no bidi override reorders it (the id
+        # stays as stored: labels are sent back under it)
         return {
             "id": sample_id,
-            "category": sample.get("category"),
-            "question": sample.get("question"),
-            "answer": sample.get("answer"),
-            "reference_answer": sample.get("reference_answer"),
-            "contexts": sample.get("contexts") or [],
+            "category": _shown(sample.get("category")),
+            "question": _shown(sample.get("question")),
+            "answer": _shown(sample.get("answer")),
+            "reference_answer": _shown(sample.get("reference_answer")),
+            "contexts": [_shown(c) for c in sample.get("contexts") or []],
             "scores": scores,
-            "verdicts": [v.as_dict() for v in self.verdicts.get(sample_id, [])],
+            "verdicts": [
+                {**d, "text": _shown(d["text"]), "rests_on": _shown(d["rests_on"])}
+                for d in (v.as_dict() for v in self.verdicts.get(sample_id, []))
+            ],
         }
+
+
+def _shown(text: Any) -> Any:
+    """Text as the review page shows it (localeval.text.neutralised); anything else as is."""
+    return neutralised(text) if isinstance(text, str) else text
 
 
 def load_review_run(ref: str, db_path: Path | None = None) -> ReviewRun:

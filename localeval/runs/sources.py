@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from localeval.database import default_db_path
 from localeval.errors import UsageError
 from localeval.results.contract import read_results_file, run_object, run_report
+from localeval.results.diagnosis import run_diagnosis
+from localeval.results.gates import GateResult
 from localeval.results.refs import RunRef
-from localeval.results.scores import RunScores, results_file_scores
+from localeval.results.scores import results_file_scores
 from localeval.results.summary import ScoreColumns
+from localeval.results.view import RunView
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 
@@ -32,10 +36,14 @@ def stored_report(
     )
 
 
-def report_columns(store: RunStore, run: StoredRun) -> ScoreColumns:
-    """A stored run's scores with the sub-scores its report summarises beside them."""
+def report_columns(
+    store: RunStore, run: StoredRun, columns: ScoreColumns | None = None
+) -> ScoreColumns:
+    """A stored run's scores (`columns`, when they were read already) with the sub-scores
+    its report summarises beside them."""
     details = (sample["details"] for sample in store.sample_dicts(run))
-    return store.score_columns(run).with_sub_scores(run.info.metrics, details)
+    scores = columns if columns is not None else store.score_columns(run)
+    return scores.with_sub_scores(run.info.metrics, details)
 
 
 def header_of(store: RunStore, run: StoredRun) -> dict[str, Any]:
@@ -50,11 +58,35 @@ def results_dict(store: RunStore, run: StoredRun) -> dict[str, Any]:
     return {**header, "samples": list(samples)}
 
 
-def stored_run_scores(store: RunStore, run: StoredRun, label: str) -> RunScores:
-    """A stored run as one side of a comparison (evidence read only for samples shown)."""
-    columns = store.score_columns(run)
-    info = run_object(run.info, store.usage(run.id))
-    return RunScores(label, info, columns, lambda s, m: store.sample_details(run.id, s, m))
+def stored_run_scores(store: RunStore, run: StoredRun, label: str) -> RunView:
+    """A stored run as one side of a comparison: its scores, its evidence read only for the
+    samples shown, no summaries."""
+    usage = store.usage(run.id)
+    return RunView(
+        label,
+        run_object(run.info, usage),
+        store.score_columns(run),
+        lambda s, m: store.sample_details(run.id, s, m),
+        usage=usage,
+    )
+
+
+def stored_view(store: RunStore, run: StoredRun) -> RunView:
+    """A stored run as `runs show`, `runs merge` and `evaluate` show it: its scores and
+    their summaries with the sub-scores, overall and per category, the gates it recorded,
+    what it cost, and its diagnosis when it asked for one. Its samples are not held."""
+    view = stored_run_scores(store, run, run.id)
+    reported = report_columns(store, run, view.columns)
+    diagnosis = None
+    if any(s.get("diagnose") is True for s in run.info.metric_settings.values()):
+        diagnosis = run_diagnosis(sample["details"] for sample in store.sample_dicts(run))
+    return replace(
+        view,
+        summaries=reported.summaries(),
+        by_category=reported.summaries_by_category(),
+        gates=tuple(GateResult.from_dict(g) for g in run.gates or []),
+        diagnosis=diagnosis,
+    )
 
 
 def open_history(db_path: Path | None, writable: bool = False) -> RunStore:
@@ -80,7 +112,7 @@ def history_for(refs: list[RunRef], db_path: Path | None) -> Iterator[RunStore |
             store.close()
 
 
-def load_scores(ref: RunRef, store: RunStore | None) -> RunScores:
+def load_scores(ref: RunRef, store: RunStore | None) -> RunView:
     """One side of a comparison: `latest`, `latest~N`, a run id, or a results.json path."""
     if ref.path is not None:
         if not ref.path.exists():

@@ -13,11 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from localeval.testset.documents import Block, Document
-from localeval.text import detect_language, split_sentences
+from localeval.text import CJK_RANGES, detect_language, split_sentences
 
-_TOKEN = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|\w+|[^\w\s]"
-)
+_TOKEN = re.compile(f"[{CJK_RANGES}]|\\w+|[^\\w\\s]")
 
 DEFAULT_CHUNK_TOKENS = 300
 #: a section shorter than this is joined to the next one: a heading with one line under it

@@ -16,7 +16,7 @@ import numpy as np
 from localeval.metrics.base import Tools, require_judge
 from localeval.metrics.statements import statement_support
 from localeval.prompts.rag import as_data
-from localeval.text import detect_language, split_sentences
+from localeval.text import CJK_RANGES, detect_language, split_sentences
 
 NOT_A_QUESTION = "not_a_question"
 NOT_STANDALONE = "mentions_the_text"
@@ -43,7 +43,7 @@ DEFAULT_MAX_OVERLAP = 0.8
 DEFAULT_MAX_SIMILARITY = 0.9
 
 # a word (letters and digits) or one CJK character; punctuation does not count as copying
-_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+")
+_WORD = re.compile(f"[{CJK_RANGES}]|[^\\W_]+")
 
 
 def is_question(text: str) -> bool:

@@ -8,6 +8,7 @@ and settings therefore asks no model anything and writes the same file.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,7 +93,7 @@ def split_size(size: int, mix: Mapping[str, float]) -> dict[str, int]:
     unknown = [k for k in mix if k not in KINDS]
     if unknown:
         raise UsageError(f"unknown question kind '{unknown[0]}' (known: {', '.join(KINDS)})")
-    if any(w < 0 for w in mix.values()) or not sum(mix.values()) > 0:
+    if not all(0 <= w < math.inf for w in mix.values()) or not sum(mix.values()) > 0:
         raise UsageError("the question mix needs weights >= 0 that add up to more than 0")
     total = sum(mix.values())
     exact = {k: size * mix.get(k, 0.0) / total for k in KINDS}

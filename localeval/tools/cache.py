@@ -63,6 +63,59 @@ def _prompt_parts(prompt: Prompt) -> list[Any]:
     return [prompt.system, list(prompt.segments), prompt.reply_prefix]
 
 
+@dataclass(frozen=True)
+class JudgeEntry:
+    """One cached judge call, as the judge_cache table holds it (`value`: the answer's JSON)."""
+
+    key: str
+    judge_sha256: str
+    kind: str
+    value: str
+    prompt_tokens: int
+    generated_tokens: int
+
+
+@dataclass(frozen=True)
+class VectorEntry:
+    """One cached embedding, as the embedding_cache table holds it (float32 bytes)."""
+
+    key: str
+    embedder_sha256: str
+    vector: bytes
+
+
+def judge_answer(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def keep_judge_entry(db: sqlite3.Connection, entry: JudgeEntry) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
+        "generated_tokens) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            entry.key,
+            entry.judge_sha256,
+            entry.kind,
+            entry.value,
+            entry.prompt_tokens,
+            entry.generated_tokens,
+        ),
+    )
+
+
+def cached_vector(db: sqlite3.Connection, key: str) -> bytes | None:
+    row = db.execute("SELECT vector FROM embedding_cache WHERE key = ?", (key,)).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def keep_vector_entry(db: sqlite3.Connection, entry: VectorEntry) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO embedding_cache (key, embedder_sha256, vector) VALUES (?, ?, ?)",
+        (entry.key, entry.embedder_sha256, entry.vector),
+    )
+
+
 class ThreadConnections:
     """The cache database for whichever thread asks: the given connection in the thread
     that made it, a connection of its own to the same file in any other."""
@@ -89,6 +142,22 @@ class ThreadConnections:
         return connection
 
 
+def _thread_connections(
+    connection: sqlite3.Connection | ThreadConnections | None,
+) -> ThreadConnections | None:
+    """The database of a cached model, for each thread (None: a subclass keeps its entries
+    elsewhere)."""
+    if connection is None or isinstance(connection, ThreadConnections):
+        return connection
+    return ThreadConnections(connection)
+
+
+def _database(connections: ThreadConnections | None) -> sqlite3.Connection:
+    if connections is None:
+        raise RuntimeError("this cache keeps its entries elsewhere than in a database")
+    return connections.get()
+
+
 class CachedJudge:
     """A Judge that answers from the cache when it can and asks the real judge otherwise.
 
@@ -102,7 +171,7 @@ class CachedJudge:
         self,
         identity: ModelIdentity,
         load: Callable[[], Judge],
-        connection: sqlite3.Connection | ThreadConnections,
+        connection: sqlite3.Connection | ThreadConnections | None,
         concurrency: int = 1,
     ):
         self.identity = identity
@@ -111,17 +180,13 @@ class CachedJudge:
         self.concurrency = concurrency
         self._load = load
         self._inner: Judge | None = None
-        self._connections = (
-            connection
-            if isinstance(connection, ThreadConnections)
-            else ThreadConnections(connection)
-        )
+        self._connections = _thread_connections(connection)
         self._loading = threading.Lock()
         self._parent: CachedJudge | None = None
 
     @property
     def _db(self) -> sqlite3.Connection:
-        return self._connections.get()
+        return _database(self._connections)
 
     @property
     def loaded(self) -> bool:
@@ -162,27 +227,31 @@ class CachedJudge:
         return _digest([identity.key, dict(identity.settings), kind, _prompt_parts(prompt), extra])
 
     def _lookup(self, key: str, counted: bool = True) -> Any | None:
-        row = self._db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        value = self._answer(key)
+        if value is None:
             return None
         if counted:
             self.usage.cached_calls += 1
-        return json.loads(row[0])
+        return json.loads(value)
 
     def _remember(self, key: str, kind: str, value: Any, before: Usage) -> None:
         spent = self.usage - before
-        self._db.execute(
-            "INSERT OR REPLACE INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
-            "generated_tokens) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                self.identity.key,
-                kind,
-                json.dumps(value, ensure_ascii=False),
-                spent.prompt_tokens,
-                spent.generated_tokens,
-            ),
+        text = json.dumps(value, ensure_ascii=False)
+        self._keep(
+            JudgeEntry(
+                key, self.identity.key, kind, text, spent.prompt_tokens, spent.generated_tokens
+            )
         )
+
+    # where answers are kept: the database here; a subclass may keep them elsewhere
+    # (localeval.tools.remote: a worker of a cluster keeps them for the driver to store)
+
+    def _answer(self, key: str) -> str | None:
+        """The JSON text of the answer cached under `key`, or None."""
+        return judge_answer(self._db, key)
+
+    def _keep(self, entry: JudgeEntry) -> None:
+        keep_judge_entry(self._db, entry)
 
     def _call(
         self,
@@ -240,20 +309,23 @@ class CachedEmbedder:
     """An Embedder that keeps every vector it computed; the model loads on the first miss."""
 
     def __init__(
-        self, identity: ModelIdentity, load: Callable[[], Embedder], connection: sqlite3.Connection
+        self,
+        identity: ModelIdentity,
+        load: Callable[[], Embedder],
+        connection: sqlite3.Connection | None,
     ):
         self.identity = identity
         self.name = identity.name
         self._load = load
         self._inner: Embedder | None = None
-        self._connections = ThreadConnections(connection)
+        self._connections = _thread_connections(connection)
         self._loading = threading.Lock()
         self.cached = 0
         self.computed = 0
 
     @property
     def _db(self) -> sqlite3.Connection:
-        return self._connections.get()
+        return _database(self._connections)
 
     def _key(self, text: str) -> str:
         # settings that change the vectors (a prefix) key them too; none for most models,
@@ -266,11 +338,9 @@ class CachedEmbedder:
         keys = [self._key(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         for key in dict.fromkeys(keys):
-            row = self._db.execute(
-                "SELECT vector FROM embedding_cache WHERE key = ?", (key,)
-            ).fetchone()
-            if row is not None:
-                found[key] = np.frombuffer(row[0], dtype="<f4")
+            stored = self._vector(key)
+            if stored is not None:
+                found[key] = np.frombuffer(stored, dtype="<f4")
         missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
         if missing:
             with self._loading:  # samples in flight may miss at the same moment
@@ -280,14 +350,19 @@ class CachedEmbedder:
             for (key, _), vector in zip(missing, vectors, strict=True):
                 vector = np.asarray(vector, dtype="<f4")
                 found[key] = vector
-                self._db.execute(
-                    "INSERT OR REPLACE INTO embedding_cache (key, embedder_sha256, vector) "
-                    "VALUES (?, ?, ?)",
-                    (key, self.identity.key, vector.tobytes()),
-                )
+                self._keep(VectorEntry(key, self.identity.key, vector.tobytes()))
         self.cached += len(keys) - len(missing)
         self.computed += len(missing)
         return np.stack([found[k] for k in keys])
+
+    # where vectors are kept, as for CachedJudge
+
+    def _vector(self, key: str) -> bytes | None:
+        """The float32 bytes of the vector cached under `key`, or None."""
+        return cached_vector(self._db, key)
+
+    def _keep(self, entry: VectorEntry) -> None:
+        keep_vector_entry(self._db, entry)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,20 @@
-"""How fast a judge and an embedder work on this machine: measured once, kept in the database.
+"""How fast a judge and an embedder work on this machine: measured once, kept for the user.
 
 An estimate (localeval.tools.estimate) turns the work it counted into time with these
 figures. A judge is measured the first time it is estimated on a machine: its backend's
 `measure` loads it and times a few seconds of real work (for llama.cpp: a batch of prompt
 tokens, a few small calls, a short reply; for a server: a few short requests). An
-embedder is loaded and given a fixed batch of sentences. The figures are kept in the
-`model_speed` table under the model's identity, its settings (threads change the speed
-but not the numbers) and the machine, so each is measured once per machine.
+embedder is loaded and given a fixed batch of sentences.
+
+The figures are kept under the model's identity, its settings (threads change the speed
+but not the numbers) and the machine as its speed depends on it (`machine`: the CPU, the
+cores this process may use, a container's CPU limit, the GPUs; not the host's name, which
+is new for every CI job on the same hardware), so each is measured once per machine, not
+once per database: in the user's cache folder (`speeds_folder`), one file per figure,
+written whole and renamed into place, so two processes measuring at once each leave a
+whole file and a reader never sees half of one. Where that folder cannot be written (a
+read-only home) they are kept in the run database's `model_speed` table instead, which is
+read as well.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import json
 import os
 import platform
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -27,27 +36,57 @@ from localeval.backends import embedder_backend, judge_backend
 from localeval.config import EmbedderConfig, JudgeConfig
 from localeval.embedder import EmbedderSpeed
 from localeval.judge import JudgeSpeed, ModelIdentity
+from localeval.results.model import now
 
 #: what an embedder is timed on: sentences of ordinary length, in one batch
 _SENTENCES = [
     f"Sentence {n} of the timing batch says what a retrieved chunk of text might say."
-    for n in range(64)
+    for n in range(32)
 ]
 
 S = TypeVar("S", JudgeSpeed, EmbedderSpeed)
 
 
 def machine() -> str:
-    """This machine as a speed depends on it: its name, CPU model and cores."""
-    cpu = platform.processor() or platform.machine()
+    """This machine as a speed depends on it: its CPU model, the cores this process may use
+    of all, a container's CPU limit, its NVIDIA GPUs."""
+    cpu = _first_field(Path("/proc/cpuinfo"), "model name") or platform.processor()
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    parts = [f"{cpu or platform.machine()} ({platform.machine()})"]
+    parts.append(f"{usable or os.cpu_count()} of {os.cpu_count()} cores")
+    limit = _read(Path("/sys/fs/cgroup/cpu.max")).split()
+    if len(limit) == 2 and limit[0] != "max":
+        parts.append(f"limited to {int(limit[0]) / int(limit[1]):g} CPUs")
+    gpus = sorted(Path("/proc/driver/nvidia/gpus").glob("*/information"))
+    parts += [f"GPU {_first_field(gpu, 'Model')}" for gpu in gpus]
+    return ", ".join(parts)
+
+
+def _read(path: Path) -> str:
     try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                cpu = line.partition(":")[2].strip()
-                break
-    except OSError:
-        pass
-    return f"{platform.node()}, {cpu}, {os.cpu_count()} cores"
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _first_field(path: Path, name: str) -> str:
+    """The value of the first "name: value" line of a /proc file ("" if none)."""
+    for line in _read(path).splitlines():
+        if line.startswith(name):
+            return line.partition(":")[2].strip()
+    return ""
+
+
+def speeds_folder() -> Path | None:
+    """Where this user's measured speeds are kept: $XDG_CACHE_HOME/localeval/speeds, else
+    ~/.cache/localeval/speeds (None: no home folder to keep them in)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative: to be ignored, says the XDG spec
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:
+            return None
+    return Path(base) / "localeval" / "speeds"
 
 
 def speed_key(identity: ModelIdentity, settings: Any, where: str) -> str:
@@ -111,19 +150,66 @@ def _kept_or_measured(
     key: str,
     measure: Callable[[], S] | None,
 ) -> S | None:
+    kept = [_kept_in_folder(key)]
     row = connection.execute("SELECT speed FROM model_speed WHERE key = ?", (key,)).fetchone()
     if row is not None:
+        kept.append(row[0])
+    for text in kept:
         try:
-            return kind(**json.loads(row[0]))
+            return kind(**json.loads(text))
         except (TypeError, ValueError):
-            pass  # kept by another version of localeval: measured again
+            pass  # none, or kept by another version of localeval: measured again
     if measure is None:
         return None
     speed = measure()
-    # a database that cannot be written: measured again next time
+    if _keep_in_folder(key, model, asdict(speed)):
+        return speed
+    # no folder of the user's to keep it in: the database, if it can be written (else it is
+    # measured again next time)
     with contextlib.suppress(sqlite3.OperationalError):
         connection.execute(
             "INSERT OR REPLACE INTO model_speed (key, model, machine, speed) VALUES (?, ?, ?, ?)",
             (key, model, machine(), json.dumps(asdict(speed))),
         )
     return speed
+
+
+def _kept_in_folder(key: str) -> str | None:
+    """The speed kept in the user's folder under this key, as JSON (None: none kept)."""
+    folder = speeds_folder()
+    if folder is None:
+        return None
+    try:
+        kept = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return json.dumps(kept.get("speed")) if isinstance(kept, dict) else None
+
+
+def _keep_in_folder(key: str, model: str, speed: dict[str, Any]) -> bool:
+    """Keep a measurement in the user's folder: whether it could be written there."""
+    folder = speeds_folder()
+    if folder is None:
+        return False
+    record = {
+        "model": model,
+        "machine": machine(),
+        "host": platform.node(),
+        "measured": now(),
+        "speed": speed,
+    }
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
+    except OSError:
+        return False
+    # written whole under a name of its own, then renamed over the figure's file
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(record, out, indent=1)
+        os.replace(temporary, folder / f"{key}.json")
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        return False
+    return True
