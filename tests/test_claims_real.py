@@ -9,6 +9,7 @@ import pytest
 from localeval.config import load_models_config
 from localeval.data.samples import Sample
 from localeval.metrics import Tools, build_metric
+from localeval.metrics.answer_correctness import AnswerCorrectness
 from localeval.metrics.claims import written_claims
 from localeval.metrics.faithfulness import Faithfulness
 from localeval.prompts.sets import StatementMode
@@ -57,9 +58,10 @@ REFUND = {
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_a_number_stated_otherwise_fails_whatever_the_judge_says(
-    tools: Tools, language: str
-) -> None:
+def test_a_number_stated_otherwise_fails_with_hard_facts(tools: Tools, language: str) -> None:
+    """The 1.5B already says "no" to these (P 0.11 and 0.31 on 2026-12-03): the hard-fact
+    check then leaves its verdict as it is; were it to say "yes", the check turns it to 0
+    with the reason (what the scripted judge's test in test_claims.py proves either way)."""
     question, contexts, wrong = REFUND[language]
     hard = replace(
         tools,
@@ -72,10 +74,34 @@ def test_a_number_stated_otherwise_fails_whatever_the_judge_says(
         ),
     )
     result = Faithfulness().score(Sample("s", question, contexts, wrong), hard)
-    assert result.score == 0.0
     plain = Faithfulness().score(Sample("s", question, contexts, wrong), tools)
-    assert plain.score is not None
+    assert result.score is not None and plain.score is not None
+    assert result.score < 0.5
     if plain.score >= 0.5:  # the judge alone said yes: the override is what turned it
+        assert result.score == 0.0
         assert result.details["hard_facts"][0]["reason"].startswith(
             "says 14" if language == "en" else "says 14天"
         )
+    else:  # the judge's own "no" stands, untouched
+        assert result.score == plain.score and "hard_facts" not in result.details
+
+
+def test_rag_6_claims_scores_a_chinese_answer_against_the_references_claims() -> None:
+    """The opt-in set as a user picks it (models.toml `prompts = "rag-6-claims"`): the
+    Chinese reference's two prices written as claims, the wrong price below the right."""
+    config = load_models_config()
+    name = config.default_judge
+    judges = {**config.judges, name: replace(config.judges[name], prompts="rag-6-claims")}
+    chosen = load_tools(replace(config, judges=judges), [build_metric("answer_correctness")])
+    reference = TWO_FACTS["zh"]
+    right = "按月付费每位用户每月12欧元，按年付费每月10欧元。"
+    wrong = "按月付费每位用户每月15欧元，按年付费每月10欧元。"
+    scores = {}
+    for answer in (right, wrong):
+        result = AnswerCorrectness().score(
+            Sample("s", "团队版多少钱？", None, answer, reference), chosen
+        )
+        assert result.details["statement_modes"]["reference"] == "claims+hard-facts"
+        assert len(result.details["reference_statements"]) >= 2
+        scores[answer] = result.score
+    assert scores[right] > scores[wrong]
