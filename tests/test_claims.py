@@ -312,8 +312,12 @@ def test_rag_6_claims_overrides_a_yes_to_a_number_stated_otherwise(
     assert result.details["hard_facts"] == [{"statement": 0, "reason": reason}]
     assert result.details["reference_hard_facts"][0]["statement"] == 0
     assert result.score == 0.0
+    reference_mode = "claims+hard-facts" if "元" in answer else "sentences+hard-facts"
+    modes = {"answer": "sentences+hard-facts", "reference": reference_mode}
+    assert result.details["statement_modes"] == modes
     plain = AnswerCorrectness().score(sample, Tools(judge=ScriptedJudge([0.9, 0.9]), prompts=RAG_6))
     assert plain.score == pytest.approx(0.9) and "hard_facts" not in plain.details
+    assert "statement_modes" not in plain.details
 
 
 def test_rag_6_claims_writes_a_chinese_references_claims_only() -> None:

@@ -57,7 +57,7 @@ from localeval.metrics.statements import (
     judge_statements,
     statements_option,
 )
-from localeval.prompts.sets import StatementMode
+from localeval.prompts.sets import SENTENCES, StatementMode
 from localeval.text import detect_language
 
 NAME = "answer_correctness"
@@ -190,7 +190,7 @@ class AnswerCorrectness:
             "beta": self.beta,
             **correct.details,
         }
-        if answer_mode.claims or reference_mode.claims:
+        if answer_mode != SENTENCES or reference_mode != SENTENCES:  # not whole sentences
             details["statement_modes"] = {
                 "answer": answer_mode.name,
                 "reference": reference_mode.name,
