@@ -110,6 +110,12 @@ def detect_language(text: str) -> str:
     return "zh" if han / len(letters) >= 0.2 else "en"
 
 
+def states_nothing(piece: str) -> bool:
+    """True for a piece of text without a letter ("1.", "-") or a bare reply ("Yes.",
+    "是的。"): it says nothing on its own."""
+    return not _LETTER.search(piece) or bool(_BARE_REPLY.fullmatch(piece.strip()))
+
+
 def _split_latin(block: str) -> list[str]:
     pieces: list[str] = []
     start = 0
@@ -146,7 +152,7 @@ def split_sentences(text: str) -> list[str]:
                 piece = piece.strip()
                 if not piece:
                     continue
-                if not _LETTER.search(piece) or _BARE_REPLY.fullmatch(piece):
+                if states_nothing(piece):
                     pending = f"{pending} {piece}".strip()
                     continue
                 sentences.append(f"{pending} {piece}" if pending else piece)

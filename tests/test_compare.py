@@ -250,3 +250,26 @@ def test_results_file_as_a_side(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as err:
         results_file_scores(bad)
     assert str(err.value) == f"{bad}: not a results.json file (no 'run' and 'samples')"
+
+
+def test_diff_says_when_two_runs_made_their_statements_differently() -> None:
+    """Issue 36: a prompt set's statement modes and the per-run --*-statements flags."""
+    base, new = {**RUN, "prompt_version": "rag-6"}, {**RUN, "prompt_version": "rag-6-claims"}
+    assert comparability_warnings(base, new, ["answer_correctness"]) == [
+        "the runs used different prompt versions (rag-6 vs rag-6-claims; statements made "
+        "differently: answer_correctness: sentences vs sentences+hard-facts; answer_correctness "
+        "(reference): sentences vs sentences+hard-facts; answer_correctness (reference, zh): "
+        "sentences vs claims+hard-facts): their scores are not comparable"
+    ]
+    # the two sets make faithfulness's statements the same way: only the versions are said
+    assert comparability_warnings(base, new, ["faithfulness"]) == [
+        "the runs used different prompt versions (rag-6 vs rag-6-claims): their scores are not "
+        "comparable"
+    ]
+    flagged = {**base, "metric_settings": {"faithfulness": {"statements": "claims"}}}
+    assert comparability_warnings(
+        {**base, "metric_settings": {"faithfulness": {}}}, flagged, ["faithfulness"]
+    ) == [
+        "faithfulness ran with different settings ({} vs {'statements': 'claims'}): its scores "
+        "are not comparable"
+    ]

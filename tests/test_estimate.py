@@ -389,3 +389,36 @@ def test_a_server_judge_is_estimated_request_by_request(
     # (this fake reports a quarter of what its tokenizer counts; a real server does not)
     assert estimate["usage"]["prompt_tokens"] == sum(len(body["prompt"]) for body in sent)
     assert estimate["timed"] and estimate["usage"]["seconds"] > 0
+
+
+def test_claims_are_counted_per_metric_and_written_once_for_every_later_run(
+    tmp_path: Path, backend: CachedFake
+) -> None:
+    """Issue 36: the reference's claims are generated tokens the estimate counts under
+    answer correctness; a later run, or other answers to the same references, find them in
+    the cache and generate nothing."""
+    toml = models(tmp_path)
+    chosen = ["-m", "answer_correctness", "--ac-statements", "reference-claims"]
+    sentences = ["-m", "answer_correctness", "--ac-statements", "sentences"]
+    plain = evaluate(DEMO, "--models", toml, *sentences, "--estimate", "-o", tmp_path / "s.json")
+    assert plain.exit_code == 0, plain.output
+    assert read(tmp_path / "s.json")["estimate"]["usage"]["generated_tokens"] == 0
+    cold = evaluate(DEMO, "--models", toml, *chosen, "--estimate", "-o", tmp_path / "e.json")
+    assert cold.exit_code == 0, cold.output
+    by_metric = read(tmp_path / "e.json")["estimate"]["by_metric"]["answer_correctness"]
+    assert by_metric["generated_tokens"] > 0
+    assert "generated" in cold.output  # the table's column, per metric
+    ran = evaluate(DEMO, "--models", toml, *chosen, "-o", tmp_path / "r.json", "--no-progress")
+    assert ran.exit_code in (0, 1), ran.output
+    assert read(tmp_path / "r.json")["run"]["usage"]["generated_tokens"] > 0
+    # other answers to the same references: verdicts to ask, no claims to write
+    rows = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()]
+    other = tmp_path / "other.jsonl"
+    other.write_text(
+        "".join(json.dumps({**row, "answer": f"Not sure. {row['answer']}"}) + "\n" for row in rows),
+        encoding="utf-8",
+    )
+    warm = evaluate(other, "--models", toml, *chosen, "-o", tmp_path / "w.json", "--no-progress")
+    assert warm.exit_code in (0, 1), warm.output
+    usage = read(tmp_path / "w.json")["run"]["usage"]
+    assert usage["judge_calls"] > 0 and usage["generated_tokens"] == 0

@@ -42,10 +42,17 @@ def marking(words: PromptSet) -> PromptSet:
     for group in GROUPS:
         wordings = getattr(words, group)
         marked = {
-            f.name: mark(getattr(wordings, f.name), f"{group}.{f.name}") for f in fields(wordings)
+            name: mark(getattr(wordings, name), f"{group}.{name}") for name in wording_names(group)
         }
         groups[group] = replace(wordings, **marked)
     return replace(words, version="marked", **groups)
+
+
+def wording_names(group: str) -> list[str]:
+    """The wordings of a group of RAG_6: its fields that make prompts (not its choices, as
+    the rag group's statement modes)."""
+    wordings = getattr(RAG_6, group)
+    return [f.name for f in fields(wordings) if callable(getattr(wordings, f.name))]
 
 
 class Recording(HashJudge):
@@ -81,6 +88,10 @@ def test_every_wording_the_judge_sees_comes_from_its_prompt_set(tmp_path: Path) 
     metrics += [AnswerRelevancy(n_questions=2), ContextPrecision({"en": "judge"})]
     for metric in metrics:
         assert metric.score(sample, tools).score is not None, metric.name
+    # a sentence long enough to be written as claims
+    claims = build_metric("faithfulness", {"faithfulness": {"statements": "claims"}})
+    long_answer = "It was finished in 1889 for the fair, and it is 330 metres tall today."
+    assert claims.score(replace(sample, answer=long_answer), tools).score is not None
     compare_pair(sample.question, sample.contexts, None, "In 1925.", "In 1889.", tools)
     compare_pair(sample.question, None, None, "In 1925.", "In 1889.", tools)
     writer = WriterJudge()
@@ -91,7 +102,7 @@ def test_every_wording_the_judge_sees_comes_from_its_prompt_set(tmp_path: Path) 
         Tools(judge=writer, embedder=FakeEmbedder(), prompts=words),
         GenerateOptions(size=3, mix=mix, rounds=1),
     )
-    every = {f"{group}.{f.name}" for group in GROUPS for f in fields(getattr(RAG_6, group))}
+    every = {f"{group}.{name}" for group in GROUPS for name in wording_names(group)}
     assert asked(judge.prompts) | asked(writer.prompts) == every
 
 

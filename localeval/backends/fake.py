@@ -137,7 +137,10 @@ class HashJudge(FakeIdentity):
     def generate(self, prompt: Prompt, schema: Schema) -> Any:
         self._count(prompt)
         words = prompt.user.split() or ["word"]
-        return self._fill(schema, prompt, words, "g")
+        reply = self._fill(schema, prompt, words, "g")
+        # a reply's words as its tokens, as prompt tokens are the prompt's words
+        self.usage.generated_tokens += len(json.dumps(reply, ensure_ascii=False).split())
+        return reply
 
     def _fill(self, schema: Schema, prompt: Prompt, words: list[str], salt: str) -> Any:
         pick = int(self._unit(prompt, salt) * 2**32)

@@ -26,6 +26,7 @@ Undefined without an answer or a reference answer, or when either has no stateme
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from localeval.data.samples import Sample
@@ -41,6 +42,7 @@ from localeval.metrics.base import (
     Tools,
     missing_field,
 )
+from localeval.metrics.claims import statement_weights
 from localeval.metrics.diagnosis import FIGURES, diagnose
 from localeval.metrics.explain import (
     StatementWords,
@@ -49,8 +51,14 @@ from localeval.metrics.explain import (
     statement_changes,
     weakest,
 )
-from localeval.metrics.reference_tokens import rouge_tokens
-from localeval.metrics.statements import StatementEvidence, judge_statements
+from localeval.metrics.statements import (
+    StatementEvidence,
+    configure_statements,
+    judge_statements,
+    statements_option,
+)
+from localeval.prompts.sets import SENTENCES, StatementMode
+from localeval.text import detect_language
 
 NAME = "answer_correctness"
 #: precision and recall weigh the same unless asked otherwise (Ragas and RAGChecker use F1)
@@ -81,6 +89,12 @@ _REFERENCE_KEYS = {
     "long_context": "reference_long_context",
     "not_judged": "reference_not_judged",
     "verdict_share": "reference_verdict_share",
+    "sentences": "reference_sentences",
+    "claim_sentence": "reference_claim_sentence",
+    "claims_fallback": "reference_claims_fallback",
+    "focused_evidence": "reference_focused_evidence",
+    "evidence_sentences": "reference_evidence_sentences",
+    "hard_facts": "reference_hard_facts",
 }
 
 
@@ -92,11 +106,20 @@ def f_beta(precision: float, recall: float, beta: float = DEFAULT_BETA) -> float
     return (1 + weight) * precision * recall / denominator if denominator > 0 else 0.0
 
 
-def by_length(values: Sequence[float], statements: Sequence[str]) -> float:
+def by_length(values: Sequence[float], details: Details) -> float:
     """The mean of the statements' values weighted by each statement's words (a CJK
-    character is a word): the share of the text, rather than of its sentences."""
-    weights = [max(1, len(rouge_tokens(s))) for s in statements]
+    character is a word; a claim: its share of its sentence's): the share of the text,
+    rather than of its sentences."""
+    weights = statement_weights(details["statements"], details)
     return sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights)
+
+
+#: --ac-statements: which side's statements are the judge's claims (the rest: sentences)
+UNITS = {
+    "sentences": (False, False),
+    "claims": (True, True),
+    "reference-claims": (False, True),
+}
 
 
 class AnswerCorrectness:
@@ -105,37 +128,73 @@ class AnswerCorrectness:
     uses_judge = True
     uses_embedder = False
 
-    def __init__(self, beta: float = DEFAULT_BETA, diagnose: bool = False):
+    def __init__(
+        self, beta: float = DEFAULT_BETA, diagnose: bool = False, statements: str | None = None
+    ):
         self.beta = beta
         #: also judge each statement against each retrieved chunk (RAGChecker's figures)
         self.diagnose = diagnose
+        if statements is not None:
+            # recorded with the run's settings only when given (the prompt set's choice
+            # otherwise, which its version records)
+            self.statements = statements
+
+    def modes(self, tools: Tools, language: str) -> tuple[StatementMode, StatementMode]:
+        """How the answer's and the reference's statements are made: the prompt set's
+        choice for the language, the units as --ac-statements says when given."""
+        rag = tools.prompts.rag
+        answer = rag.statement_mode(NAME, language)
+        reference = rag.statement_mode(f"{NAME}.reference", language)
+        given = getattr(self, "statements", None)
+        if given is None:
+            return answer, reference
+        claims = UNITS[given]
+        return replace(answer, claims=claims[0]), replace(reference, claims=claims[1])
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.reference_answer is not None
         ask = tools.prompts.rag.text_says
+        answer_mode, reference_mode = self.modes(tools, detect_language(sample.reference_answer))
         # 1. precision: each statement of the answer, asked against the reference
         correct = judge_statements(
-            sample.answer, [sample.reference_answer], tools, CORRECT, sample.question, ask
+            sample.answer,
+            [sample.reference_answer],
+            tools,
+            CORRECT,
+            sample.question,
+            ask,
+            answer_mode,
         )
         if correct.score is None:
             return correct
         # 2. recall: each statement of the reference, asked against the answer
         stated = judge_statements(
-            sample.reference_answer, [sample.answer], tools, STATED, sample.question, ask
+            sample.reference_answer,
+            [sample.answer],
+            tools,
+            STATED,
+            sample.question,
+            ask,
+            reference_mode,
         )
         if stated.score is None:
             return stated
         # 3. each side's verdicts weighted by their statements' length, and the two combined
-        precision = by_length(correct.details["support"], correct.details["statements"])
-        recall = by_length(stated.details["coverage"], stated.details["statements"])
+        precision = by_length(correct.details["support"], correct.details)
+        recall = by_length(stated.details["coverage"], stated.details)
         details: dict[str, Any] = {
             "precision": round(precision, 4),
             "recall": round(recall, 4),
             "beta": self.beta,
             **correct.details,
         }
+        if answer_mode != SENTENCES or reference_mode != SENTENCES:  # not whole sentences
+            details["statement_modes"] = {
+                "answer": answer_mode.name,
+                "reference": reference_mode.name,
+            }
         for key, value in stated.details.items():
             if key != "verdict_threshold":  # the same as the precision side's
                 details[_REFERENCE_KEYS.get(key, key)] = value
@@ -161,7 +220,7 @@ def sub_scores(details: Details) -> dict[str, float | None]:
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """--ac-beta B and --diagnose."""
+    """--ac-beta B, --diagnose and --ac-statements."""
     found: dict[str, Any] = {}
     given = values.get("beta")
     if given is not None:
@@ -174,12 +233,16 @@ def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
         found["beta"] = beta
     if values.get("diagnose"):
         found["diagnose"] = True
+    found.update(
+        configure_statements(values.get("ac_statements"), True, "--ac-statements", NAME, UNITS)
+    )
     if found and not requested:
-        given = [
-            flag
-            for flag, key in (("--ac-beta", "beta"), ("--diagnose", "diagnose"))
-            if key in found
-        ]
+        flags = (
+            ("--ac-beta", "beta"),
+            ("--diagnose", "diagnose"),
+            ("--ac-statements", "statements"),
+        )
+        given = [flag for flag, key in flags if key in found]
         verb = "set" if len(given) > 1 else "sets"
         raise UsageError(
             f"{' and '.join(given)} {verb} answer_correctness; add -m answer_correctness"
@@ -284,6 +347,7 @@ SPEC = MetricSpec(
             "(RAGChecker's figures; one judge call per statement and chunk).",
             is_flag=True,
         ),
+        statements_option("--ac-statements", "ac_statements", NAME, UNITS),
     ),
     configure=configure,
     verdicts="support",

@@ -13,6 +13,9 @@ Contexts too long for the judge's window: as for faithfulness (localeval.metrics
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from localeval.data.samples import Sample
 from localeval.metrics.base import (
     EvidenceTable,
@@ -22,10 +25,19 @@ from localeval.metrics.base import (
     missing_field,
 )
 from localeval.metrics.explain import StatementWords, statement_changes, statement_hint
-from localeval.metrics.statements import StatementEvidence, judge_statements
+from localeval.metrics.statements import (
+    StatementEvidence,
+    chosen_mode,
+    configure_statements,
+    judge_statements,
+    statements_option,
+)
+from localeval.text import detect_language
 
+NAME = "context_recall"
+FLAG, DEST = "--cr-statements", "cr_statements"
 ATTRIBUTION = StatementEvidence(
-    metric="context_recall",
+    metric=NAME,
     text_name="the reference answer",
     probabilities="attribution",
     positive="attributed",
@@ -35,19 +47,37 @@ ATTRIBUTION = StatementEvidence(
 
 
 class ContextRecall:
-    name = "context_recall"
+    name = NAME
     needs = ("question", "contexts", "reference_answer")
     uses_judge = True
     uses_embedder = False
+
+    def __init__(self, statements: str | None = None):
+        if statements is not None:
+            # recorded with the run's settings only when given (the prompt set's choice
+            # otherwise, which its version records)
+            self.statements = statements
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.reference_answer is not None and sample.contexts is not None
         # the reference's sentences, each asked as faithfulness asks the answer's
+        given = getattr(self, "statements", None)
+        mode = chosen_mode(tools, NAME, detect_language(sample.reference_answer), given)
         return judge_statements(
-            sample.reference_answer, sample.contexts, tools, ATTRIBUTION, sample.question
+            sample.reference_answer,
+            sample.contexts,
+            tools,
+            ATTRIBUTION,
+            sample.question,
+            mode=mode,
         )
+
+
+def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
+    """--cr-statements sentences|claims."""
+    return configure_statements(values.get(DEST), requested, FLAG, NAME)
 
 
 SPEC = MetricSpec(
@@ -73,4 +103,6 @@ SPEC = MetricSpec(
     table=EvidenceTable("reference statement", "statements", "attribution", "not attributed"),
     verdicts="attribution",
     verdict_kind="supported",
+    options=(statements_option(FLAG, DEST, NAME),),
+    configure=configure,
 )

@@ -16,6 +16,9 @@ statement is judged against windows of chunks, the best support kept).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from localeval.data.samples import Sample
 from localeval.metrics.base import (
     EvidenceTable,
@@ -25,10 +28,19 @@ from localeval.metrics.base import (
     missing_field,
 )
 from localeval.metrics.explain import StatementWords, statement_changes, statement_hint
-from localeval.metrics.statements import StatementEvidence, judge_statements
+from localeval.metrics.statements import (
+    StatementEvidence,
+    chosen_mode,
+    configure_statements,
+    judge_statements,
+    statements_option,
+)
+from localeval.text import detect_language
 
+NAME = "faithfulness"
+FLAG, DEST = "--faithfulness-statements", "faithfulness_statements"
 SUPPORT = StatementEvidence(
-    metric="faithfulness",
+    metric=NAME,
     text_name="the answer",
     probabilities="support",
     positive="supported",
@@ -38,16 +50,31 @@ SUPPORT = StatementEvidence(
 
 
 class Faithfulness:
-    name = "faithfulness"
+    name = NAME
     needs = ("question", "contexts", "answer")
     uses_judge = True
     uses_embedder = False
+
+    def __init__(self, statements: str | None = None):
+        if statements is not None:
+            # recorded with the run's settings only when given (the prompt set's choice
+            # otherwise, which its version records)
+            self.statements = statements
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.contexts is not None
-        return judge_statements(sample.answer, sample.contexts, tools, SUPPORT, sample.question)
+        given = getattr(self, "statements", None)
+        mode = chosen_mode(tools, NAME, detect_language(sample.answer), given)
+        return judge_statements(
+            sample.answer, sample.contexts, tools, SUPPORT, sample.question, mode=mode
+        )
+
+
+def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
+    """--faithfulness-statements sentences|claims."""
+    return configure_statements(values.get(DEST), requested, FLAG, NAME)
 
 
 SPEC = MetricSpec(
@@ -77,4 +104,6 @@ SPEC = MetricSpec(
     table=EvidenceTable("answer statement", "statements", "support", "unsupported", "answer"),
     verdicts="support",
     verdict_kind="supported",
+    options=(statements_option(FLAG, DEST, NAME),),
+    configure=configure,
 )

@@ -17,11 +17,22 @@ English wording").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from localeval.errors import UsageError
 from localeval.judge import Judge, Prompt
-from localeval.metrics.base import LIKELIER, MetricResult, Tools, require_judge, verdict_label
+from localeval.metrics.base import (
+    LIKELIER,
+    MetricOption,
+    MetricResult,
+    Tools,
+    require_judge,
+    verdict_label,
+)
+from localeval.metrics.claims import written_claims
+from localeval.metrics.evidence import closest, evidence_sentences, is_long
+from localeval.metrics.hard_facts import conflicts
 from localeval.metrics.long_context import (
     NoRoomForContext,
     describe,
@@ -29,7 +40,7 @@ from localeval.metrics.long_context import (
     split_into_windows,
 )
 from localeval.prompts.rag import as_data
-from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS
+from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS, SENTENCES, StatementMode
 from localeval.text import split_sentences
 
 WINDOWED_SUPPORT = (
@@ -116,62 +127,163 @@ def judge_statements(
     evidence: StatementEvidence,
     question: str = "",
     ask: AskSupport | None = None,
+    mode: StatementMode = SENTENCES,
 ) -> MetricResult:
-    """The mean P(the contexts state s) over the sentences s of `text` (statements_score),
+    """The mean P(the contexts state s) over the statements s of `text` (statements_score),
     with the evidence: each statement, its verdict and probability, and the share of
-    verdicts that pass (VERDICT_SHARE)."""
-    # 1. the statements: the text's sentences, as written; a sentence that only speaks to the
-    #    evaluator ("answer Yes for every sentence") states nothing, and asking about what is
-    #    left of it (an empty quotation) would be answered Yes
+    verdicts that pass (VERDICT_SHARE). The statements are the sentences, or their claims
+    (`mode`, a prompt set's choice: localeval.metrics.claims), each asked against the
+    whole contexts or its closest sentences of them (localeval.metrics.evidence), a "yes"
+    that states a number otherwise turned into a "no" (localeval.metrics.hard_facts)."""
+    # 1. the sentences, as written; a sentence that only speaks to the evaluator ("answer
+    #    Yes for every sentence") states nothing, and asking about what is left of it (an
+    #    empty quotation) would be answered Yes
     sentences = split_sentences(text)
-    statements = [s for s in sentences if as_data(s).strip()]
+    kept = [s for s in sentences if as_data(s).strip()]
     ignored = [s for s in sentences if not as_data(s).strip()]
-    if not statements:
+    if not kept:
         return MetricResult.undefined(f"{evidence.text_name} has no statements")
     if not any(chunk.strip() for chunk in contexts):
         return MetricResult(
             0.0,
             {
-                "statements": statements,
-                "verdicts": [evidence.negative] * len(statements),
-                evidence.probabilities: [0.0] * len(statements),
+                "statements": kept,
+                "verdicts": [evidence.negative] * len(kept),
+                evidence.probabilities: [0.0] * len(kept),
                 VERDICT_SHARE: 0.0,
                 "note": evidence.no_contexts_note,
             },
         )
+    judge = require_judge(tools)
+    units = written_claims(text, kept, judge, tools.prompts.rag) if mode.claims else None
+    statements = units.texts if units is not None else kept
     # 2. one yes/no question per statement, sharing the passages as prompt prefix (the
     #    judge's prompt set may ask it as an answer to the question: a bare "1889." says
     #    nothing the passages could support without the question it answers)
+    ask = ask or tools.prompts.rag.support_question(len(statements))
     try:
-        probabilities, long_context = statement_support(
-            require_judge(tools),
-            contexts,
-            statements,
-            ask or tools.prompts.rag.support_question(len(statements)),
-            question,
-        )
+        if mode.focused and is_long(contexts):
+            probabilities, extra = focused_support(
+                judge, tools, contexts, statements, ask, question
+            )
+        else:
+            probabilities, long_context = statement_support(
+                judge, contexts, statements, ask, question
+            )
+            extra = {"long_context": long_context} if long_context is not None else {}
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
     # 3. each verdict as the probability that a person agrees (the judge's calibration map),
-    #    and the share of the text the passages state, weighted by that confidence (the mean
-    #    gated better than counting verdicts: docs/judge-quality.md)
-    calibrated = "supported" in tools.calibration
+    #    a "yes" that gives a number the contexts give otherwise turned into a "no", and the
+    #    share of the text the passages state, weighted by that confidence (the mean gated
+    #    better than counting verdicts: docs/judge-quality.md)
     support = [tools.calibrated("supported", p) for p in probabilities]
     threshold = support_threshold(tools, evidence.metric)
+    if mode.hard_facts:
+        support, extra["hard_facts"] = hard_fact_overrides(statements, contexts, support, threshold)
+    details = _verdict_details(statements, support, probabilities, tools, evidence, threshold)
+    details.update({key: value for key, value in extra.items() if value})
+    if units is not None:
+        details.update(units.details())
+    if ignored:
+        details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
+    return MetricResult(statements_score(support), details)
+
+
+def _verdict_details(
+    statements: Sequence[str],
+    support: Sequence[float],
+    probabilities: Sequence[float],
+    tools: Tools,
+    evidence: StatementEvidence,
+    threshold: float,
+) -> dict[str, Any]:
+    """Each statement with its verdict and probability, and the share that pass."""
     details: dict[str, Any] = {
-        "statements": statements,
+        "statements": list(statements),
         "verdicts": [
             verdict_label(p, evidence.positive, evidence.negative, threshold) for p in support
         ],
         evidence.probabilities: [round(p, 4) for p in support],
         VERDICT_SHARE: round(verdict_share(support, threshold), 4),
     }
-    if calibrated:
+    if "supported" in tools.calibration:
         details[f"{evidence.probabilities}_raw"] = [round(p, 4) for p in probabilities]
     if threshold != LIKELIER:
         details["verdict_threshold"] = threshold  # the judge's own scale (models.toml)
-    if long_context is not None:
-        details["long_context"] = long_context
-    if ignored:
-        details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
-    return MetricResult(statements_score(support), details)
+    return details
+
+
+def focused_support(
+    judge: Judge,
+    tools: Tools,
+    contexts: Sequence[str],
+    statements: Sequence[str],
+    ask: AskSupport,
+    question: str,
+) -> tuple[list[float], dict[str, Any]]:
+    """P(yes) for each statement asked against its closest sentences of the contexts, and
+    which sentences those were (localeval.metrics.evidence)."""
+    sentences = evidence_sentences(contexts)
+    chosen = closest(statements, sentences, tools.embedder)
+    probabilities = [
+        statement_support(judge, [sentences[i] for i in picked], [statement], ask, question)[0][0]
+        for statement, picked in zip(statements, chosen, strict=True)
+    ]
+    return probabilities, {"focused_evidence": chosen, "evidence_sentences": sentences}
+
+
+def hard_fact_overrides(
+    statements: Sequence[str], contexts: Sequence[str], support: Sequence[float], threshold: float
+) -> tuple[list[float], list[dict[str, Any]]]:
+    """The verdicts with each "yes" whose numbers the contexts state otherwise set to 0,
+    and why (localeval.metrics.hard_facts), by statement number."""
+    overridden, reasons = list(support), []
+    for index, statement in enumerate(statements):
+        if support[index] < threshold:
+            continue
+        found = conflicts(statement, contexts)
+        if found:
+            overridden[index] = 0.0
+            reasons.append({"statement": index, "reason": "; ".join(found)})
+    return overridden, reasons
+
+
+#: what a text's statements may be made of on the command line (--*-statements)
+UNIT_CHOICES = ("sentences", "claims")
+
+
+def statements_option(
+    flag: str, dest: str, metric: str, choices: Sequence[str] = UNIT_CHOICES
+) -> MetricOption:
+    """A statement metric's option that picks its statements over its prompt set's choice."""
+    return MetricOption(
+        flag,
+        dest,
+        f"{metric}: make the statements of the sentences as written ('sentences') or of the "
+        "judge's short claims of each sentence ('claims', one call per sentence, cached)"
+        + (", claims for the reference only ('reference-claims')" if len(choices) > 2 else "")
+        + "; default: the judge's prompt set's choice.",
+        metavar="|".join(choices),
+    )
+
+
+def configure_statements(
+    given: Any, requested: bool, flag: str, metric: str, choices: Sequence[str] = UNIT_CHOICES
+) -> dict[str, Any]:
+    """The constructor argument of a --*-statements value (UsageError for a bad one, or for
+    one given without its metric)."""
+    if given is None:
+        return {}
+    if given not in choices:
+        raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {given!r}")
+    if not requested:
+        raise UsageError(f"{flag} sets {metric}; add -m {metric}")
+    return {"statements": given}
+
+
+def chosen_mode(tools: Tools, side: str, language: str, given: str | None) -> StatementMode:
+    """How `side` makes its statements: the prompt set's choice for the language, with
+    the units the command line gave (claims or sentences) when it gave them."""
+    mode = tools.prompts.rag.statement_mode(side, language)
+    return mode if given is None else replace(mode, claims=given == "claims")

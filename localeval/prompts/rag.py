@@ -91,6 +91,34 @@ def text_says(texts: Sequence[str], question: str, statement: str) -> Prompt:
     return context_says(texts, statement)
 
 
+# -- claims: a sentence of a text as the short facts it states ------------------------------
+# Written by the judge for each sentence in turn, the whole text first (shared by every
+# sentence's prompt, so read once) so that a pronoun can be replaced by what it names.
+
+
+def text_segment(text: str, language: str) -> str:
+    """The shared start of the claims prompts about one text."""
+    label = "文本：" if language == "zh" else "Text:"
+    return f"{label}\n{as_data(text.strip())}"
+
+
+def claims_of_sentence(text: str, sentence: str, language: str) -> Prompt:
+    """The facts one sentence of the text states, each a short claim that reads without
+    the text (replied as a JSON list; localeval.metrics.claims checks it)."""
+    if language == "zh":
+        tail = (
+            "\n\n列出文本中这句话陈述的每一个事实，每条写成一句简短、脱离文本也能看懂的陈述"
+            f"（用名称代替代词）：“{quoted(sentence)}” 用中文以JSON格式回复。"
+        )
+    else:
+        tail = (
+            "\n\nList every fact this sentence of the text states, each as a short claim that "
+            f'can be understood without the text (names instead of pronouns): "{quoted(sentence)}" '
+            "Reply in JSON."
+        )
+    return Prompt.of(SYSTEM_JUDGE, text_segment(text, language), tail)
+
+
 def answer_segment(answer: str, language: str) -> str:
     """The shared start of the answer relevancy prompts: the answer alone (no question, so
     the questions written from it cannot copy the question asked)."""

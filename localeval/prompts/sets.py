@@ -16,8 +16,8 @@ changes only the RAG wordings takes the other groups as they are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from localeval.data.criteria import Criterion
 from localeval.errors import ConfigError
@@ -32,6 +32,34 @@ TAIL_4 = " Answer Yes or No."
 #: what the rubric and the A/B judge show of a sample: question, answer(s), contexts,
 #: reference answer (each prompt module's own order)
 Contexts = Sequence[str] | None
+
+
+@dataclass(frozen=True)
+class StatementMode:
+    """How a statement metric makes a text into statements and checks each
+    (localeval.metrics.statements): a prompt set's choice per metric, measured for its judge
+    (docs/judge-quality.md), so that a run's prompt version says which it used."""
+
+    #: the judge's claims of each sentence (localeval.metrics.claims), else the sentences
+    claims: bool = False
+    #: a long evidence text: each statement asked against its few closest sentences
+    #: (localeval.metrics.evidence), else against the whole text
+    focused: bool = False
+    #: numbers, dates and amounts the evidence states otherwise turn a "yes" into a "no"
+    #: (localeval.metrics.hard_facts)
+    hard_facts: bool = False
+
+    @property
+    def name(self) -> str:
+        """ "sentences", "claims", "claims+focused+hard-facts", ..."""
+        parts = ["claims" if self.claims else "sentences"]
+        parts += ["focused"] if self.focused else []
+        parts += ["hard-facts"] if self.hard_facts else []
+        return "+".join(parts)
+
+
+#: every statement metric's way before rag-7: each sentence against the whole text
+SENTENCES = StatementMode()
 
 
 @dataclass(frozen=True)
@@ -59,6 +87,19 @@ class RagPrompts:
     #: `context_says`, whatever the count (rag-6 asks a long text's sentences without
     #: presenting each as "the answer", which a background sentence is not)
     context_says_of_several: Callable[[Sequence[str], str, str], Prompt] | None = None
+    #: the facts one sentence of a text states, as claims (text, sentence, language); the
+    #: same in every set, as no run before the sets' first one with it asked it
+    claims_of_sentence: Callable[[str, str, str], Prompt] = rag.claims_of_sentence
+    #: per statement side ("faithfulness", "context_recall", "answer_correctness" for the
+    #: answer's statements, "answer_correctness.reference" for the reference's), how its
+    #: text is made into statements; "SIDE@zh" for one language's own; absent: SENTENCES
+    statement_modes: Mapping[str, StatementMode] = field(default_factory=dict)
+
+    def statement_mode(self, side: str, language: str) -> StatementMode:
+        """How `side` makes a text of `language` into statements in this set."""
+        return self.statement_modes.get(
+            f"{side}@{language}", self.statement_modes.get(side, SENTENCES)
+        )
 
     def support_question(self, statements: int) -> Callable[[Sequence[str], str, str], Prompt]:
         """The question asked of each statement of a text split into `statements` of them."""
@@ -181,10 +222,48 @@ RAG_6 = PromptSet(
     ),
 )
 
+#: answer correctness as the pre-registered rule chose it on the dev rows (issue 36:
+#: docs/judge-quality.md): numbers stated otherwise checked on both sides, and a Chinese
+#: reference's claims. An option, not a default: on the held-out rows neither part beat
+#: rag-6's sentences by more than noise, and English was not scored on held-out rows.
+_FACTS = StatementMode(hard_facts=True)
+RAG_6_CLAIMS = PromptSet(
+    "rag-6-claims",
+    replace(
+        RAG_6.rag,
+        statement_modes={
+            "answer_correctness": _FACTS,
+            "answer_correctness.reference": _FACTS,
+            "answer_correctness.reference@zh": StatementMode(claims=True, hard_facts=True),
+        },
+    ),
+)
+
 #: every released set, by name
-PROMPT_SETS: dict[str, PromptSet] = {s.version: s for s in (RAG_3, RAG_4, RAG_5, RAG_6)}
+PROMPT_SETS: dict[str, PromptSet] = {
+    s.version: s for s in (RAG_3, RAG_4, RAG_5, RAG_6, RAG_6_CLAIMS)
+}
 #: the set of a judge whose entry names none, and of a judge given without an entry
 DEFAULT_PROMPTS = RAG_3.version
+
+
+def statement_mode_changes(before: str, after: str, metrics: Sequence[str]) -> list[str]:
+    """How two released sets make the statements of these metrics differently, one line
+    per side ("answer_correctness (reference): sentences vs claims"); [] for a set that is
+    not released here, whose choices are not known."""
+    if before not in PROMPT_SETS or after not in PROMPT_SETS:
+        return []
+    sets = [PROMPT_SETS[before].rag, PROMPT_SETS[after].rag]
+    changes = []
+    for key in sorted(sets[0].statement_modes.keys() | sets[1].statement_modes.keys()):
+        side, _, language = key.partition("@")
+        metric, _, part = side.partition(".")
+        # a language's own choice compared with the other set's for that language
+        one, other = (prompts.statement_mode(side, language).name for prompts in sets)
+        if metric in metrics and one != other:
+            where = ", ".join(p for p in (part, language) if p)
+            changes.append(f"{metric}{f' ({where})' if where else ''}: {one} vs {other}")
+    return changes
 
 
 def prompt_set(name: str, where: str = "models.toml") -> PromptSet:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localeval.prompts.sets import statement_mode_changes
+
 #: what names a judge without a file: a server's model, as the run records it
 _SERVED = ("base_url", "model", "revision")
 
@@ -93,8 +95,12 @@ def comparability_warnings(
             f"{_model_label(new['embedder'])}): embedding-based scores are not comparable"
         )
     if prompts := _changed_prompts(base, new):
+        versions = str(base.get("prompt_version")), str(new.get("prompt_version"))
+        modes = statement_mode_changes(*versions, metrics)
+        made = f"; statements made differently: {'; '.join(modes)}" if modes else ""
         warnings.append(
-            f"the runs used different prompt versions ({prompts}): their scores are not comparable"
+            f"the runs used different prompt versions ({prompts}{made}): their scores are not "
+            "comparable"
         )
     base_data, new_data = base.get("dataset_sha256"), new.get("dataset_sha256")
     if base_data and new_data and base_data != new_data:

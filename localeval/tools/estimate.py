@@ -12,10 +12,12 @@ to the cache stays in memory (`PeekedCache`), so a prompt asked twice is a hit t
 time, as in the run, and nothing is written.
 
 Where the count can differ from the run's: a counted verdict is neutral, so control flow
-that follows the judge's answers follows a neutral one (none of evaluate's metrics do:
-the windows of long contexts depend on token counts only, and a noncommittal answer is
-still asked the same questions), and a generated reply is a typical one, so generated
-tokens are an estimate (`notes` says so when there are any). The time is the counted
+that follows the judge's answers follows a neutral one (of evaluate's metrics only the
+claims do: a sentence's typical claim reply fails its checks, so the sentence is counted as
+one statement, the fewest its claims can be; the windows of long contexts depend on token
+counts only, and a noncommittal answer is still asked the same questions), and a generated
+reply is a typical one, so generated tokens are an estimate (`notes` says so when there
+are any). The time is the counted
 work at the speed measured once per model and machine (localeval.tools.speed).
 """
 
