@@ -14,7 +14,6 @@ same and loads the models once per test session.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from localeval.config import EmbedderConfig, JudgeConfig, load_models_config
 from localeval.data.samples import Sample, load_samples, sample_from_row
-from localeval.database import open_store
+from localeval.database import Database, open_store
 from localeval.embedder import Embedder
 from localeval.engine import evaluate, order_metrics
 from localeval.errors import DatasetError, UsageError
@@ -68,15 +67,15 @@ class ModelCache:
     """Judges and embedders by their settings, so that many checks load each model once.
 
     Models come from localeval.tools, with their files checked; with `use_cache` (the
-    default) they sit behind the persistent judge/embedding cache of the local database
-    ($LOCALEVAL_DB or .localeval/localeval.db), so a test re-run with unchanged samples
-    makes no judge call and loads no model.
+    default) they sit behind the persistent judge/embedding cache of the run database
+    ($LOCALEVAL_DB, a file or a team's PostgreSQL URL, or .localeval/localeval.db), so a
+    test re-run with unchanged samples makes no judge call and loads no model.
     """
 
     use_cache: bool = True
     judges: dict[JudgeConfig, Judge] = field(default_factory=dict)
     embedders: dict[EmbedderConfig, Embedder] = field(default_factory=dict)
-    _store: sqlite3.Connection | None = field(default=None, init=False, repr=False)
+    _store: Database | None = field(default=None, init=False, repr=False)
 
     def tools(
         self,

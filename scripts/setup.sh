@@ -8,6 +8,8 @@
 #   LOCALEVAL_SKIP_MODELS=a,b     models.toml entries not to download (e.g. the 1.1 GB judge
 #                                 on a CI runner that only runs the tests)
 #   LOCALEVAL_SKIP_BROWSER=1      no Chromium (only the HTML report's browser test needs it)
+#   LOCALEVAL_SKIP_POSTGRES=1     no PostgreSQL server programs (only the tests marked
+#                                 `postgres` need them: they start a server of their own)
 #   LOCALEVAL_TORCH_INDEX=URL     where pip gets torch (e.g. https://download.pytorch.org/whl/cpu
 #                                 for the small CPU build where PyPI offers only the CUDA one)
 set -euo pipefail
@@ -49,24 +51,40 @@ fi
 echo "setup: installing localeval"
 "${PIP[@]}" install --quiet -e ".[test,ray]"
 
-# Headless Chromium from Debian's packages: the HTML report's browser test opens the report
-# in it (playwright drives this binary; no browser is downloaded from anywhere else).
-if [ ! -x /usr/bin/chromium ] && [ -z "${LOCALEVAL_SKIP_BROWSER:-}" ]; then
-    if command -v apt-get >/dev/null 2>&1; then
-        SUDO=()
-        [ "$(id -u)" -ne 0 ] && SUDO=(sudo -n)
-        echo "setup: installing Chromium (apt) for the HTML report's browser test"
-        APT_LOG="$(mktemp)"
-        if { "${SUDO[@]}" apt-get update -qq \
-             && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-           } >"$APT_LOG" 2>&1; then
-            rm -f "$APT_LOG"
-        else
-            echo "setup: could not install Chromium (log: $APT_LOG); the browser test will fail" >&2
-        fi
-    else
-        echo "setup: no apt-get: install Chromium as /usr/bin/chromium (or set" \
-             "LOCALEVAL_CHROMIUM) for the HTML report's browser test" >&2
+# A program the tests need, from Debian's packages (apt, as root or through sudo):
+# apt_install PACKAGE WHAT FOR OTHERWISE (what to do where there is no apt-get).
+apt_install() {
+    local package="$1" what="$2" for="$3" otherwise="$4"
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "setup: no apt-get: $otherwise $for" >&2
+        return
     fi
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo -n)
+    echo "setup: installing $what (apt) $for"
+    local log
+    log="$(mktemp)"
+    if { "${sudo[@]}" apt-get update -qq \
+         && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package"; \
+       } >"$log" 2>&1; then
+        rm -f "$log"
+    else
+        echo "setup: could not install $what (log: $log), needed $for: those tests will fail" >&2
+    fi
+}
+
+# Headless Chromium: the HTML report's browser test opens the report in it (playwright
+# drives this binary; no browser is downloaded from anywhere else).
+if [ ! -x /usr/bin/chromium ] && [ -z "${LOCALEVAL_SKIP_BROWSER:-}" ]; then
+    apt_install chromium Chromium "for the HTML report's browser test" \
+        "install Chromium as /usr/bin/chromium (or set LOCALEVAL_CHROMIUM)"
+fi
+# PostgreSQL's server programs: the tests marked `postgres` start a server of their own in
+# a temporary folder (tests/pg_server.py); localeval itself needs only psycopg, installed
+# above, to use a team's server.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1 \
+   && [ -z "${LOCALEVAL_SKIP_POSTGRES:-}" ]; then
+    apt_install postgresql PostgreSQL "for the tests marked postgres" \
+        "install PostgreSQL 13 or newer (initdb and pg_ctl on PATH, or set LOCALEVAL_PG_BIN)"
 fi
 echo "setup: done"

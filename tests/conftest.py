@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-import sqlite3
+import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,21 +10,94 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run_db import Connections
+from pg_server import PostgresServer
+from run_db import Connections, as_setting
 from standins import StandIns
+
+from localeval.database import Database, Location, ServerUrl
 
 #: `pytester` runs a project test suite that uses the rag_quality fixture (test_testing.py)
 pytest_plugins = ["pytester"]
 
+#: the stores a test marked `both_stores` runs against, one after the other
+STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test (or module) marked `both_stores` runs once with an SQLite file and once with a
+    database on the tests' PostgreSQL server: `isolated_database` is the one of the run."""
+    if metafunc.definition.get_closest_marker("both_stores") is not None:
+        metafunc.parametrize("isolated_database", STORES, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server for the session (tests/pg_server.py), started on the first
+    test that needs it; AssertionError saying how to install it where it is missing."""
+    server = PostgresServer().init().start()
+    try:
+        server.create_roles()
+        yield server
+    finally:
+        server.remove()
+
+
+_DATABASES = itertools.count()
+
+
+@pytest.fixture
+def postgres_database(
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> ServerUrl:
+    """A new, empty database of the tests' server, owned by the `localeval` role, whose
+    password this process (and its children) read from a password file, as from ~/.pgpass."""
+    for name, value in postgres_server.environment().items():
+        monkeypatch.setenv(name, value)
+    return ServerUrl(postgres_server.create_database(f"test_{next(_DATABASES)}"))
+
 
 @pytest.fixture(autouse=True)
-def isolated_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own run-history/cache database, never the working folder's, and
-    its own cache folder (where measured speeds are kept), never the user's."""
-    path = tmp_path / "localeval-test.db"
-    monkeypatch.setenv("LOCALEVAL_DB", str(path))
+def isolated_database(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Location:
+    """Every test gets its own run-history/cache database, never the working folder's: a
+    file, or (a test marked `both_stores`, in its postgres run) a new database on the tests'
+    PostgreSQL server ($LOCALEVAL_DB names it); and its own cache folder (where measured
+    speeds are kept), never the user's."""
+    location: Location = tmp_path / "localeval-test.db"
+    if getattr(request, "param", "sqlite") == "postgres":
+        location = request.getfixturevalue("postgres_database")
+    monkeypatch.setenv("LOCALEVAL_DB", as_setting(location))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
-    return path
+    return location
+
+
+@pytest.fixture
+def new_database(
+    request: pytest.FixtureRequest, isolated_database: Location, tmp_path: Path
+) -> Callable[[], Location]:
+    """Makes more new, empty databases of the same kind as the test's."""
+    count = itertools.count()
+
+    def new() -> Location:
+        if isinstance(isolated_database, Path):
+            return tmp_path / f"more-{next(count)}.db"
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        return ServerUrl(server.create_database(f"test_{next(_DATABASES)}"))
+
+    return new
+
+
+@pytest.fixture
+def another_database(new_database: Callable[[], Location]) -> Location:
+    """A second database of the same kind as the test's (for copying between two)."""
+    return new_database()
+
+
+@pytest.fixture
+def db(isolated_database: Location) -> Location:
+    """The test's database (isolated_database), for a test that names it."""
+    return isolated_database
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +120,7 @@ def opened_connections(monkeypatch: pytest.MonkeyPatch) -> Connections:
     opened = Connections()
     real = cache.open_store
 
-    def recording(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+    def recording(*args: Any, **kwargs: Any) -> Database:
         connection = real(*args, **kwargs)
         opened.append(connection)
         return connection

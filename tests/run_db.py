@@ -1,6 +1,6 @@
-"""The database as the tests see it: one as an older localeval left it (the migration
-tests), what a killed run left in the run history (read by the resume tests), and which
-of the connections opened are still open."""
+"""The database as the tests see it, an SQLite file or a PostgreSQL database alike: one as an
+older localeval left it (the migration tests), what a killed run left in the run history
+(read by the resume tests), and which of the connections opened are still open."""
 
 from __future__ import annotations
 
@@ -9,59 +9,106 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from localeval.database import MIGRATIONS
-
-
-def database_at_version(path: Path, version: int) -> sqlite3.Connection:
-    """A new database at `path` as an older localeval left it: the first `version`
-    migrations applied, in autocommit mode for the rows a test puts in."""
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;\n"
-        + "\n".join(MIGRATIONS[:version])
-        + f"\nPRAGMA user_version = {version};\nCOMMIT;"
-    )
-    return old
+from localeval.database import MIGRATIONS, Database, Location, ServerUrl, StoreError
+from localeval.database.sqlite import SqliteDatabase
 
 
-def db_runs(db: Path) -> list[tuple[int, int, str | None]]:
-    """(samples stored, samples in the run, finished) of each run, after checking that the
-    file is intact."""
-    connection = sqlite3.connect(db)
+def as_setting(db: Location) -> str:
+    """The database as $LOCALEVAL_DB or --db names it (a test's URLs hold no password)."""
+    return db.url if isinstance(db, ServerUrl) else str(db)
+
+
+def database_at_version(db: Location, version: int) -> Database:
+    """A new database at `db` as an older localeval left it: the first `version` migrations
+    applied, in autocommit mode for the rows a test puts in (`?` placeholders)."""
+    if isinstance(db, Path):
+        old = sqlite3.connect(db, isolation_level=None)
+        old.executescript(
+            "BEGIN;\n"
+            + "\n".join(MIGRATIONS[:version])
+            + f"\nPRAGMA user_version = {version};\nCOMMIT;"
+        )
+        return SqliteDatabase(old, db)
+    from localeval.database.postgres import PostgresDatabase, connect, migrate_postgres
+
+    connection = connect(db)
+    migrate_postgres(connection, target=version)
+    return PostgresDatabase(connection, db)
+
+
+def reader(db: Location) -> Database:
+    """A plain connection to the database, which must exist; nothing is migrated."""
+    if isinstance(db, Path):
+        return SqliteDatabase(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5), db)
+    from localeval.database.postgres import PostgresDatabase, connect
+
+    return PostgresDatabase(connect(db), db)
+
+
+def query(db: Location, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    """The rows of one query (`?` placeholders), read through a connection of its own."""
+    connection = reader(db)
     try:
-        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        return connection.execute(
-            "SELECT (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), n_samples, "
-            "finished FROM runs ORDER BY rowid"
-        ).fetchall()
+        return [tuple(row) for row in connection.execute(sql, params).fetchall()]
     finally:
         connection.close()
 
 
-def stored_in_unfinished_run(db: Path) -> int:
+def write(db: Location, sql: str, params: Sequence[Any] = ()) -> None:
+    """Run one statement (`?` placeholders) in a connection of its own, committed."""
+    if isinstance(db, Path):
+        connection = SqliteDatabase(sqlite3.connect(db, isolation_level=None), db)
+    else:
+        connection = reader(db)
+    try:
+        connection.execute(sql, params)
+    finally:
+        connection.close()
+
+
+def db_runs(db: Location) -> list[tuple[int, int, str | None]]:
+    """(samples stored, samples in the run, finished) of each run, after checking that an
+    SQLite file is intact."""
+    if isinstance(db, Path):
+        assert query(db, "PRAGMA integrity_check") == [("ok",)]
+    return query(
+        db,
+        "SELECT (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), n_samples, "
+        "finished FROM runs ORDER BY rowid",
+    )
+
+
+#: the connection each server's database is polled through (a login costs more CPU than
+#: the query, and a test polls a hundred times a second)
+_POLLING: dict[str, Database] = {}
+
+
+def stored_in_unfinished_run(db: Location) -> int:
     """Samples stored so far by the run in progress (0 while there is none yet); read-only,
     so that polling a database another process is writing neither creates nor locks it."""
-    if not db.exists():
+    if isinstance(db, Path) and not db.exists():
         return 0
+    sql = (
+        "SELECT count(*) FROM run_samples s JOIN runs ON s.run_id = runs.id "
+        "WHERE runs.finished IS NULL"
+    )
     try:
-        connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-    except sqlite3.OperationalError:
+        if isinstance(db, Path):
+            return int(query(db, sql)[0][0])
+        if db.url not in _POLLING:
+            _POLLING[db.url] = reader(db)
+        return int(_POLLING[db.url].execute(sql).fetchone()[0])
+    except (StoreError, sqlite3.Error):  # the schema is not written yet, a server gone
+        polled = None if isinstance(db, Path) else _POLLING.pop(db.url, None)
+        if polled is not None:
+            polled.close()
         return 0
-    try:
-        row = connection.execute(
-            "SELECT count(*) FROM run_samples s JOIN runs ON s.run_id = runs.id "
-            "WHERE runs.finished IS NULL"
-        ).fetchone()
-        return int(row[0])
-    except sqlite3.OperationalError:  # the schema is not written yet
-        return 0
-    finally:
-        connection.close()
 
 
 def stopped_when_its_judge_dies(
-    command: Sequence[str], env: Mapping[str, str], db: Path, kill: Callable[[], None]
+    command: Sequence[str], env: Mapping[str, str], db: Location, kill: Callable[[], None]
 ) -> None:
     """Start `command` (an evaluate asking a judge server), `kill` the server once the run
     has stored a sample, and check that the run stopped with exit 3, saying to re-run."""
@@ -77,16 +124,32 @@ def stopped_when_its_judge_dies(
     assert "failed 2 times" in stderr and "re-run the same command" in stderr
 
 
-class Connections(list[sqlite3.Connection]):
+class Connections(list[Database]):
     """Connections opened during a test (the `opened_connections` fixture)."""
 
-    def still_open(self) -> list[sqlite3.Connection]:
-        return [c for c in self if not _closed(c)]
+    def still_open(self) -> list[Database]:
+        return [c for c in self if not c.closed]
 
 
-def _closed(connection: sqlite3.Connection) -> bool:
-    try:
-        connection.execute("SELECT 1")
-    except sqlite3.ProgrammingError:  # "Cannot operate on a closed database."
-        return True
-    return False
+def table_names(connection: Database) -> set[str]:
+    """The tables of the database's schema."""
+    if isinstance(connection.location, Path):
+        sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    else:
+        sql = (
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )
+    return {row[0] for row in connection.execute(sql)}
+
+
+def column_names(connection: Database, table: str) -> list[str]:
+    """A table's columns in their order (not PostgreSQL's `rowid`, which SQLite's implicit
+    one stands for)."""
+    if isinstance(connection.location, Path):
+        return [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
+    rows = connection.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+        "current_schema() AND table_name = ? ORDER BY ordinal_position",
+        (table,),
+    )
+    return [row[0] for row in rows if row[0] != "rowid"]

@@ -1,24 +1,25 @@
-"""The judge and embedding cache: never ask twice, load models only on a miss."""
+"""The judge and embedding cache: never ask twice, load models only on a miss; on an SQLite
+file and on a PostgreSQL database."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 from fakes import FakeEmbedder, ScriptedJudge
-from run_db import Connections
+from run_db import Connections, as_setting
 from standins import StandIns
 
 from localeval.cli import main
 from localeval.config import load_models_config
-from localeval.database import open_store
+from localeval.database import Location, open_store
 from localeval.judge import ModelIdentity, Prompt
 from localeval.metrics import build_metric
 from localeval.schema import Array, Object, Str
 from localeval.tools import cached_tools
 from localeval.tools.cache import CachedEmbedder, CachedJudge, cache_stats
+
+pytestmark = pytest.mark.both_stores
 
 PROMPT = Prompt.of("system", "Context:", "\nchunk", "\n\nDoes it say so?")
 
@@ -36,34 +37,34 @@ class Loader:
 
 
 def cached_judge(
-    tmp_path: Path, answers: list[object], settings: dict[str, object] | None = None
+    db: Location, answers: list[object], settings: dict[str, object] | None = None
 ) -> tuple[CachedJudge, Loader]:
     loader = Loader(ScriptedJudge(answers))
-    connection = open_store(tmp_path / "c.db")
+    connection = open_store(db)
     identity = ModelIdentity("j", {"sha256": "a" * 64}, settings or {"batch_size": 512})
     judge = CachedJudge(identity, loader, connection)
     return judge, loader
 
 
-def test_second_identical_call_is_answered_from_cache(tmp_path: Path) -> None:
-    judge, loader = cached_judge(tmp_path, [0.75])
+def test_second_identical_call_is_answered_from_cache(db: Location) -> None:
+    judge, loader = cached_judge(db, [0.75])
     assert judge.yes_probability(PROMPT) == 0.75
     assert judge.yes_probability(PROMPT) == 0.75  # the script has no second answer
     assert judge.usage.judge_calls == 1 and judge.usage.cached_calls == 1
     assert loader.loads == 1
 
 
-def test_cache_survives_a_new_process_and_needs_no_model(tmp_path: Path) -> None:
-    first, _ = cached_judge(tmp_path, [0.75])
+def test_cache_survives_a_new_process_and_needs_no_model(db: Location) -> None:
+    first, _ = cached_judge(db, [0.75])
     first.yes_probability(PROMPT)
-    second, loader = cached_judge(tmp_path, [])
+    second, loader = cached_judge(db, [])
     assert second.yes_probability(PROMPT) == 0.75
     assert loader.loads == 0  # a fully cached run never loads the model
     assert second.usage.judge_calls == 0 and second.usage.cached_calls == 1
 
 
-def test_any_change_in_the_prompt_or_settings_asks_again(tmp_path: Path) -> None:
-    judge, _ = cached_judge(tmp_path, [0.1, 0.2, 0.3])
+def test_any_change_in_the_prompt_or_settings_asks_again(db: Location) -> None:
+    judge, _ = cached_judge(db, [0.1, 0.2, 0.3])
     judge.yes_probability(PROMPT)
     assert (
         judge.yes_probability(Prompt.of("system", "Context:", "\nchunk!", "\n\nDoes it say so?"))
@@ -73,23 +74,23 @@ def test_any_change_in_the_prompt_or_settings_asks_again(tmp_path: Path) -> None
     assert (
         judge.yes_probability(Prompt.of("system", "Context:\nchunk", "\n\nDoes it say so?")) == 0.3
     )
-    other_settings, _ = cached_judge(tmp_path, [0.4], settings={"batch_size": 64})
+    other_settings, _ = cached_judge(db, [0.4], settings={"batch_size": 64})
     assert other_settings.yes_probability(PROMPT) == 0.4
 
 
-def test_generate_and_choices_are_cached_by_schema_and_options(tmp_path: Path) -> None:
+def test_generate_and_choices_are_cached_by_schema_and_options(db: Location) -> None:
     schema = Object((("questions", Array(Str(20), 1, 1)),))
-    judge, _ = cached_judge(tmp_path, [{"questions": ["Q?"]}, [0.3, 0.7], [0.5, 0.5]])
+    judge, _ = cached_judge(db, [{"questions": ["Q?"]}, [0.3, 0.7], [0.5, 0.5]])
     assert judge.generate(PROMPT, schema) == {"questions": ["Q?"]}
     assert judge.generate(PROMPT, schema) == {"questions": ["Q?"]}
     assert judge.choice_probabilities(PROMPT, ["A", "B"]) == [0.3, 0.7]
     assert judge.choice_probabilities(PROMPT, ["A", "B"]) == [0.3, 0.7]
     assert judge.choice_probabilities(PROMPT, ["B", "A"]) == [0.5, 0.5]
-    stats = cache_stats(open_store(tmp_path / "c.db"))
+    stats = cache_stats(open_store(db))
     assert stats.judge_entries == {"generate": 1, "choice_probabilities": 2}
 
 
-def test_embeddings_are_cached_and_misses_batched(tmp_path: Path) -> None:
+def test_embeddings_are_cached_and_misses_batched(db: Location) -> None:
     inner = FakeEmbedder()
     loads: list[int] = []
 
@@ -98,7 +99,7 @@ def test_embeddings_are_cached_and_misses_batched(tmp_path: Path) -> None:
         return inner
 
     identity = ModelIdentity("e", {"sha256": "b" * 64})
-    embedder = CachedEmbedder(identity, load, open_store(tmp_path / "c.db"))
+    embedder = CachedEmbedder(identity, load, open_store(db))
     first = embedder.embed(["alpha beta", "gamma"])
     second = embedder.embed(["gamma", "delta", "alpha beta"])
     assert inner.calls == [["alpha beta", "gamma"], ["delta"]]  # only the miss, in one batch
@@ -123,11 +124,8 @@ def test_cached_tools_close_their_connection_after_the_block_however_it_ends(
         assert len(opened_connections) == 2  # no cache, no database opened
 
 
-def test_cache_commands(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opened_connections: Connections
-) -> None:
-    monkeypatch.setenv("LOCALEVAL_DB", str(tmp_path / "c.db"))
-    judge, _ = cached_judge(tmp_path, [0.5])
+def test_cache_commands(db: Location, opened_connections: Connections) -> None:
+    judge, _ = cached_judge(db, [0.5])
     judge.yes_probability(PROMPT)
     result = CliRunner().invoke(main, ["cache", "stats"])
     assert result.exit_code == 0
@@ -139,11 +137,10 @@ def test_cache_commands(
     assert len(opened_connections) == 3 and opened_connections.still_open() == []
 
 
-def test_cache_commands_take_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOCALEVAL_DB", str(tmp_path / "other.db"))
-    judge, _ = cached_judge(tmp_path, [0.5])  # cached in tmp_path / "c.db"
+def test_cache_commands_take_db(another_database: Location) -> None:
+    judge, _ = cached_judge(another_database, [0.5])  # not in $LOCALEVAL_DB's
     judge.yes_probability(PROMPT)
-    db = str(tmp_path / "c.db")
+    db = as_setting(another_database)
     result = CliRunner().invoke(main, ["cache", "stats", "--db", db])
     assert result.exit_code == 0
     assert result.stdout.startswith(f"database: {db}\n")
@@ -152,8 +149,8 @@ def test_cache_commands_take_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert result.stdout == "Deleted 1 cached judge calls and 0 cached embeddings.\n"
 
 
-def test_window_checks_are_cached_but_not_counted_as_judge_calls(tmp_path: Path) -> None:
-    judge, _ = cached_judge(tmp_path, [0.5])
+def test_window_checks_are_cached_but_not_counted_as_judge_calls(db: Location) -> None:
+    judge, _ = cached_judge(db, [0.5])
     assert judge.fits(PROMPT) and judge.fits(PROMPT)
     judge.yes_probability(PROMPT)
     judge.yes_probability(PROMPT)

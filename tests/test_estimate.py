@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import io
 import json
-import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner, Result
+from run_db import query
 
 from localeval.backends import (
     register_embedder_backend,
@@ -34,10 +35,11 @@ from localeval.backends.fake import (
 )
 from localeval.cli import main
 from localeval.cli.progress import Progress
-from localeval.database import open_store
+from localeval.database import Location, open_store
 from localeval.judge import JudgeSpeed, ModelIdentity
 from localeval.schema import Array, Bool, Enum, Int, Object, Str, parse, typical_value
-from localeval.tools.estimate import peek
+from localeval.tools.cache import CacheTables, JudgeEntry, VectorEntry
+from localeval.tools.estimate import PeekedCache
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 BACKEND = "cached-fake"
@@ -169,8 +171,9 @@ def test_the_estimate_embeds_beside_the_cached_vectors(tmp_path: Path, backend: 
         unregister_backend("cached-fake-embedder")
 
 
+@pytest.mark.both_stores
 def test_the_estimate_writes_nothing_but_the_speed(
-    tmp_path: Path, backend: CachedFake, isolated_database: Path
+    tmp_path: Path, backend: CachedFake, db: Location
 ) -> None:
     """Not the cache (the estimate's answers are no verdicts), nor a run, nor anything else
     in the database; the judge's and the embedder's speeds are kept in the user's cache
@@ -180,9 +183,8 @@ def test_the_estimate_writes_nothing_but_the_speed(
         result = evaluate(DEMO, "--models", toml, "--estimate")
         assert result.exit_code == 0, result.output
     assert backend.measured == 1
-    database = sqlite3.connect(isolated_database)
     for table in ("judge_cache", "embedding_cache", "runs", "run_samples", "model_speed"):
-        assert database.execute(f"SELECT COUNT(*) FROM {table}").fetchone() == (0,), table
+        assert query(db, f"SELECT COUNT(*) FROM {table}") == [(0,)], table
     kept = (tmp_path / "user-cache" / "localeval" / "speeds").glob("*.json")
     assert sorted(json.loads(path.read_text())["model"] for path in kept) == ["e", "j"]
 
@@ -329,22 +331,19 @@ def test_the_time_left_starts_from_the_estimate() -> None:
     assert Progress(4, "Evaluating", stream=stream).left(0.0) is None  # no guess yet
 
 
-def test_peek_reads_the_cache_and_keeps_its_own_writes(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite"
-    store = open_store(path)
-    insert = (
-        "INSERT OR REPLACE INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
-        "generated_tokens) VALUES (?, 's', 'yes_probability', '0.5', 1, 0)"
-    )
-    store.execute(insert, ("stored",))
-    peeking = open_store(path)
-    peek(peeking)
-    peeking.execute(insert, ("peeked",))
-    keys = "SELECT key FROM judge_cache ORDER BY key"
-    assert peeking.execute(keys).fetchall() == [("peeked",), ("stored",)]
-    assert store.execute(keys).fetchall() == [("stored",)]
-    peeking.close()
-    assert open_store(path).execute(keys).fetchall() == [("stored",)]
+@pytest.mark.both_stores
+def test_a_peeked_cache_reads_the_cache_and_keeps_its_own_writes(db: Location) -> None:
+    store = open_store(db)
+    CacheTables(store).keep_answer(JudgeEntry("stored", "s", "yes_probability", "0.5", 1, 0))
+    peeking = PeekedCache(open_store(db))
+    peeking.keep_answer(JudgeEntry("peeked", "s", "yes_probability", "0.25", 1, 0))
+    assert (peeking.answer("stored"), peeking.answer("peeked")) == ("0.5", "0.25")
+    vector = np.arange(3, dtype="<f4")
+    peeking.keep_vector(VectorEntry("v", "e", vector.tobytes()))
+    assert peeking.dimensions("e") == 3 and peeking.vector("v") == vector.tobytes()
+    assert query(db, "SELECT key FROM judge_cache") == [("stored",)]
+    assert query(db, "SELECT count(*) FROM embedding_cache") == [(0,)]
+    store.close()
 
 
 def test_a_typical_value_fits_its_schema() -> None:

@@ -1,4 +1,5 @@
-"""The run history: what is stored, how runs are named, and what survives failures."""
+"""The run history: what is stored, how runs are named, and what survives failures (on an
+SQLite file and on a PostgreSQL database alike, where both can)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fakes import FakeEmbedder, HashJudge
 
 from localeval.data.samples import Sample
+from localeval.database import Location
 from localeval.engine import evaluate
 from localeval.errors import UsageError
 from localeval.metrics import RAG_METRICS, Tools
@@ -57,9 +60,10 @@ def without_seconds(data: dict) -> dict:
     return data
 
 
-def test_stored_run_reads_back_as_the_in_memory_results(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+def test_stored_run_reads_back_as_the_in_memory_results(db: Location, tmp_path: Path) -> None:
     run = run_in_memory(samples())
-    store = RunStore.open(tmp_path / "h.db")
+    store = RunStore.open(db)
     stored = store_run(store, run)
     expected = run_to_dict(run, evaluate_gates(run.summary(), DEFAULT_THRESHOLDS))
     actual = {**header_of(store, stored), "samples": list(store.sample_dicts(stored))}
@@ -81,8 +85,9 @@ def test_stored_run_reads_back_as_the_in_memory_results(tmp_path: Path) -> None:
     assert out.read_text(encoding="utf-8") == whole
 
 
-def test_runs_are_named_by_id_prefix_and_latest(tmp_path: Path) -> None:
-    store = RunStore.open(tmp_path / "h.db")
+@pytest.mark.both_stores
+def test_runs_are_named_by_id_prefix_and_latest(db: Location) -> None:
+    store = RunStore.open(db)
     first = store_run(store, run_in_memory(samples()))
     second = store_run(store, run_in_memory(samples()))
     unfinished = store_run(store, run_in_memory(samples()), complete=False)
@@ -92,10 +97,10 @@ def test_runs_are_named_by_id_prefix_and_latest(tmp_path: Path) -> None:
     assert store.resolve(unfinished.id[:-2]).id == unfinished.id
     with pytest.raises(UsageError) as err:
         store.resolve("latest~2")
-    assert str(err.value) == f"'latest~2': {tmp_path / 'h.db'} holds 2 complete runs"
+    assert str(err.value) == f"'latest~2': {db} holds 2 complete runs"
     with pytest.raises(UsageError) as err:
         store.resolve("nope")
-    assert str(err.value) == f"no run 'nope' in {tmp_path / 'h.db'} (see `localeval runs list`)"
+    assert str(err.value) == f"no run 'nope' in {db} (see `localeval runs list`)"
     with pytest.raises(UsageError) as err:
         store.resolve("2")  # every id starts with the year
     assert str(err.value) == "'2' matches more than one run; give more of the id"
@@ -104,10 +109,11 @@ def test_runs_are_named_by_id_prefix_and_latest(tmp_path: Path) -> None:
     assert [r.status for r in listed] == ["incomplete (6/6)", "complete", "complete"]
 
 
-def test_judge_settings_are_stored_with_the_run(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+def test_judge_settings_are_stored_with_the_run(db: Location) -> None:
     """results.json, `runs show` and `diff` read runs back from the database: the settings
     that change the judge's numbers must survive it."""
-    store = RunStore.open(tmp_path / "h.db")
+    store = RunStore.open(db)
     run = run_in_memory(samples())
     settings = {"batch_size": 64, "call_protocol": 2}
     run.info.judge = {**(run.info.judge or {}), "settings": settings}
@@ -116,8 +122,9 @@ def test_judge_settings_are_stored_with_the_run(tmp_path: Path) -> None:
     assert header_of(store, store.get(stored.id))["run"]["judge"]["settings"] == settings
 
 
-def test_incomplete_run_is_found_by_its_fingerprint_only(tmp_path: Path) -> None:
-    store = RunStore.open(tmp_path / "h.db")
+@pytest.mark.both_stores
+def test_incomplete_run_is_found_by_its_fingerprint_only(db: Location) -> None:
+    store = RunStore.open(db)
     run = run_in_memory(samples())
     stored = store.start(run.info, 6, DEFAULT_THRESHOLDS)
     store.record_sample(stored.id, 0, run.samples[0])
@@ -173,3 +180,43 @@ def test_full_disk_while_writing_results_keeps_the_old_file(
     assert str(err.value) == f"cannot write {out}: No space left on device"
     assert out.read_text() == '{"old": true}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # no half-written file
+
+
+@pytest.mark.both_stores
+def test_a_run_read_in_pages_reads_as_in_one(db: Location, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run is read PAGE samples at a time (memory bounded on either store): the pages join
+    into the same samples, in the same order, as one read."""
+    from localeval.runs import run_reads
+
+    store = RunStore.open(db)
+    stored = store_run(store, run_in_memory(samples(7)))
+    whole = list(store.sample_dicts(stored))
+    columns = store.score_columns(stored)
+    for page in (1, 3, 7):
+        monkeypatch.setattr(run_reads, "PAGE", page)
+        assert list(store.sample_dicts(stored)) == whole
+        paged = store.score_columns(stored)
+        assert paged.sample_ids == columns.sample_ids == [f"s{i}" for i in range(7)]
+        for metric, scores in columns.scores.items():
+            np.testing.assert_array_equal(paged.scores[metric], scores)
+    store.close()
+
+
+@pytest.mark.both_stores
+def test_a_run_another_store_writes_is_never_deleted(db: Location) -> None:
+    """Until the writer's store is closed (on a server: its connection ended)."""
+    from localeval.errors import RunInUseError
+    from localeval.runs.cleanup import delete_runs, plan_pruning
+
+    writer = RunStore.open(db)
+    stored = store_run(writer, run_in_memory(samples(2)), complete=False)
+    other = RunStore.open(db)
+    assert other.held_by_other(other.get(stored.id))
+    with pytest.raises(RunInUseError):
+        delete_runs(other, [other.get(stored.id)])
+    assert [run.id for run in plan_pruning(other, 0).busy] == [stored.id]
+    writer.close()
+    assert not other.held_by_other(other.get(stored.id))
+    delete_runs(other, [other.get(stored.id)])
+    assert other.list_runs() == []
+    other.close()

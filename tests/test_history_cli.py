@@ -1,5 +1,6 @@
 """The run history from the command line: evaluate keeps every run, `runs` lists and shows
-them, `diff` compares two, the regression gate, and resuming an interrupted run."""
+them, `diff` compares two, the regression gate, and resuming an interrupted run; each on
+an SQLite file and on a PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from fakes import UNSUPPORTED, FakeEmbedder, HashJudge, InterruptingJudge
 from standins import StandIns, models_toml
 
 from localeval.cli import main
+from localeval.database import Location
 from localeval.errors import UsageError
 from localeval.judge import Prompt
 from localeval.results.model import SampleResult
@@ -23,6 +25,8 @@ from localeval.runs.requests import EvaluationEvents, EvaluationRequest
 from localeval.stats import bootstrap_ci
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
+pytestmark = pytest.mark.both_stores
+
 PASS_ALL = [f"--threshold={m}=0" for m in ("faithfulness", "answer_relevancy")] + [
     f"--threshold={m}=0" for m in ("context_recall", "context_precision")
 ]
@@ -271,7 +275,9 @@ def test_diff_warns_when_the_judge_differs(stand_ins: StandIns) -> None:
     )
 
 
-def test_unusable_database_fails_before_models(stand_ins: StandIns, tmp_path: Path) -> None:
+def test_unusable_database_fails_before_models(
+    stand_ins: StandIns, tmp_path: Path, db: Location
+) -> None:
     stand_ins.forbid()
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"this is not a database" * 100)
@@ -284,7 +290,7 @@ def test_unusable_database_fails_before_models(stand_ins: StandIns, tmp_path: Pa
         "--db PATH / set LOCALEVAL_DB)\n"
     )
     assert run("evaluate", DEMO, "--baseline", "latest").stderr == (
-        f"Error: 'latest': {tmp_path / 'localeval-test.db'} holds 0 complete runs\n"
+        f"Error: 'latest': {db} holds 0 complete runs\n"
     )
 
 

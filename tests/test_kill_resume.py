@@ -2,7 +2,7 @@
 Ctrl-C), then run again, ends with the results of a run never interrupted, and the
 database is intact after every kill. The models are instant deterministic fakes here
 (models.toml naming the "fake" backend); tests/test_resume_real.py does the same with a
-real judge."""
+real judge. On an SQLite file and on a PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from run_db import db_runs, stored_in_unfinished_run
+import pytest
+from run_db import as_setting, db_runs, stored_in_unfinished_run
+
+from localeval.database import Location
 
 SEED = 20240607
 #: the fake judge and embedder; each judge call slowed down so that a kill lands mid-run
@@ -44,10 +47,10 @@ def command(data: Path, out: Path) -> list[str]:
     return [*cli, "evaluate", str(data), "-o", str(out), "--no-progress"]
 
 
-def environment(db: Path) -> dict[str, str]:
-    models = db.with_suffix(".models.toml")
+def environment(db: Location, folder: Path) -> dict[str, str]:
+    models = folder / "fake-models.toml"
     models.write_text(FAKE_MODELS, encoding="utf-8")
-    return {**os.environ, "LOCALEVAL_DB": str(db), "LOCALEVAL_MODELS": str(models)}
+    return {**os.environ, "LOCALEVAL_DB": as_setting(db), "LOCALEVAL_MODELS": str(models)}
 
 
 def comparable(results: Path) -> dict[str, Any]:
@@ -58,13 +61,15 @@ def comparable(results: Path) -> dict[str, Any]:
     return data
 
 
-def test_killed_runs_resume_to_the_uninterrupted_results(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+def test_killed_runs_resume_to_the_uninterrupted_results(
+    tmp_path: Path, db: Location, another_database: Location
+) -> None:
     data = write_data(tmp_path / "data.jsonl", 60)
     whole = tmp_path / "whole.json"
-    done = subprocess.run(command(data, whole), env=environment(tmp_path / "whole.db"))
+    done = subprocess.run(command(data, whole), env=environment(another_database, tmp_path))
     assert done.returncode == 1  # the fake judge's scores fail some gates
 
-    db = tmp_path / "killed.db"
     out = tmp_path / "resumed.json"
     rng = random.Random(SEED)
     # kills are placed by stored samples (a drawn count, then a drawn fraction of a second),
@@ -74,7 +79,7 @@ def test_killed_runs_resume_to_the_uninterrupted_results(tmp_path: Path) -> None
     part_way = 0  # kills that left a run with some but not all samples stored
     for attempt, stored_target in enumerate(kill_after):
         process = subprocess.Popen(
-            command(data, out), env=environment(db), stderr=subprocess.PIPE, text=True
+            command(data, out), env=environment(db, tmp_path), stderr=subprocess.PIPE, text=True
         )
         deadline = time.monotonic() + 120
         while process.poll() is None and stored_in_unfinished_run(db) < stored_target:
@@ -96,7 +101,7 @@ def test_killed_runs_resume_to_the_uninterrupted_results(tmp_path: Path) -> None
         if attempt == 0 and process.returncode == 130 and incomplete:
             assert stderr.endswith("re-run the same command to continue it.\nInterrupted.\n")
     else:
-        final = subprocess.run(command(data, out), env=environment(db))
+        final = subprocess.run(command(data, out), env=environment(db, tmp_path))
         assert final.returncode == 1
     assert comparable(out) == comparable(whole)
     assert all(finished is not None for _, _, finished in db_runs(db))

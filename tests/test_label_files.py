@@ -9,24 +9,30 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from review_runs import evaluate, rows, run_cli
+from run_db import query
 from standins import StandIns
 
 from localeval.cli import main
+from localeval.database import Location, parse_location
 from localeval.errors import UsageError
 from localeval.runs import label_files
 from localeval.runs.cleanup import delete_runs, runs_to_delete
 from localeval.runs.labels import Label, LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
 from localeval.runs.sources import open_history
+
+#: the labels' tests run with an SQLite file and with a PostgreSQL database
+pytestmark = pytest.mark.both_stores
 
 #: a sample whose verdicts repeat a text (a sentence said twice, a chunk retrieved twice)
 #: and where one says nothing (an empty chunk)
@@ -75,8 +81,11 @@ def item_labels(review: ReviewRun) -> list[tuple[str, int | None, str, float, st
 
 
 def stored_rows() -> int:
-    with sqlite3.connect(os.environ["LOCALEVAL_DB"]) as db:
-        return int(db.execute("SELECT count(*) FROM run_labels").fetchone()[0])
+    return int(query(stored_location(), "SELECT count(*) FROM run_labels")[0][0])
+
+
+def stored_location() -> Location:
+    return parse_location(os.environ["LOCALEVAL_DB"])
 
 
 def test_verdicts_of_the_same_text_or_of_none_keep_their_own_labels(
@@ -156,6 +165,49 @@ def test_two_imports_at_once_store_each_label_once(
         "verdict or score of the run\n",
     )
     assert stored_rows() == 2 * n
+
+
+def test_two_imports_in_the_same_moment_store_each_label_once(
+    stand_ins: StandIns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two imports whose transactions overlap (the first pauses after reading the run's
+    labels): the second waits for the first's lock, then finds every label there
+    (PostgreSQL's READ COMMITTED alone would let both read none and both store all)."""
+    review = repeating_run(stand_ins, tmp_path)
+    made = [
+        review.label_for("s1", v.metric, v.index, "right", "ann") for v in review.verdicts["s1"]
+    ]
+    read = threading.Event()
+    stored: dict[str, list[Label]] = {}
+
+    def first_import() -> None:
+        store = LabelStore.open(review.db)
+        real = store.current
+
+        def paused(*args: Any) -> list[Label]:
+            found = real(*args)
+            read.set()
+            time.sleep(1.0)  # the other import starts meanwhile
+            return found
+
+        monkeypatch.setattr(store, "current", paused)
+        try:
+            stored["first"] = store.add(review.run.id, made, only_changes=True)
+        finally:
+            store.close()
+
+    # opened first: an SQLite file being written refuses to be opened for labelling
+    second = LabelStore.open(review.db)
+    first = threading.Thread(target=first_import)
+    first.start()
+    assert read.wait(30)
+    try:
+        stored["second"] = second.add(review.run.id, made, only_changes=True)
+    finally:
+        second.close()
+    first.join(30)
+    assert (len(stored["first"]), len(stored["second"])) == (len(made), 0)
+    assert stored_rows() == len(made)
 
 
 def test_labels_go_through_a_csv_file_and_back(stand_ins: StandIns, tmp_path: Path) -> None:

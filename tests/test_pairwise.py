@@ -237,6 +237,7 @@ def use_judge(stand_ins: StandIns, judge: Any) -> None:
     stand_ins.use(judge)
 
 
+@pytest.mark.both_stores
 def test_cli_compare_answers_table_summary_and_json(
     stand_ins: StandIns, tmp_path: Path, opened_connections: Connections
 ) -> None:

@@ -1,7 +1,8 @@
 """Several real `localeval evaluate` processes at once on one database, and a process
 stopped by SIGTERM: runs are never merged, a fresh database is migrated once, and a
 time-out in CI says how to go on as Ctrl-C does. The models are the instant fakes of
-models.toml's "fake" backend, slowed down where a process must still be running."""
+models.toml's "fake" backend, slowed down where a process must still be running. Each on an
+SQLite file and on a PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -9,14 +10,19 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from run_db import db_runs, stored_in_unfinished_run
+import pytest
+from run_db import as_setting, db_runs, query, stored_in_unfinished_run
+
+from localeval.database import Location
+
+pytestmark = pytest.mark.both_stores
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,7 +42,7 @@ def write_data(path: Path, n: int) -> Path:
     return path
 
 
-def environment(tmp_path: Path, db: Path, delay: float = 0.0) -> dict[str, str]:
+def environment(tmp_path: Path, db: Location, delay: float = 0.0) -> dict[str, str]:
     models = tmp_path / f"fake-{delay}.toml"
     models.write_text(
         f'[judges.j]\nbackend = "fake"\ndelay_s = {delay}\n[embedders.e]\nbackend = "fake"\n',
@@ -44,7 +50,7 @@ def environment(tmp_path: Path, db: Path, delay: float = 0.0) -> dict[str, str]:
     )
     return {
         **os.environ,
-        "LOCALEVAL_DB": str(db),
+        "LOCALEVAL_DB": as_setting(db),
         "LOCALEVAL_MODELS": str(models),
         "PYTHONPATH": str(ROOT),
     }
@@ -54,7 +60,7 @@ def localeval(*args: Any) -> list[str]:
     return [sys.executable, "-m", "localeval.cli", *(str(a) for a in args)]
 
 
-def wait_for_samples(db: Path, count: int, process: subprocess.Popen[str]) -> None:
+def wait_for_samples(db: Location, count: int, process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 120
     while stored_in_unfinished_run(db) < count:
         assert process.poll() is None, "the first process ended before the second started"
@@ -62,9 +68,10 @@ def wait_for_samples(db: Path, count: int, process: subprocess.Popen[str]) -> No
         time.sleep(0.02)
 
 
-def test_a_run_being_written_is_never_joined_by_a_second_process(tmp_path: Path) -> None:
+def test_a_run_being_written_is_never_joined_by_a_second_process(
+    tmp_path: Path, db: Location
+) -> None:
     data = write_data(tmp_path / "big.jsonl", 40)
-    db = tmp_path / "ov.db"
     # slow enough that the first run outlasts the second's start on a loaded machine
     env = environment(tmp_path, db, delay=0.05)
     first_out, second_out = tmp_path / "first.json", tmp_path / "second.json"
@@ -102,9 +109,8 @@ def test_a_run_being_written_is_never_joined_by_a_second_process(tmp_path: Path)
     assert all(finished for _, _, finished in db_runs(db))
     for out, run_id in ((first_out, first_id), (second_out, second_id)):
         gates = json.loads(out.read_text())["gates"]
-        with sqlite3.connect(db) as connection:
-            (stored,) = connection.execute("SELECT gates FROM runs WHERE id = ?", (run_id,))
-        assert json.loads(stored[0]) == gates
+        ((stored,),) = query(db, "SELECT gates FROM runs WHERE id = ?", (run_id,))
+        assert json.loads(stored) == gates
     second_gates = json.loads(second_out.read_text())["gates"]
     assert {g["metric"]: g["threshold"] for g in second_gates}["faithfulness"] == 0.99
     assert {g["metric"]: g["threshold"] for g in json.loads(first_out.read_text())["gates"]}[
@@ -112,9 +118,8 @@ def test_a_run_being_written_is_never_joined_by_a_second_process(tmp_path: Path)
     ] == 0.8
 
 
-def test_resuming_a_run_a_live_process_writes_is_refused(tmp_path: Path) -> None:
+def test_resuming_a_run_a_live_process_writes_is_refused(tmp_path: Path, db: Location) -> None:
     data = write_data(tmp_path / "big.jsonl", 40)
-    db = tmp_path / "ov.db"
     # slow enough that the first run outlasts the second's start on a loaded machine
     env = environment(tmp_path, db, delay=0.05)
     first = subprocess.Popen(
@@ -126,8 +131,7 @@ def test_resuming_a_run_a_live_process_writes_is_refused(tmp_path: Path) -> None
     )
     try:
         wait_for_samples(db, 2, first)
-        with sqlite3.connect(db) as connection:
-            (run_id,) = connection.execute("SELECT id FROM runs WHERE finished IS NULL").fetchone()
+        ((run_id,),) = query(db, "SELECT id FROM runs WHERE finished IS NULL")
         second = subprocess.run(
             localeval("evaluate", data, "--no-progress", "--resume", run_id),
             env=env,
@@ -147,9 +151,10 @@ def test_resuming_a_run_a_live_process_writes_is_refused(tmp_path: Path) -> None
     ), second.stderr
 
 
-def test_a_killed_owner_leaves_a_run_the_next_command_continues(tmp_path: Path) -> None:
+def test_a_killed_owner_leaves_a_run_the_next_command_continues(
+    tmp_path: Path, db: Location
+) -> None:
     data = write_data(tmp_path / "big.jsonl", 40)
-    db = tmp_path / "k.db"
     env = environment(tmp_path, db, delay=0.01)
     first = subprocess.Popen(
         localeval("evaluate", data, "--no-progress"),
@@ -172,12 +177,14 @@ def test_a_killed_owner_leaves_a_run_the_next_command_continues(tmp_path: Path) 
     assert [row[:2] for row in db_runs(db)] == [(40, 40)]
 
 
-def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path) -> None:
+def test_processes_opening_a_new_database_at_once_all_succeed(
+    tmp_path: Path, new_database: Callable[[], Location]
+) -> None:
     """Before, 5 of 12 such processes failed ('table judge_cache already exists')."""
     data = write_data(tmp_path / "d.jsonl", 3)
     failures = []
-    for attempt in range(3):
-        db = tmp_path / f"race{attempt}.db"
+    for _ in range(3):
+        db = new_database()
         env = environment(tmp_path, db)
         args = [
             "evaluate",
@@ -187,7 +194,7 @@ def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path) ->
             "--no-resume",
             "--no-progress",
             "--db",
-            str(db),
+            as_setting(db),
         ]
         # each process imports localeval first, then waits for the same moment to open the
         # database, so that they race where the migrations are
@@ -214,9 +221,8 @@ def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path) ->
         assert len(db_runs(db)) == 4
 
 
-def test_sigterm_keeps_the_run_and_says_how_to_continue(tmp_path: Path) -> None:
+def test_sigterm_keeps_the_run_and_says_how_to_continue(tmp_path: Path, db: Location) -> None:
     data = write_data(tmp_path / "big.jsonl", 40)
-    db = tmp_path / "t.db"
     env = environment(tmp_path, db, delay=0.01)
     process = subprocess.Popen(
         localeval("evaluate", data, "--no-progress"),
@@ -230,8 +236,7 @@ def test_sigterm_keeps_the_run_and_says_how_to_continue(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=60)
     ((stored, total, finished),) = db_runs(db)
     assert finished is None and 0 < stored < total
-    with sqlite3.connect(db) as connection:
-        (run_id,) = connection.execute("SELECT id FROM runs").fetchone()
+    ((run_id,),) = query(db, "SELECT id FROM runs")
     assert process.returncode == 143
     assert stderr.endswith(
         f"Run {run_id} is saved with {stored} of 40 samples scored; re-run the same command to "

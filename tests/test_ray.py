@@ -22,13 +22,14 @@ from typing import Any, cast
 import pytest
 from click.testing import CliRunner, Result
 from ray_cluster import SCORING, RayCluster, actor_processes, free_port
-from run_db import db_runs, stored_in_unfinished_run
+from run_db import db_runs, query, stored_in_unfinished_run
 from server_fakes import FakeServer, models_toml
 
 from localeval.cli import main
 from localeval.cli.evaluate import Printed
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
+from localeval.database import ServerUrl
 from localeval.engine import order_metrics, score_sample
 from localeval.errors import ModelFileError, UsageError
 from localeval.judge import Usage
@@ -184,6 +185,42 @@ def test_the_cache_answers_before_work_goes_out_and_a_warm_run_sends_nothing(
         comparable(tmp_path / "warm.json")["samples"]
         == comparable(tmp_path / "alone1.json")["samples"]
     )
+
+
+@pytest.mark.ray
+@pytest.mark.postgres
+def test_a_driver_keeps_its_runs_and_cache_on_a_teams_server(
+    ray_cluster: RayCluster,
+    postgres_database: ServerUrl,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--db postgresql://...: the driver stores the actors' samples and cache entries on the
+    server, each once; a re-run there sends nothing out, and the results are one process's."""
+    data = write_data(tmp_path / "data.jsonl", 12)
+    with FakeServer() as server:
+        models = tmp_path / "server.toml"
+        models.write_text(models_toml(server.url), encoding="utf-8")
+        monkeypatch.setenv("LOCALEVAL_MODELS", str(models))
+        alone = evaluate(data, tmp_path / "alone.json", "--no-progress", "-m", "faithfulness")
+        ray = ["-m", "faithfulness", "--ray", ray_cluster.address, "--db", postgres_database.url]
+        cold = evaluate(data, tmp_path / "cold.json", "--no-progress", *ray)
+        assert cold.exit_code == alone.exit_code, cold.output
+        assert "Ray: 12 samples scored by the actors, 0 answered here" in cold.stderr
+        before = completions(server)
+        warm = evaluate(data, tmp_path / "warm.json", "--no-progress", *ray)
+        assert warm.exit_code == alone.exit_code, warm.output
+        assert completions(server) == before
+    assert "Ray: 0 samples scored by the actors, 12 answered here from the cache\n" in warm.stderr
+    assert comparable(tmp_path / "cold.json") == comparable(tmp_path / "alone.json")
+    assert (
+        comparable(tmp_path / "warm.json")["samples"]
+        == comparable(tmp_path / "alone.json")["samples"]
+    )
+    assert [run[:2] for run in db_runs(postgres_database)] == [(12, 12), (12, 12)]
+    verdicts = "SELECT count(*), count(DISTINCT key) FROM judge_cache WHERE kind <> 'fits'"
+    ((stored, distinct),) = query(postgres_database, verdicts)
+    assert 0 < stored == distinct
 
 
 def command(data: Path, out: Path, cluster: RayCluster, actors: int = 2) -> list[str]:

@@ -5,7 +5,6 @@ as events, the review app on a real server, labels carried as files, and
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -20,14 +19,14 @@ from typing import Any
 import pytest
 from fakes import FakeEmbedder, HashJudge
 from review_runs import demo_copies, demo_copy, evaluate, label_everything, rows, run_cli
-from run_db import database_at_version
+from run_db import column_names, database_at_version, query
 from standins import StandIns
 
 from localeval.calibration.fit import MIN_FOLDED_ROWS, fit_maps
 from localeval.calibration.labels import calibrate_labels
 from localeval.calibration.rows import RowScore
 from localeval.config import load_models_config
-from localeval.database import MIGRATIONS, open_store, schema_version
+from localeval.database import MIGRATIONS, Location, open_store, schema_version
 from localeval.metrics import spec
 from localeval.results.verdicts import rests_on, sample_verdicts
 from localeval.review.app import POLICY, asset, review_app
@@ -115,6 +114,7 @@ def test_a_mark_says_what_is_true(demo_run: ReviewRun) -> None:
         demo_run.label_for("nope", "faithfulness", None, "right", "ann")
 
 
+@pytest.mark.both_stores
 def test_labels_are_kept_as_events_per_reviewer_and_undo_takes_back_ones_own(
     demo_run: ReviewRun,
 ) -> None:
@@ -140,19 +140,18 @@ def test_labels_are_kept_as_events_per_reviewer_and_undo_takes_back_ones_own(
     store.close()
 
 
+@pytest.mark.both_stores
 def test_a_database_from_before_labels_gets_their_table_and_keeps_its_runs(
-    demo_run: ReviewRun, tmp_path: Path
+    demo_run: ReviewRun, another_database: Location
 ) -> None:
     labels = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE run_labels" in sql)
-    path = tmp_path / "old.db"
+    path = another_database
     old = database_at_version(path, labels)
-    source = sqlite3.connect(demo_run.db)
-    columns = [row[1] for row in old.execute("PRAGMA table_info(runs)")]
-    row = source.execute(f"SELECT {', '.join(columns)} FROM runs").fetchone()
+    columns = column_names(old, "runs")
+    (row,) = query(demo_run.db, f"SELECT {', '.join(columns)} FROM runs")
     old.execute(
         f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(row))})", row
     )
-    source.close()
     old.close()
     store = LabelStore.open(path)
     assert schema_version(store.connection) == len(MIGRATIONS)
@@ -234,6 +233,7 @@ def _decoded(raw: bytes) -> Any:
         return raw.decode()
 
 
+@pytest.mark.both_stores
 def test_each_label_is_in_the_database_before_the_page_hears_back(demo_run: ReviewRun) -> None:
     with serving(demo_run, "ann") as url:
         status, page, headers = request(url)
@@ -243,11 +243,10 @@ def test_each_label_is_in_the_database_before_the_page_hears_back(demo_run: Revi
         status, answer, _ = request(url + "api/labels", label)
         assert status == 200, answer
         # in the database already, with the reviewer and the time
-        connection = sqlite3.connect(demo_run.db)
-        stored = connection.execute(
-            "SELECT sample_id, metric, verdict, mark, reviewer, created FROM run_labels"
-        ).fetchall()
-        connection.close()
+        stored = query(
+            demo_run.db,
+            "SELECT sample_id, metric, verdict, mark, reviewer, created FROM run_labels",
+        )
         assert [row[:5] for row in stored] == [("billing-1", "faithfulness", 0, "wrong", "ann")]
         assert stored[0][5] == answer["saved"]["time"]
         # a reload gets it back
@@ -269,6 +268,7 @@ def test_each_label_is_in_the_database_before_the_page_hears_back(demo_run: Revi
         assert status == 200 and answer["undone"]["mark"] == "wrong" and answer["current"] is None
 
 
+@pytest.mark.both_stores
 def test_a_label_is_answered_with_itself_whatever_the_run_holds(demo_run: ReviewRun) -> None:
     """The reply to a label or an undo holds what it changed, not every label of the run: its
     size is the same with no other label and with thousands of other reviewers' labels."""
@@ -337,8 +337,10 @@ def test_the_page_asks_for_nothing_outside_the_app() -> None:
 # -- bad input: one line each ----------------------------------------------------------------
 
 
-def test_review_refuses_what_it_cannot_serve(stand_ins: StandIns, tmp_path: Path) -> None:
-    db = tmp_path / "localeval-test.db"
+@pytest.mark.both_stores
+def test_review_refuses_what_it_cannot_serve(
+    stand_ins: StandIns, tmp_path: Path, db: Location
+) -> None:
     result = run_cli("review", "latest")
     assert result.exit_code == 2
     assert result.output.strip() == (
@@ -380,6 +382,7 @@ def test_review_refuses_what_it_cannot_serve(stand_ins: StandIns, tmp_path: Path
 # -- labels as files -------------------------------------------------------------------------
 
 
+@pytest.mark.both_stores
 def test_labels_travel_to_the_next_run_of_the_same_samples(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
@@ -441,6 +444,7 @@ def test_a_bad_labels_file_is_named_with_its_line(demo_run: ReviewRun, tmp_path:
 # -- calibrate --labels ----------------------------------------------------------------------
 
 
+@pytest.mark.both_stores
 def test_calibrate_measures_the_judge_against_the_teams_labels(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
@@ -489,6 +493,7 @@ def test_calibrate_on_the_labels_of_four_reviewers_of_1000_samples_takes_seconds
     assert spent < 8, f"{spent:.1f} s of CPU"
 
 
+@pytest.mark.both_stores
 def test_maps_fitted_on_the_teams_labels_say_so_in_the_summary(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:

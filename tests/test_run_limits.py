@@ -27,6 +27,7 @@ def run_ids() -> list[str]:
     return [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]]
 
 
+@pytest.mark.both_stores
 def test_the_way_on_after_a_limit_continues_a_no_resume_run(
     stand_ins: StandIns, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -47,6 +48,7 @@ def test_the_way_on_after_a_limit_continues_a_no_resume_run(
     assert run_ids() == [run_id]  # the same run went on: no new one
 
 
+@pytest.mark.both_stores
 def test_the_way_on_after_ctrl_c_of_a_no_resume_run_names_it(stand_ins: StandIns) -> None:
     stand_ins.use(InterruptingJudge(calls=12), FakeEmbedder())
     stopped = run("evaluate", DEMO, "--no-resume", "--no-progress")

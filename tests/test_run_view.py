@@ -100,6 +100,7 @@ def evaluated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Result, 
     return result, out
 
 
+@pytest.mark.both_stores
 def test_the_history_and_the_results_file_give_the_same_view(
     evaluated: tuple[Result, Path],
 ) -> None:
@@ -126,6 +127,7 @@ def test_the_history_and_the_results_file_give_the_same_view(
     assert stored.calibration == from_file.calibration
 
 
+@pytest.mark.both_stores
 def test_runs_show_and_merge_print_the_summary_evaluate_printed(
     evaluated: tuple[Result, Path], tmp_path: Path
 ) -> None:
@@ -145,6 +147,7 @@ def test_runs_show_and_merge_print_the_summary_evaluate_printed(
     assert printed.rsplit("\n\n", 1)[0] in merged.stdout
 
 
+@pytest.mark.both_stores
 def test_a_report_of_the_history_is_the_report_of_its_results_file(
     evaluated: tuple[Result, Path],
 ) -> None:

@@ -1,23 +1,26 @@
 """Runs split across machines: `evaluate --shard K/N` and `runs merge` give exactly the
 summary, intervals, gates and samples of one run over all samples. The judge is the
-deterministic fake (backend "fake"), so the shards score what one run would."""
+deterministic fake (backend "fake"), so the shards score what one run would. Each runs on an
+SQLite file and on a PostgreSQL database."""
 
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from run_db import query, write
 
 from localeval.cli import main
 from localeval.data.shards import Shard
+from localeval.database import Location
 from localeval.errors import UsageError
 
 FAKE = '[judges.j]\nbackend = "fake"\n[embedders.e]\nbackend = "fake"\n'
+pytestmark = pytest.mark.both_stores
+
 METRICS = ["-mfaithfulness", "-mcontext_precision", "-manswer_relevancy", "-mrubric", "-mrouge_l"]
 
 
@@ -107,16 +110,14 @@ def test_shards_are_merged_from_the_history_too(data: Path, tmp_path: Path) -> N
         assert merged[key] == whole[key], key
 
 
-def test_a_shard_whose_data_changed_is_refused_as_invalid(data: Path, tmp_path: Path) -> None:
+def test_a_shard_whose_data_changed_is_refused_as_invalid(
+    data: Path, tmp_path: Path, db: Location
+) -> None:
     for k in (1, 2):
         evaluate(data, tmp_path / f"shard{k}.json", "--shard", f"{k}/2")
-    db = sqlite3.connect(os.environ["LOCALEVAL_DB"])
-    with db:
-        newest = "SELECT id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1"
-        (run_id,) = db.execute(newest).fetchone()
-        why = "its data changed while it was being evaluated"
-        db.execute("UPDATE runs SET invalid = ? WHERE id = ?", (why, run_id))
-    db.close()
+    ((run_id,),) = query(db, "SELECT id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1")
+    why = "its data changed while it was being evaluated"
+    write(db, "UPDATE runs SET invalid = ? WHERE id = ?", (why, run_id))
     result = cli("runs", "merge", "latest~1", "latest", "-o", str(tmp_path / "merged.json"))
     assert result.exit_code == 2
     assert result.stderr == (

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_db import as_setting
 from test_estimate import DEMO, CachedFake, backend, evaluate, models
 
-from localeval.database import open_store
+from localeval.database import Location, open_store
 from localeval.judge import JudgeSpeed
 from localeval.tools import speed
 from localeval.tools.speed import EmbedderSpeed, _kept_or_measured, machine, speeds_folder
@@ -42,18 +43,19 @@ def test_a_fresh_database_on_the_same_machine_measures_nothing(
     )
 
 
+@pytest.mark.both_stores
 def test_where_the_cache_folder_cannot_be_written_the_database_keeps_the_speed(
-    tmp_path: Path, backend: CachedFake, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, backend: CachedFake, monkeypatch: pytest.MonkeyPatch, db: Location
 ) -> None:
     """A read-only home (here: the cache folder's place is taken by a file, which stops
-    root as well): the speed is kept in the run's database, and read from it next time."""
+    root as well): the speed is kept in the run's database (a file, or the team's server),
+    and read from it next time."""
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("", encoding="utf-8")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
     toml = models(tmp_path)
-    db = tmp_path / "run.db"
     for _ in range(2):
-        result = evaluate(DEMO, "--models", toml, "--estimate", "--db", db)
+        result = evaluate(DEMO, "--models", toml, "--estimate", "--db", as_setting(db))
         assert result.exit_code == 0, result.output
     assert backend.measured == 1
     store = open_store(db)

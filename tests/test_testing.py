@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import sqlite3
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from test_cli import QUESTION, ROW, good_answers
 from localeval import metrics as metrics_module
 from localeval import testing
 from localeval.data.samples import Sample
+from localeval.database import Database
 from localeval.errors import ConfigError, DatasetError, UsageError
 from localeval.metrics import MetricResult, MetricSpec, Tools
 from localeval.testing import ModelCache, assert_rag_quality
@@ -151,7 +151,7 @@ def test_model_cache_loads_each_model_once(monkeypatch: pytest.MonkeyPatch) -> N
     def fake_load_tools(
         models: Any, metrics: list[Any], judge: Any, embedder: Any, cache: Any = None
     ) -> Tools:
-        calls.append(([m.name for m in metrics], isinstance(cache, sqlite3.Connection)))
+        calls.append(([m.name for m in metrics], isinstance(cache, Database)))
         tools = Tools()
         if any(m.uses_judge for m in metrics):
             tools.judge = ScriptedJudge()

@@ -109,6 +109,7 @@ def test_generate_writes_a_dataset_and_says_what_it_did(
     assert len(opened_connections) == 1 and opened_connections.still_open() == []
 
 
+@pytest.mark.both_stores
 def test_a_second_run_makes_no_judge_call_and_writes_the_same_file(
     docs: Path, tmp_path: Path, judges: list[WriterJudge]
 ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ import pytest
 from fakes import FakeEmbedder, ScriptedJudge
 from testset_fakes import EN_TOPICS, UNSUPPORTED, ZH_TOPICS, WriterJudge, manual, write_docs
 
-from localeval.database import open_store
+from localeval.database import Database, open_store
 from localeval.errors import UsageError
 from localeval.judge import Judge, ModelIdentity, Prompt
 from localeval.metrics import Tools
@@ -363,7 +362,7 @@ def test_a_second_run_behind_the_cache_asks_no_model_and_writes_the_same(
     assert second.usage.judge_calls == 0 and judge.usage.cached_calls == first.usage.judge_calls
     assert embedder.computed == 0
     assert [q.row() for q in second.questions] == [q.row() for q in first.questions]
-    assert isinstance(connection, sqlite3.Connection)
+    assert isinstance(connection, Database)
 
 
 def test_a_corpus_without_readable_documents_is_a_usage_error(tmp_path: Path) -> None:

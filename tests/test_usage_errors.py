@@ -20,10 +20,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from run_db import query
 from standins import StandIns
 
 from localeval.backends import register_judge_backend, unregister_backend
 from localeval.cli import main
+from localeval.database import Location
 from localeval.errors import JudgeError, UsageError
 from localeval.judge import ModelIdentity
 
@@ -257,7 +259,8 @@ def test_a_damaged_database_is_not_said_to_be_intact(tmp_path: Path, data: Path)
     )
 
 
-def test_runs_delete_and_prune(tmp_path: Path, data: Path) -> None:
+@pytest.mark.both_stores
+def test_runs_delete_and_prune(tmp_path: Path, data: Path, db: Location) -> None:
     for _ in range(4):
         assert run("evaluate", data, "-m", "bleu", "--no-progress").exit_code == 0
     ids = [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]]
@@ -270,14 +273,13 @@ def test_runs_delete_and_prune(tmp_path: Path, data: Path) -> None:
     deleted = run("runs", "delete", ids[0], "--yes")
     assert deleted.exit_code == 0, deleted.output
     assert deleted.stdout.splitlines()[-1].startswith(
-        f"Deleted 1 run; {os.environ['LOCALEVAL_DB']}: "
+        f"Deleted 1 run; {db}: " if isinstance(db, Path) else f"Deleted 1 run; {db}"
     )
     pruned = run("runs", "prune", "--keep", "1", "--yes")
     assert pruned.exit_code == 0, pruned.output
     assert pruned.stdout.splitlines()[-1].startswith("Deleted 2 runs; ")
     assert [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]] == [ids[1]]
-    with sqlite3.connect(os.environ["LOCALEVAL_DB"]) as connection:
-        left = connection.execute("SELECT count(*) FROM run_samples").fetchone()[0]
+    ((left,),) = query(db, "SELECT count(*) FROM run_samples")
     assert left == 3  # the samples and scores of deleted runs went with them
     assert run("runs", "prune", "--keep", "-1").exit_code == 2
 

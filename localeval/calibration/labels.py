@@ -27,6 +27,7 @@ import numpy as np
 from localeval.calibration.agreement import Agreement, Calibration, agreements_for
 from localeval.calibration.fit import KindFit, fit_maps
 from localeval.calibration.rows import RowScore
+from localeval.database import Location
 from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.runs.labels import Label, LabelStore
@@ -273,7 +274,7 @@ def reviewer_agreement(runs: Sequence[Sequence[Label]]) -> list[Agreement]:
     ]
 
 
-def calibrate_labels(refs: Sequence[str], db_path: Path | None = None) -> LabelCalibration:
+def calibrate_labels(refs: Sequence[str], db_path: Location | None = None) -> LabelCalibration:
     """The agreement figures over the labels of the runs `refs` names; UsageError when they
     hold no label."""
     runs: list[ReviewRun] = []

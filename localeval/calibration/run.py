@@ -15,7 +15,7 @@ from localeval.calibration.fit import KindFit, fit_maps
 from localeval.calibration.rows import PAIRWISE, SCORED_AS, RowScore, label_of, metric_of
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
-from localeval.database import default_db_path
+from localeval.database import Location, default_db_path
 from localeval.errors import DatasetError, UsageError
 from localeval.metrics import REGISTRY, build_metric
 from localeval.pairwise.judge import compare_sample
@@ -35,7 +35,7 @@ class CalibrationRequest:
     embedder: str | None = None
     models: str | None = None
     use_cache: bool = True
-    db: Path | None = None
+    db: Location | None = None
     #: score every row with this metric instead of the one it names (a baseline on the
     #: same labels)
     score_with: str | None = None

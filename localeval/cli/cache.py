@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from localeval.cli.options import db_option, echo, translate_errors
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 @click.group("cache")
@@ -17,7 +20,7 @@ def cache_group() -> None:
 @cache_group.command("stats")
 @db_option
 @translate_errors
-def cache_stats_command(db_path: Path | None) -> None:
+def cache_stats_command(db_path: Location | None) -> None:
     """Show how many judge calls and embeddings are cached."""
     from localeval.database import default_db_path
     from localeval.tools.cache import cache_connection, cache_stats
@@ -31,7 +34,7 @@ def cache_stats_command(db_path: Path | None) -> None:
 @click.confirmation_option(prompt="Delete every cached judge call and embedding?")
 @db_option
 @translate_errors
-def cache_clear_command(db_path: Path | None) -> None:
+def cache_clear_command(db_path: Location | None) -> None:
     """Delete every cached judge call and embedding (the run history is kept)."""
     from localeval.tools.cache import cache_connection, clear_cache
 

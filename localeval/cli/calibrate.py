@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from localeval.cli.options import (
 )
 from localeval.cli.progress import Progress
 from localeval.errors import UsageError
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 @click.command()
@@ -77,7 +81,7 @@ def calibrate(
     models_path: str | None,
     progress: bool,
     use_cache: bool,
-    db_path: Path | None,
+    db_path: Location | None,
 ) -> None:
     """Measure how well the judge's scores agree with human labels in LABELLED files.
 
@@ -178,7 +182,7 @@ def calibrate_from_labels(
     fit: bool,
     save: bool,
     models_path: str | None,
-    db_path: Path | None,
+    db_path: Location | None,
 ) -> None:
     """`calibrate --labels RUN...`: the figures, the gates, and with --fit the maps."""
     from localeval.calibration.agreement import (

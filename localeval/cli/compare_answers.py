@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +23,9 @@ from localeval.cli.options import (
     warn_if_replaced,
 )
 from localeval.cli.progress import Progress
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 @click.command("compare-answers")
@@ -73,7 +77,7 @@ def compare_answers(
     models_path: str | None,
     progress: bool,
     use_cache: bool,
-    db_path: Path | None,
+    db_path: Location | None,
     estimate_only: bool,
 ) -> None:
     """Judge which of two answers to each question is better, A or B.

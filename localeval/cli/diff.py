@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,9 @@ from localeval.cli.options import (
     translate_errors,
     warn_if_replaced,
 )
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 @click.command()
@@ -41,7 +45,7 @@ from localeval.cli.options import (
 def diff(
     base: str,
     new: str,
-    db_path: Path | None,
+    db_path: Location | None,
     fail_on_regression: bool,
     max_drop: float,
     top: int,

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -45,6 +45,9 @@ from localeval.runs.requests import (
     EvaluationRequest,
 )
 from localeval.text import printable
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 def metric_help() -> str:
@@ -304,7 +307,7 @@ def evaluate(
     embedder_name: str | None,
     models_path: str | None,
     progress: bool,
-    db_path: Path | None,
+    db_path: Location | None,
     resume: str | None,
     new_run: bool,
     baseline: str | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -32,6 +33,9 @@ from localeval.testset.run import (
     Generation,
     parse_mix,
 )
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 class _ProgressEvents:
@@ -167,7 +171,7 @@ def generate(
     docs: tuple[Path, ...], output: Path, size: int, mix: str, chunk_tokens: int,
     min_support: float | None, max_overlap: float, max_similarity: float, verbose: bool,
     estimate_only: bool, judge_name: str | None, embedder_name: str | None, models_path: str | None,
-    progress: bool, use_cache: bool, db_path: Path | None,
+    progress: bool, use_cache: bool, db_path: Location | None,
 ) -> None:  # fmt: skip
     """Write a test set of questions from the documents DOCS (files or folders, read
     recursively: .txt, .md, .html, .pdf), with reference answers written and checked by the

@@ -4,11 +4,15 @@ run, so a team keeps them in git and reuses them on the next run of the same sam
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from localeval.cli.options import db_option, echo, output_option, translate_errors
 from localeval.cli.review import default_reviewer
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 @click.group("labels")
@@ -23,7 +27,7 @@ def labels_group() -> None:
 @output_option("Write the labels here (default: standard output).")
 @db_option
 @translate_errors
-def labels_export(run: str, output: Path | None, db_path: Path | None) -> None:
+def labels_export(run: str, output: Path | None, db_path: Location | None) -> None:
     """Write every reviewer's current labels of RUN (latest, latest~N or a run id), in the
     order they were made: JSON lines, or CSV when the output's name ends in .csv;
     gzip-compressed when it ends in .gz."""
@@ -66,7 +70,7 @@ def labels_export(run: str, output: Path | None, db_path: Path | None) -> None:
 )
 @db_option
 @translate_errors
-def labels_import(file: Path, run: str, reviewer: str | None, db_path: Path | None) -> None:
+def labels_import(file: Path, run: str, reviewer: str | None, db_path: Location | None) -> None:
     """Label RUN from FILE's rows (JSONL, JSON or CSV): a verdict by its `verdict` number
     where the run's verdict of that number says the row's `text`, else by its text; a row
     with neither labels the sample's score. Rows the run has no item for are counted and

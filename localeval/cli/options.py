@@ -139,13 +139,35 @@ def translate_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class DatabaseLocation(click.ParamType):
+    """--db: a file (not a folder), or a PostgreSQL URL without a password."""
+
+    name = "PATH|URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from localeval.database import ServerUrl, parse_location, refuse_password
+
+        if isinstance(value, Path | ServerUrl):
+            return value
+        try:
+            location = parse_location(str(value))
+            refuse_password(location)
+        except LocalevalError as exc:
+            self.fail(str(exc), param, ctx)
+        if isinstance(location, ServerUrl):
+            return location
+        return click.Path(dir_okay=False, path_type=Path).convert(value, param, ctx)
+
+
 db_option = click.option(
     "--db",
     "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=DatabaseLocation(),
     default=None,
-    help="Database of the run history and the judge/embedding cache (default: $LOCALEVAL_DB, "
-    "else .localeval/localeval.db in the working folder).",
+    help="Database of the run history and the judge/embedding cache: a file, or a team's "
+    "PostgreSQL database as postgresql://USER@HOST:PORT/DBNAME, its password from "
+    "PGPASSWORD, ~/.pgpass or PGSERVICE (default: $LOCALEVAL_DB, else "
+    ".localeval/localeval.db in the working folder).",
 )
 
 max_drop_option = click.option(

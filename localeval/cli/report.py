@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +14,9 @@ from localeval.cli.options import (
     translate_errors,
     warn_if_replaced,
 )
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 @click.command("report")
@@ -56,7 +60,7 @@ def report(
     baseline: str | None,
     junit_samples: bool,
     worst: int,
-    db_path: Path | None,
+    db_path: Location | None,
 ) -> None:
     """Write a report of a run. RUN is `latest`, `latest~N` or a run id from the history,
     or a results file written by `localeval evaluate --output`.

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import getpass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from localeval.cli.options import db_option, echo, translate_errors
 from localeval.errors import UsageError
+
+if TYPE_CHECKING:
+    from localeval.database import Location
 
 
 def default_reviewer() -> str:
@@ -42,7 +45,7 @@ reviewer_option = click.option(
 @db_option
 @translate_errors
 def review(
-    run: str, port: int, open_browser: bool, reviewer: str | None, db_path: Path | None
+    run: str, port: int, open_browser: bool, reviewer: str | None, db_path: Location | None
 ) -> None:
     """Review the judge's verdicts on RUN (`latest`, `latest~N` or a run id) in a page served
     on 127.0.0.1, and label them.

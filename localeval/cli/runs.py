@@ -1,5 +1,5 @@
-"""`localeval runs list|show|delete|prune`: the run history, kept in the local SQLite
-database."""
+"""`localeval runs list|show|delete|prune|merge|copy`: the run history, kept in the run
+database (an SQLite file, or a team's PostgreSQL database)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,18 @@ from localeval.cli.options import (
     translate_errors,
     warn_if_replaced,
 )
+from localeval.cli.runs_copy import runs_copy
 
 if TYPE_CHECKING:  # imported where used: `localeval --help` stays quick
+    from localeval.database import Location
     from localeval.runs.history import RunStore
     from localeval.runs.records import StoredRun
 
 
 @click.group("runs")
 def runs_group() -> None:
-    """The run history: every `localeval evaluate` run, kept in a local SQLite database."""
+    """The run history: every `localeval evaluate` run, kept in the run database (--db: a
+    local SQLite file, or a team's PostgreSQL database)."""
 
 
 @runs_group.command("list")
@@ -38,15 +41,16 @@ def runs_group() -> None:
     help="Show this many runs, newest first.",
 )
 @translate_errors
-def runs_list(db_path: Path | None, limit: int) -> None:
+def runs_list(db_path: Location | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
-    from localeval.database import default_db_path
+    from localeval.database import default_db_path, store_exists
     from localeval.report import history_text
     from localeval.runs.history import RunStore
 
     path = db_path or default_db_path()
-    if not path.exists():
-        echo(f"No runs yet: {path} does not exist. `localeval evaluate DATA` records one.")
+    if not store_exists(path):
+        missing = "does not exist" if isinstance(path, Path) else "holds no run history yet"
+        echo(f"No runs yet: {path} {missing}. `localeval evaluate DATA` records one.")
         return
     store = RunStore.open(path, readonly=True)
     try:
@@ -60,7 +64,7 @@ def runs_list(db_path: Path | None, limit: int) -> None:
 @db_option
 @output_option("Also write the run's results.json here.")
 @translate_errors
-def runs_show(run: str, db_path: Path | None, output: Path | None) -> None:
+def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
     from localeval.database import default_db_path
     from localeval.report import console, history_text
@@ -103,10 +107,10 @@ def _deleted(store: RunStore, runs: list[StoredRun], yes: bool, with_labels: boo
             )
         click.confirm(f"Delete these {len(runs)} runs with {what}?", abort=True)
     before, after = delete_runs(store, runs, with_labels)
-    echo(
-        f"Deleted {len(runs)} run{'s' * (len(runs) != 1)}; {store.path}: "
-        f"{before / 1e6:.1f} MB -> {after / 1e6:.1f} MB"
-    )
+    sizes = ""
+    if before is not None and after is not None:  # a server's database: no file to measure
+        sizes = f": {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB"
+    echo(f"Deleted {len(runs)} run{'s' * (len(runs) != 1)}; {store.path}{sizes}")
 
 
 yes_option = click.option("-y", "--yes", is_flag=True, help="Delete without asking (for scripts).")
@@ -124,7 +128,9 @@ with_labels_option = click.option(
 @yes_option
 @with_labels_option
 @translate_errors
-def runs_delete(refs: tuple[str, ...], db_path: Path | None, yes: bool, with_labels: bool) -> None:
+def runs_delete(
+    refs: tuple[str, ...], db_path: Location | None, yes: bool, with_labels: bool
+) -> None:
     """Delete runs (ids or their start, latest, latest~N) from the history, with their
     samples and scores; the database file shrinks accordingly. A run a live process is
     writing is refused, and so is a run your team labelled, unless --with-labels. The
@@ -151,7 +157,7 @@ def runs_delete(refs: tuple[str, ...], db_path: Path | None, yes: bool, with_lab
 @yes_option
 @with_labels_option
 @translate_errors
-def runs_prune(keep: int, db_path: Path | None, yes: bool, with_labels: bool) -> None:
+def runs_prune(keep: int, db_path: Location | None, yes: bool, with_labels: bool) -> None:
     """Delete every run but the N newest, complete or not, except runs a live process is
     writing and, unless --with-labels, runs your team labelled; the database file shrinks
     accordingly."""
@@ -179,7 +185,7 @@ def runs_prune(keep: int, db_path: Path | None, yes: bool, with_labels: bool) ->
 @db_option
 @output_option("Write the merged run's results.json here.")
 @translate_errors
-def runs_merge(runs: tuple[str, ...], db_path: Path | None, output: Path | None) -> None:
+def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | None) -> None:
     """Join the shards of one evaluation (`evaluate --shard K/N`, each RUN an id, latest~N
     or a results.json file) into one run, with the summary, intervals and gates of a
     single run over all samples. Exit status: 0 all gates pass, 1 a gate failed."""
@@ -204,5 +210,7 @@ def runs_merge(runs: tuple[str, ...], db_path: Path | None, output: Path | None)
         store.close()
     sys.exit(EXIT_OK if outcome.passed else EXIT_GATE_FAILED)
 
+
+runs_group.add_command(runs_copy)
 
 COMMAND = runs_group

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import load_models_config
-from localeval.database import default_db_path
+from localeval.database import Location, default_db_path
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import Tools, build_metric
@@ -43,7 +43,7 @@ class PairsRequest:
     judge: str | None = None
     models: str | None = None
     use_cache: bool = True
-    db: Path | None = None
+    db: Location | None = None
 
 
 @dataclass

@@ -50,8 +50,11 @@ class OutputTarget:
 Protected = Sequence[tuple[Path, str]]
 
 
-def database_files(db: Path) -> list[tuple[Path, str]]:
-    """The run database and the journal files SQLite keeps beside it."""
+def database_files(db: object) -> list[tuple[Path, str]]:
+    """The run database and the journal files SQLite keeps beside it (none for a database on
+    a server, `db` a URL)."""
+    if not isinstance(db, Path):
+        return []
     files = [(db, "the run database (--db)")]
     for suffix in ("-wal", "-journal", "-shm"):
         files.append((db.with_name(db.name + suffix), f"the run database's {suffix[1:]} file"))

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from localeval.errors import RunInUseError, UsageError
 from localeval.runs.history import RunStore
-from localeval.runs.lease import Owner, alive
+from localeval.runs.lease import Owner
 from localeval.runs.records import StoredRun
 
 
@@ -87,18 +87,16 @@ def plan_pruning(store: RunStore, keep: int, with_labels: bool = False) -> Pruni
 
 def held_by_other(store: RunStore, run: StoredRun) -> bool:
     """Whether a live process other than this store is writing the run."""
-    owner = run.owner
-    other = owner is not None and owner.token != store.owner.token
-    return other and owner is not None and alive(owner, run.heartbeat, time.time())
+    return store.held_by_other(run)
 
 
 def delete_runs(
     store: RunStore, runs: Sequence[StoredRun], with_labels: bool = False
-) -> tuple[int, int]:
+) -> tuple[int | None, int | None]:
     """Delete the runs with their samples and scores (and labels, `with_labels`), all or
     none (RunInUseError if a live process is writing one, UsageError if one was labelled
-    meanwhile and not `with_labels`: checked under the same write lock), then compact the
-    file; its size in bytes before and after."""
+    meanwhile and not `with_labels`: checked under the same write lock), then compact an
+    SQLite file; its size in bytes before and after (None for a server's database)."""
     before = database_size(store)
     with store._transaction("deleting runs") as db:
         now = time.time()
@@ -110,20 +108,17 @@ def delete_runs(
             row = db.execute("SELECT owner, heartbeat FROM runs WHERE id = ?", (run.id,))
             owner_text, heartbeat = row.fetchone() or (None, None)
             owner = Owner.parse(owner_text)
-            other = owner is not None and owner.token != store.owner.token
-            if other and owner is not None and alive(owner, heartbeat, now):
+            if owner is not None and store.held_by_other(
+                replace(run, owner=owner, heartbeat=heartbeat), now
+            ):
                 age = None if heartbeat is None else max(0.0, now - heartbeat)
                 raise RunInUseError(run.id, owner.describe(), age)
             db.execute("DELETE FROM runs WHERE id = ?", (run.id,))
-    # the space of the deleted rows back to the file system, and the write-ahead log emptied
-    # into the file, so that the file's size is what it holds
     with store._errors("compacting the database"):
-        store.connection.execute("VACUUM")
-        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.connection.compact()
     return before, database_size(store)
 
 
-def database_size(store: RunStore) -> int:
-    """Bytes of the database file and its write-ahead log."""
-    files = [store.path, store.path.with_name(store.path.name + "-wal")]
-    return sum(file.stat().st_size for file in files if file.exists())
+def database_size(store: RunStore) -> int | None:
+    """Bytes of the database file and its write-ahead log (None for a server's database)."""
+    return store.connection.size()

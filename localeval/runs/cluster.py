@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Any
 
 from localeval.config import ModelsConfig
 from localeval.data.samples import Sample
+from localeval.database import Database
 from localeval.engine import Score, score_metric
 from localeval.errors import LocalevalError, UsageError
 from localeval.metrics import Metric
@@ -207,7 +207,7 @@ class RayScoring:
         metrics: Sequence[Metric],
         judge: str | None,
         embedder: str | None,
-        cache: sqlite3.Connection | None,
+        cache: Database | None,
     ):
         chosen = Chosen.of(models, metrics, judge, embedder)
         self.driver = DriverTools(models, chosen, cache)  # the files here checked first

@@ -12,7 +12,6 @@ Nothing here prints: what happens along the way goes to an `EvaluationEvents`.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
@@ -25,7 +24,7 @@ from localeval.config import load_models_config
 from localeval.data.samples import DatasetWarning, Sample, check_answered, read_samples
 from localeval.data.shards import Shard
 from localeval.data.stdin import is_pipe
-from localeval.database import default_db_path
+from localeval.database import Database, default_db_path
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
 from localeval.errors import BudgetSpent, DatasetError, UsageError
 from localeval.judge import Usage
@@ -240,7 +239,7 @@ class Evaluation:
         judge = judge_config.name if judge_config else None
         return self._complete(run, thresholds, from_judge, judge)
 
-    def _on_cluster(self, settings: RaySettings, cache: sqlite3.Connection | None) -> RayScoring:
+    def _on_cluster(self, settings: RaySettings, cache: Database | None) -> RayScoring:
         """The run's scoring on a Ray cluster, joined now (its actors start later, at the
         first sample the cache cannot answer)."""
         request = self.request

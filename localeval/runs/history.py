@@ -1,4 +1,5 @@
-"""The run history: every evaluation's settings and each sample's scores, kept in SQLite.
+"""The run history: every evaluation's settings and each sample's scores, kept in the store
+(an SQLite file or a PostgreSQL database: localeval.database).
 
 Each sample's results are written in a transaction of their own as soon as it is scored,
 so a run killed at any moment keeps everything it finished; a run is marked complete
@@ -12,30 +13,21 @@ recently finished first.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-import itertools
-import json
-import math
-import sqlite3
 import time
-from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from localeval import __version__
-from localeval.database import database_error, default_db_path, open_store
+from localeval.database import Database, Location, StoreError, default_db_path, open_store
 from localeval.errors import RunInUseError, UsageError
-from localeval.judge import Usage
 from localeval.results.contract import sample_inputs
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
-from localeval.results.summary import ScoreColumns
-from localeval.runs.lease import Owner, alive, close_owner, open_owner
+from localeval.runs.lease import Owner, close_owner, held_by_other, open_owner, take_lease
 from localeval.runs.records import (
     RUN_COLUMNS,
     StoredRun,
@@ -46,12 +38,14 @@ from localeval.runs.records import (
     not_resumable,
     stored_run,
 )
+from localeval.runs.run_reads import RunReads
 
 
-class RunStore:
-    """Reads and writes runs in the localeval database."""
+class RunStore(RunReads):
+    """Reads and writes runs in the localeval database (the reading of a run's results:
+    localeval.runs.run_reads)."""
 
-    def __init__(self, connection: sqlite3.Connection, path: Path):
+    def __init__(self, connection: Database, path: Location):
         self.connection = connection
         self.path = path
         #: this store as the owner of the runs it writes
@@ -59,7 +53,7 @@ class RunStore:
         self._owner_text = self.owner.text()
 
     @classmethod
-    def open(cls, path: Path | None = None, readonly: bool = False) -> RunStore:
+    def open(cls, path: Location | None = None, readonly: bool = False) -> RunStore:
         """The database at `path` (default: default_db_path()); `readonly` for a command that
         only reads it, which then works on a database it cannot write."""
         db = path or default_db_path()
@@ -70,24 +64,21 @@ class RunStore:
         self.connection.close()
 
     @contextmanager
-    def _errors(self, doing: str) -> Iterator[None]:
-        """A database failure (full disk, read-only file) as one clear UsageError."""
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise database_error(self.path, exc, doing) from None
+    def _transaction(self, doing: str) -> Iterator[Database]:
+        with self.connection.transaction(doing) as db:
+            yield db
 
-    @contextmanager
-    def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
-        with self._errors(doing):
-            self.connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.connection
-            except BaseException:
-                if self.connection.in_transaction:  # SQLite ends it itself on a full disk
-                    self.connection.execute("ROLLBACK")
-                raise
-            self.connection.execute("COMMIT")
+    def held_by_other(self, run: StoredRun, now: float | None = None) -> bool:
+        """Whether a live process other than this store is writing the run."""
+        with self._errors("reading a run's lease"):
+            return held_by_other(
+                self.connection,
+                run.id,
+                run.owner,
+                run.heartbeat,
+                self.owner,
+                time.time() if now is None else now,
+            )
 
     # --- writing a run -------------------------------------------------------------------
 
@@ -97,63 +88,81 @@ class RunStore:
             raise ValueError("a stored run needs its dataset path and sha256")  # a caller bug
         judge = info.judge or {}
         embedder = info.embedder or {}
-        with self._transaction("starting a run") as db:
-            db.execute(
-                "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
-                "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
-                "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
-                "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, "
-                "shard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    info.run_id,
-                    info.created,
-                    fingerprint(info),
-                    info.dataset,
-                    info.dataset_sha256,
-                    n_samples,
-                    judge.get("name"),
-                    judge.get("sha256"),
-                    embedder.get("name"),
-                    embedder.get("sha256"),
-                    info.prompt_version or "",  # NOT NULL: '' for none (migration 8)
-                    json_text(info.metrics),
-                    json_text(info.metric_settings),
-                    json_text(dict(thresholds)),
-                    __version__,
-                    json_text(info.skipped_rows),
-                    json_text(judge["settings"]) if "settings" in judge else None,
-                    json_text(extra) if (extra := judge_extra(judge)) else None,
-                    json_text(more) if (more := embedder_extra(embedder)) else None,
-                    self._owner_text,
-                    time.time(),
-                    info.shard,
-                ),
-            )
+        with self._errors("starting a run"):
+            self.connection.hold_lease(info.run_id)  # a new id: free
+        try:
+            with self._transaction("starting a run") as db:
+                db.execute(
+                    "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, "
+                    "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
+                    "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
+                    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, "
+                    "heartbeat, shard) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        info.run_id,
+                        info.created,
+                        fingerprint(info),
+                        info.dataset,
+                        info.dataset_sha256,
+                        n_samples,
+                        judge.get("name"),
+                        judge.get("sha256"),
+                        embedder.get("name"),
+                        embedder.get("sha256"),
+                        info.prompt_version or "",  # NOT NULL: '' for none (migration 8)
+                        json_text(info.metrics),
+                        json_text(info.metric_settings),
+                        json_text(dict(thresholds)),
+                        __version__,
+                        json_text(info.skipped_rows),
+                        json_text(judge["settings"]) if "settings" in judge else None,
+                        json_text(extra) if (extra := judge_extra(judge)) else None,
+                        json_text(more) if (more := embedder_extra(embedder)) else None,
+                        self._owner_text,
+                        time.time(),
+                        info.shard,
+                    ),
+                )
+        except BaseException:
+            self._let_go(info.run_id)  # the new run was not made
+            raise
         return self.get(info.run_id)
 
     def claim(self, run_id: str) -> StoredRun | None:
         """Take the lease of an incomplete run to continue it; None if it was completed
         meanwhile, RunInUseError while another live process holds it (checked and taken
         under one write lock, so of two processes claiming at once one gets it)."""
-        with self._transaction("taking over a run") as db:
-            row = db.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None:
-                raise UsageError(f"no run '{run_id}' in {self.path}")
-            run = stored_run(row)
-            if run.complete:
-                return None
-            if run.invalid is not None:
-                raise not_resumable(run)
-            now = time.time()
-            other = run.owner is not None and run.owner.token != self.owner.token
-            if other and run.owner is not None and alive(run.owner, run.heartbeat, now):
-                age = None if run.heartbeat is None else max(0.0, now - run.heartbeat)
-                raise RunInUseError(run.id, run.owner.describe(), age)
-            db.execute(
-                "UPDATE runs SET owner = ?, heartbeat = ? WHERE id = ?",
-                (self._owner_text, now, run_id),
-            )
+        try:
+            with self._transaction("taking over a run") as db:
+                row = db.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
+                found = row.fetchone()
+                if found is None:
+                    raise UsageError(f"no run '{run_id}' in {self.path}")
+                run = stored_run(found)
+                if run.complete:
+                    return None
+                if run.invalid is not None:
+                    raise not_resumable(run)
+                now = time.time()
+                if not take_lease(db, run.id, run.owner, run.heartbeat, self.owner, now):
+                    age = None if run.heartbeat is None else max(0.0, now - run.heartbeat)
+                    holder = run.owner.describe() if run.owner else "another process"
+                    raise RunInUseError(run.id, holder, age)
+                db.execute(
+                    "UPDATE runs SET owner = ?, heartbeat = ? WHERE id = ?",
+                    (self._owner_text, now, run_id),
+                )
+        except BaseException:
+            self._let_go(run_id)
+            raise
         return self.get(run_id)
+
+    def _let_go(self, run_id: str) -> None:
+        """Give up the server's hold on a run (none on SQLite), if the server is still there
+        to say so to (a connection that ended holds nothing)."""
+        with contextlib.suppress(StoreError):
+            self.connection.drop_lease(run_id)
 
     def release(self, run_id: str) -> None:
         """Give up the lease of a run this store holds (it stopped part-way)."""
@@ -162,6 +171,7 @@ class RunStore:
                 "UPDATE runs SET owner = NULL WHERE id = ? AND owner = ?",
                 (run_id, self._owner_text),
             )
+        self._let_go(run_id)
 
     def invalidate(self, run_id: str, reason: str) -> None:
         """Mark a run this store holds as never to be continued (`reason`: why), and give up
@@ -171,6 +181,7 @@ class RunStore:
                 "UPDATE runs SET invalid = ?, owner = NULL WHERE id = ? AND owner = ?",
                 (reason, run_id, self._owner_text),
             )
+        self._let_go(run_id)
 
     def discard_empty(self, run_id: str) -> bool:
         """Remove a run this store holds that has no sample stored; whether it did."""
@@ -180,9 +191,11 @@ class RunStore:
                 "(SELECT 1 FROM run_samples WHERE run_id = ?)",
                 (run_id, self._owner_text, run_id),
             ).rowcount
+        if removed:
+            self._let_go(run_id)
         return bool(removed)
 
-    def _renew(self, db: sqlite3.Connection, run_id: str) -> None:
+    def _renew(self, db: Database, run_id: str) -> None:
         """Inside a write: refresh the lease, or refuse if another process has taken it."""
         held = db.execute(
             "UPDATE runs SET heartbeat = ? WHERE id = ? AND owner = ?",
@@ -216,9 +229,9 @@ class RunStore:
         with self._transaction("storing a sample's scores") as db:
             self._renew(db, run_id)
             inserted = db.execute(
-                "INSERT OR IGNORE INTO run_samples (run_id, sample_id, position, line, category, "
+                "INSERT INTO run_samples (run_id, sample_id, position, line, category, "
                 "judge_calls, cached_calls, prompt_tokens, generated_tokens, seconds, inputs, "
-                "retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (
                     run_id,
                     sample.sample_id,
@@ -257,6 +270,7 @@ class RunStore:
                 "UPDATE runs SET finished = ?, gates = ?, owner = NULL WHERE id = ?",
                 (finished, json_text([g.as_dict() for g in gates]), run_id),
             )
+        self._let_go(run_id)
         return self.get(run_id)
 
     # --- finding runs ----------------------------------------------------------------------
@@ -305,7 +319,9 @@ class RunStore:
                 )
             return runs[back]
         runs = self._runs("WHERE id = ?", (ref,)) or self._runs(
-            "WHERE id LIKE ? ESCAPE '\\'", (_like_prefix(ref),), "ORDER BY rowid LIMIT 2"
+            "WHERE lower(id) LIKE ? ESCAPE '\\'",
+            (_like_prefix(ref.lower()),),
+            "ORDER BY rowid LIMIT 2",
         )
         if not runs:
             raise UsageError(f"no run '{ref}' in {self.path} (see `localeval runs list`)")
@@ -313,104 +329,11 @@ class RunStore:
             raise UsageError(f"'{ref}' matches more than one run; give more of the id")
         return runs[0]
 
-    # --- reading a run's results ---------------------------------------------------------
-
-    def usage(self, run_id: str) -> Usage:
-        """What the run's stored samples cost, together."""
-        with self._errors("reading a run"):
-            row = self.connection.execute(
-                "SELECT coalesce(sum(judge_calls), 0), coalesce(sum(cached_calls), 0), "
-                "coalesce(sum(prompt_tokens), 0), coalesce(sum(generated_tokens), 0), "
-                "coalesce(sum(seconds), 0.0), coalesce(sum(retries), 0) FROM run_samples "
-                "WHERE run_id = ?",
-                (run_id,),
-            ).fetchone()
-        return Usage(*row)
-
-    def score_columns(self, run: StoredRun) -> ScoreColumns:
-        """The run's scores in dataset order; memory: a float per score, an id per sample."""
-        metrics = run.info.metrics
-        ids: list[str] = []
-        categories: list[str | None] = []
-        columns = {m: array("d") for m in metrics}  # 8 bytes a score
-        with self._errors("reading a run"):
-            rows = self.connection.execute(
-                "SELECT r.sample_id, r.category, s.metric, s.score FROM run_samples r "
-                "JOIN run_scores s ON s.run_id = r.run_id AND s.sample_id = r.sample_id "
-                "WHERE r.run_id = ? ORDER BY r.position",
-                (run.id,),
-            )
-            for (sample_id, category), group in itertools.groupby(rows, key=_sample_key):
-                ids.append(sample_id)
-                categories.append(category)
-                for column in columns.values():
-                    column.append(math.nan)
-                for _, _, metric, score in group:
-                    if metric in columns and score is not None:
-                        columns[metric][-1] = score
-        return ScoreColumns(
-            ids, categories, {m: np.frombuffer(c, dtype=np.float64) for m, c in columns.items()}
-        )
-
-    def sample_dicts(self, run: StoredRun) -> Iterator[dict[str, Any]]:
-        """Each stored sample as results.json writes it, in dataset order, one at a time. A
-        shard's samples also say their `position` in the whole dataset, the order
-        `runs merge` puts them back in."""
-        order = {m: i for i, m in enumerate(run.info.metrics)}
-        with self._errors("reading a run"):
-            rows = self.connection.execute(
-                "SELECT r.sample_id, r.category, r.inputs, r.position, s.metric, s.score, "
-                "s.undefined_reason, s.details "
-                "FROM run_samples r JOIN run_scores s "
-                "ON s.run_id = r.run_id AND s.sample_id = r.sample_id "
-                "WHERE r.run_id = ? ORDER BY r.position",
-                (run.id,),
-            )
-            for (sample_id, category, inputs, position), group in itertools.groupby(
-                rows, key=lambda row: (row[0], row[1], row[2], row[3])
-            ):
-                scores: dict[str, float | None] = {}
-                details: dict[str, Any] = {}
-                for *_, metric, score, reason, details_json in group:
-                    scores[metric] = score
-                    entry = json.loads(details_json)
-                    if reason is not None:
-                        entry["undefined_reason"] = reason
-                    details[metric] = entry
-                names = sorted(scores, key=lambda m: order.get(m, len(order)))
-                yield {
-                    "sample_id": sample_id,
-                    **({"position": position} if run.info.shard else {}),
-                    "category": category,
-                    "scores": {m: scores[m] for m in names},
-                    "details": {m: details[m] for m in names},
-                    **json.loads(inputs),
-                }
-
-    def sample_details(self, run_id: str, sample_id: str, metric: str) -> dict[str, Any] | None:
-        """One sample's evidence for one metric (with `undefined_reason` when it has one)."""
-        with self._errors("reading a run"):
-            row = self.connection.execute(
-                "SELECT undefined_reason, details FROM run_scores "
-                "WHERE run_id = ? AND sample_id = ? AND metric = ?",
-                (run_id, sample_id, metric),
-            ).fetchone()
-        if row is None:
-            return None
-        entry: dict[str, Any] = json.loads(row[1])
-        if row[0] is not None:
-            entry["undefined_reason"] = row[0]
-        return entry
-
 
 def stored_owner(text: str | None) -> str:
     """Who holds a lease, for a message."""
     owner = Owner.parse(text)
     return "no process" if owner is None else owner.describe()
-
-
-def _sample_key(row: Sequence[Any]) -> tuple[str, str | None]:
-    return row[0], row[1]
 
 
 def _like_prefix(text: str) -> str:

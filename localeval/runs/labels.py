@@ -12,14 +12,13 @@ kept. Each write is its own transaction, so a label is saved when it is made.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from localeval.database import open_store
+from localeval.database import LOCKED, Database, Location, StoreError, open_store
 from localeval.errors import UsageError
 from localeval.results.model import now
 
@@ -66,31 +65,23 @@ class Label:
         }
 
 
-def locked_message(db: Path) -> str:
+def locked_message(db: Location) -> str:
     return (
         f"database {db} is being written by another process (it holds the write lock); "
         "try again when that process is done"
     )
 
 
-def check_unlocked(db: Path, wait_s: float = 1.0) -> None:
-    """UsageError at once (after `wait_s`) when another process holds the database's write
-    lock, rather than a command waiting for it without a word."""
-    if not db.exists():
+def check_unlocked(db: Location, wait_s: float = 1.0) -> None:
+    """UsageError at once (after `wait_s`) when another process holds an SQLite file's write
+    lock, rather than a command waiting for it without a word (a server locks rows, not
+    the database: nothing to wait for there)."""
+    if not isinstance(db, Path):
         return
-    try:
-        probe = sqlite3.connect(db, timeout=wait_s, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise UsageError(f"database {db}: {exc}") from None
-    try:
-        probe.execute("BEGIN IMMEDIATE")
-        probe.execute("ROLLBACK")
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise UsageError(locked_message(db)) from None
-        raise UsageError(f"database {db}: {exc}") from None
-    finally:
-        probe.close()
+    from localeval.database.sqlite import probe_write_lock
+
+    if probe_write_lock(db, wait_s):
+        raise UsageError(locked_message(db))
 
 
 _COLUMNS = "sample_id, metric, verdict, text, label, reviewer, mark, created, source, id"
@@ -103,13 +94,13 @@ def _label(row: tuple[Any, ...]) -> Label:
 class LabelStore:
     """The labels of the runs in one database, read and written through one connection."""
 
-    def __init__(self, connection: sqlite3.Connection, path: Path):
+    def __init__(self, connection: Database, path: Location):
         self.connection = connection
         self.path = path
-        connection.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+        connection.wait_for_writers(BUSY_MS)
 
     @classmethod
-    def open(cls, path: Path) -> LabelStore:
+    def open(cls, path: Location) -> LabelStore:
         """The database at `path`, which must exist, for labelling (migrated if needed);
         UsageError at once when another process holds its write lock."""
         check_unlocked(path)
@@ -119,22 +110,14 @@ class LabelStore:
         self.connection.close()
 
     @contextmanager
-    def _write(self, doing: str) -> Iterator[sqlite3.Connection]:
+    def _write(self, doing: str) -> Iterator[Database]:
         try:
-            self.connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.connection
-            except BaseException:
-                if self.connection.in_transaction:
-                    self.connection.execute("ROLLBACK")
-                raise
-            self.connection.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            with self.connection.transaction(doing) as db:
+                yield db
+        except StoreError as exc:
+            if exc.kind == LOCKED:
                 raise UsageError(locked_message(self.path)) from None
-            raise UsageError(f"database {self.path}: {exc} while {doing}") from None
-        except sqlite3.Error as exc:
-            raise UsageError(f"database {self.path}: {exc} while {doing}") from None
+            raise
 
     def add(self, run_id: str, labels: Iterable[Label], only_changes: bool = False) -> list[Label]:
         """Store labels (all or none), each as a row of its own; those stored, with their
@@ -145,6 +128,7 @@ class LabelStore:
         with self._write("saving a label") as db:
             held: dict[tuple[Any, ...], float] = {}
             if only_changes:  # a review page's label is always stored: read nothing for it
+                db.lock(f"labels of run {run_id}")  # another import waits until this commits
                 held = {(*c.item, c.reviewer): c.label for c in self.current(run_id)}
             for label in labels:
                 key = (*label.item, label.reviewer)
@@ -153,7 +137,8 @@ class LabelStore:
                 held[key] = label.label
                 cursor = db.execute(
                     "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, label, "
-                    "reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "RETURNING id",
                     (
                         run_id,
                         label.sample_id,
@@ -167,7 +152,7 @@ class LabelStore:
                         label.source,
                     ),
                 )
-                stored.append(replace(label, id=cursor.lastrowid))
+                stored.append(replace(label, id=cursor.fetchone()[0]))
         return stored
 
     def undo(self, run_id: str, reviewer: str) -> Label | None:
@@ -203,13 +188,11 @@ class LabelStore:
             else:
                 where.append("verdict = ?")
                 values.append(verdict)
-        try:
+        with self.connection.translating("reading labels"):
             rows = self.connection.execute(
                 f"SELECT {_COLUMNS} FROM run_labels WHERE {' AND '.join(where)} ORDER BY id",
                 values,
             ).fetchall()
-        except sqlite3.Error as exc:
-            raise UsageError(f"database {self.path}: {exc} while reading labels") from None
         return [_label(row) for row in rows]
 
     def current(

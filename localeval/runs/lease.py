@@ -7,8 +7,13 @@ every sample it stores. Another process may continue the run only when that owne
 * on the same host, when the pid no longer runs, or now names another process (its start
   time differs: the pid was reused), or the machine was rebooted since (another boot id);
   within one process, when the store that took the lease is closed;
-* on another host (a database on a shared disk, where no pid can be checked), when no sample
-  was stored for STALE_AFTER_S.
+* on another host (an SQLite file on a shared disk, where no pid can be checked), when no
+  sample was stored for STALE_AFTER_S.
+
+On a PostgreSQL server the owner also holds the run on its connection (an advisory lock,
+`Database.hold_lease`), which the server lets go of when that connection ends: there the
+server says whether the owner is alive, on every machine at once, and no heartbeat's age
+is waited for (`take_lease`, `held_by_other`).
 
 The database operations are RunStore's (localeval.runs.history); this module only says
 whether an owner is alive. Nothing here prints.
@@ -20,12 +25,22 @@ import json
 import os
 import secrets
 import socket
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from localeval.database import Database
 
 #: a run owned by a process on another host is free again after this long without a stored
 #: sample (a judge takes seconds a sample, minutes at worst on long contexts)
 STALE_AFTER_S = 15 * 60
+
+#: how long a run whose owner is known to be gone may still be held on the server: the
+#: moment the server takes to end the connection of a process that just died or closed it
+GONE_GRACE_S = 5.0
 
 #: tokens of this process's stores that are open: a lease of this pid with another token
 #: was left by a store that was closed without ending it
@@ -87,6 +102,62 @@ def alive(owner: Owner, heartbeat: float | None, now: float) -> bool:
         # /proc answers: the pid runs (not a zombie) and is the same process as before
         return started is not None and (owner.started is None or started == owner.started)
     return _running(owner.pid)
+
+
+def held_by_other(
+    db: Database,
+    run_id: str,
+    owner: Owner | None,
+    heartbeat: float | None,
+    mine: Owner,
+    now: float,
+) -> bool:
+    """Whether a live process other than `mine` holds the run: the server says so where it
+    holds leases, else the owner's host, pid and heartbeat do."""
+    if owner is None or owner.token == mine.token:
+        return False
+    elsewhere = db.lease_held_elsewhere(run_id)
+    if elsewhere is None:
+        return alive(owner, heartbeat, now)
+    if elsewhere and _known_gone(owner, heartbeat, mine, now):
+        return not _within_grace(lambda: not db.lease_held_elsewhere(run_id))
+    return elsewhere
+
+
+def take_lease(
+    db: Database,
+    run_id: str,
+    owner: Owner | None,
+    heartbeat: float | None,
+    mine: Owner,
+    now: float,
+) -> bool:
+    """Take the run's lease for `mine` where the server holds leases: False while a live
+    process holds it (its current `owner`, `heartbeat`). The caller writes itself as the
+    owner after; `db.drop_lease` gives it up."""
+    held = db.hold_lease(run_id)
+    if held is None:
+        other = owner is not None and owner.token != mine.token
+        return not (other and owner is not None and alive(owner, heartbeat, now))
+    if not held and _known_gone(owner, heartbeat, mine, now):
+        return _within_grace(lambda: bool(db.hold_lease(run_id)))
+    return held
+
+
+def _known_gone(owner: Owner | None, heartbeat: float | None, mine: Owner, now: float) -> bool:
+    """An owner this host can tell is gone (its pid ended, its store closed), whose
+    connection the server may not have ended yet."""
+    return owner is not None and owner.host == mine.host and not alive(owner, heartbeat, now)
+
+
+def _within_grace(free: Callable[[], bool]) -> bool:
+    """Whether `free()` comes true within GONE_GRACE_S."""
+    deadline = time.monotonic() + GONE_GRACE_S
+    while not free():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _boot_id() -> str | None:

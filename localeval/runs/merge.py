@@ -18,6 +18,7 @@ from typing import Any
 
 from localeval.data.samples import Sample
 from localeval.data.shards import Shard
+from localeval.database import Location
 from localeval.errors import UsageError
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
@@ -50,14 +51,14 @@ class MergeOutcome:
         return not self.view.failed_gates
 
 
-def merge_inputs(refs: Sequence[str], db: Path) -> Protected:
+def merge_inputs(refs: Sequence[str], db: Location) -> Protected:
     """The files the merged run's output must never be: the shards' results files and the
     run database with its journals."""
     files = [(path, "a shard merged") for ref in refs if (path := RunRef(ref).path) is not None]
     return files + database_files(db)
 
 
-def check_merge_output(refs: Sequence[str], db: Path, output: Path) -> OutputTarget:
+def check_merge_output(refs: Sequence[str], db: Location, output: Path) -> OutputTarget:
     """What writing the merged run to `output` will do, checked before any work (UsageError
     when it would overwrite a shard, the database, or cannot be written)."""
     return check_output(output, merge_inputs(refs, db))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.data.samples import DatasetWarning
+from localeval.database import Location
 from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.results.diagnosis import RunDiagnosis
@@ -99,7 +100,7 @@ class EvaluationRequest:
     embedder: str | None = None
     models: str | None = None
     skip_invalid: bool = False
-    db: Path | None = None
+    db: Location | None = None
     #: a run id, RESUME_MATCHING, or None to continue an interrupted run of the same
     #: evaluation if there is one
     resume: str | None = None

@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from localeval.database import default_db_path
+from localeval.database import Location, default_db_path
 from localeval.errors import UsageError
 from localeval.metrics.base import LIKELIER
 from localeval.results.gates import DEFAULT_THRESHOLDS
@@ -28,7 +28,7 @@ from localeval.text import neutralised
 class ReviewRun:
     """A complete run's samples, scores and judge verdicts, as labels refer to them."""
 
-    db: Path
+    db: Location
     run: StoredRun
     samples: list[dict[str, Any]]
     #: per sample id, the judge's verdicts
@@ -151,7 +151,7 @@ def _shown(text: Any) -> Any:
     return neutralised(text) if isinstance(text, str) else text
 
 
-def load_review_run(ref: str, db_path: Path | None = None) -> ReviewRun:
+def load_review_run(ref: str, db_path: Location | None = None) -> ReviewRun:
     """A complete run of the history, its database migrated for labels; UsageError for a
     results file, an unknown or incomplete run, or a database another process is writing."""
     if not RunRef(ref).in_history:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from localeval.database import default_db_path
+from localeval.database import Location, default_db_path, store_exists
 from localeval.errors import UsageError
 from localeval.results.contract import read_results_file, run_object, run_report
 from localeval.results.diagnosis import run_diagnosis
@@ -89,11 +88,11 @@ def stored_view(store: RunStore, run: StoredRun) -> RunView:
     )
 
 
-def open_history(db_path: Path | None, writable: bool = False) -> RunStore:
+def open_history(db_path: Location | None, writable: bool = False) -> RunStore:
     """The run history, which must exist already, for reading (reading it never creates
     one, and works where it cannot be written) or, `writable`, for changing it."""
     path = db_path or default_db_path()
-    if not path.exists():
+    if not store_exists(path):
         raise UsageError(
             f"no run history at {path}: `localeval evaluate DATA` creates it "
             "(or give --db PATH / set LOCALEVAL_DB)"
@@ -102,7 +101,7 @@ def open_history(db_path: Path | None, writable: bool = False) -> RunStore:
 
 
 @contextmanager
-def history_for(refs: list[RunRef], db_path: Path | None) -> Iterator[RunStore | None]:
+def history_for(refs: list[RunRef], db_path: Location | None) -> Iterator[RunStore | None]:
     """The run history if any of `refs` names a run in it (None if all name files)."""
     store = open_history(db_path) if any(ref.in_history for ref in refs) else None
     try:
@@ -129,7 +128,7 @@ def load_scores(ref: RunRef, store: RunStore | None) -> RunView:
     return stored_run_scores(store, run, ref.text)
 
 
-def load_results(ref: RunRef, db_path: Path | None = None) -> dict[str, Any]:
+def load_results(ref: RunRef, db_path: Location | None = None) -> dict[str, Any]:
     """The results dict a report is drawn from, for a run the user named."""
     if ref.path is not None:
         if not ref.path.exists():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from localeval.config import ModelsConfig, load_models_config
 from localeval.data.samples import Sample
-from localeval.database import default_db_path
+from localeval.database import Location, default_db_path
 from localeval.errors import UsageError
 from localeval.metrics import MetricResult, Tools
 from localeval.results.files import database_files
@@ -70,7 +70,7 @@ def generate_tools(
     judge: str | None = None,
     embedder: str | None = None,
     use_cache: bool = True,
-    db: Path | None = None,
+    db: Location | None = None,
 ) -> AbstractContextManager[Tools]:
     """The judge (with its prompt set, thresholds and calibration) and the embedder, behind
     the cache of `db`, whose connection the `with` block holds open."""
@@ -105,7 +105,7 @@ class GenerateRequest:
     embedder: str | None = None
     models: str | None = None
     use_cache: bool = True
-    db: Path | None = None
+    db: Location | None = None
 
 
 class Generation:

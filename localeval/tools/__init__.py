@@ -13,25 +13,31 @@ the run history.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 
 from localeval.backends import embedder_backend, judge_backend
 from localeval.backends.fake import HashEmbedder
 from localeval.config import EmbedderConfig, JudgeConfig, ModelsConfig
+from localeval.database import Database, Location
 from localeval.embedder import CountingEmbedder, Embedder
 from localeval.errors import UsageError
 from localeval.judge import Judge, ModelIdentity
 from localeval.metrics import Metric, Tools
 from localeval.prompts.sets import prompt_set
-from localeval.tools.cache import CachedEmbedder, CachedJudge, cache_connection
+from localeval.tools.cache import (
+    CachedEmbedder,
+    CachedJudge,
+    CacheTables,
+    cache_connection,
+    cache_tables,
+)
+
+#: the cache a model is put behind: a database's cache tables (or an estimate's view of them)
+Cache = Database | CacheTables
 
 
-def open_judge(
-    config: JudgeConfig, cache: sqlite3.Connection | None = None, counting: bool = False
-) -> Judge:
+def open_judge(config: JudgeConfig, cache: Cache | None = None, counting: bool = False) -> Judge:
     """The judge of an entry. Behind a cache (for a backend whose answers may be cached)
     it is identified now, its files checked, and loaded on the first miss only.
     `counting`: the backend's counter instead (an estimate: what each call would cost)."""
@@ -50,7 +56,7 @@ def open_judge(
 
 
 def open_embedder(
-    config: EmbedderConfig, cache: sqlite3.Connection | None = None, counting: bool = False
+    config: EmbedderConfig, cache: Cache | None = None, counting: bool = False
 ) -> Embedder:
     """The embedder of an entry, behind the cache as for `open_judge`. `counting`: a stand-in
     that only counts the texts (an estimate)."""
@@ -71,18 +77,13 @@ def open_embedder(
     return CachedEmbedder(identity, load, cache)
 
 
-def _cached_dimensions(
-    cache: sqlite3.Connection | None, identity: ModelIdentity, otherwise: int = 256
-) -> int:
+def _cached_dimensions(cache: Cache | None, identity: ModelIdentity, otherwise: int = 256) -> int:
     """How long the vectors are that the cache holds for this embedder (`otherwise` when it
     holds none): a counting stand-in's must match them."""
     if cache is None:
         return otherwise
-    row = cache.execute(
-        "SELECT length(vector) FROM embedding_cache WHERE embedder_sha256 = ? LIMIT 1",
-        (identity.key,),
-    ).fetchone()
-    return int(row[0]) // 4 if row is not None else otherwise  # float32
+    found = cache_tables(cache).dimensions(identity.key)
+    return otherwise if found is None else found
 
 
 def tools_for(
@@ -109,7 +110,7 @@ def load_tools(
     metrics: Sequence[Metric],
     judge_name: str | None = None,
     embedder_name: str | None = None,
-    cache: sqlite3.Connection | None = None,
+    cache: Cache | None = None,
     counting: bool = False,
 ) -> Tools:
     """The judge and/or embedder the metrics use (only those), their files checked first;
@@ -131,7 +132,7 @@ def cached_tools(
     judge_name: str | None = None,
     embedder_name: str | None = None,
     use_cache: bool = True,
-    db: Path | None = None,
+    db: Location | None = None,
 ) -> Iterator[Tools]:
     """`load_tools` behind the cache of the database `db` (default: default_db_path()),
     whose connection is open for the block and closed after it; without `use_cache` the

@@ -1,4 +1,5 @@
-"""Never ask twice: a persistent cache of judge calls and embeddings in the SQLite store.
+"""Never ask twice: a persistent cache of judge calls and embeddings in the store (an SQLite
+file, or a team's PostgreSQL database, where every machine reuses every other's answers).
 
 A judge call is keyed by the judge's identity (its file's sha256, or what a backend
 without a file names the model by), the settings that can change its numbers, the kind
@@ -11,12 +12,14 @@ The models behind the cache are loaded lazily, on the first miss: a fully cached
 never pays for loading them.
 
 With samples in flight (a server judge), each sample asks through a session of the cached
-judge, from a thread of its own; SQLite connections belong to the thread that made them,
-so each thread reads and writes the cache through a connection of its own to the same
-file (`ThreadConnections`).
+judge, from a thread of its own; a connection belongs to the thread that made it, so each
+thread reads and writes the cache through a connection of its own to the same database
+(`CacheTables`). An answer is stored once, by one statement: of two machines that ask the
+same question at once, the first to store it wins and the second's identical answer is
+dropped (`ON CONFLICT DO NOTHING`), and no reader sees a row half-written.
 
-The cache's tables are in the local database (localeval.database); `cache_connection`
-opens it for a block of work and closes it after.
+The cache's tables are in the run database (localeval.database); `cache_connection` opens
+it for a block of work and closes it after.
 """
 
 from __future__ import annotations
@@ -24,26 +27,46 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from localeval.database import open_store
+from localeval.database import Database, Location, open_store
 from localeval.embedder import Embedder
 from localeval.judge import Judge, ModelIdentity, Prompt, Usage
 from localeval.schema import Schema, to_gbnf
+from localeval.tools.cache_entries import (
+    CacheTables,
+    JudgeEntry,
+    VectorEntry,
+    cache_tables,
+    cached_vector,
+    judge_answer,
+    keep_judge_entry,
+    keep_vector_entry,
+    tables_of,
+)
+
+__all__ = [
+    "CacheTables",
+    "CachedEmbedder",
+    "CachedJudge",
+    "JudgeEntry",
+    "VectorEntry",
+    "cache_tables",
+    "cached_vector",
+    "judge_answer",
+    "keep_judge_entry",
+    "keep_vector_entry",
+]
 
 
 @contextmanager
-def cache_connection(
-    db: Path | None = None, readonly: bool = False
-) -> Iterator[sqlite3.Connection]:
+def cache_connection(db: Location | None = None, readonly: bool = False) -> Iterator[Database]:
     """The database `db` (default: default_db_path()) open for the block, closed after it
     however the block ends (a sqlite3 connection's own `with` commits but never closes).
     `readonly` as for `open_store`."""
@@ -63,101 +86,6 @@ def _prompt_parts(prompt: Prompt) -> list[Any]:
     return [prompt.system, list(prompt.segments), prompt.reply_prefix]
 
 
-@dataclass(frozen=True)
-class JudgeEntry:
-    """One cached judge call, as the judge_cache table holds it (`value`: the answer's JSON)."""
-
-    key: str
-    judge_sha256: str
-    kind: str
-    value: str
-    prompt_tokens: int
-    generated_tokens: int
-
-
-@dataclass(frozen=True)
-class VectorEntry:
-    """One cached embedding, as the embedding_cache table holds it (float32 bytes)."""
-
-    key: str
-    embedder_sha256: str
-    vector: bytes
-
-
-def judge_answer(db: sqlite3.Connection, key: str) -> str | None:
-    row = db.execute("SELECT value FROM judge_cache WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def keep_judge_entry(db: sqlite3.Connection, entry: JudgeEntry) -> None:
-    db.execute(
-        "INSERT OR REPLACE INTO judge_cache (key, judge_sha256, kind, value, prompt_tokens, "
-        "generated_tokens) VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            entry.key,
-            entry.judge_sha256,
-            entry.kind,
-            entry.value,
-            entry.prompt_tokens,
-            entry.generated_tokens,
-        ),
-    )
-
-
-def cached_vector(db: sqlite3.Connection, key: str) -> bytes | None:
-    row = db.execute("SELECT vector FROM embedding_cache WHERE key = ?", (key,)).fetchone()
-    return None if row is None else bytes(row[0])
-
-
-def keep_vector_entry(db: sqlite3.Connection, entry: VectorEntry) -> None:
-    db.execute(
-        "INSERT OR REPLACE INTO embedding_cache (key, embedder_sha256, vector) VALUES (?, ?, ?)",
-        (entry.key, entry.embedder_sha256, entry.vector),
-    )
-
-
-class ThreadConnections:
-    """The cache database for whichever thread asks: the given connection in the thread
-    that made it, a connection of its own to the same file in any other."""
-
-    def __init__(self, connection: sqlite3.Connection):
-        self._main = connection
-        self._owner = threading.get_ident()
-        self._local = threading.local()
-        # where the database is, asked now: only this thread may use `connection`
-        self._path: str = connection.execute("PRAGMA database_list").fetchone()[2]
-
-    def get(self) -> sqlite3.Connection:
-        if threading.get_ident() == self._owner:
-            return self._main
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            if not self._path:
-                raise RuntimeError("a cache used by samples in flight needs a database file")
-            # each thread's own, closed when the thread's storage goes
-            connection = sqlite3.connect(
-                self._path, timeout=30, isolation_level=None, check_same_thread=False
-            )
-            self._local.connection = connection
-        return connection
-
-
-def _thread_connections(
-    connection: sqlite3.Connection | ThreadConnections | None,
-) -> ThreadConnections | None:
-    """The database of a cached model, for each thread (None: a subclass keeps its entries
-    elsewhere)."""
-    if connection is None or isinstance(connection, ThreadConnections):
-        return connection
-    return ThreadConnections(connection)
-
-
-def _database(connections: ThreadConnections | None) -> sqlite3.Connection:
-    if connections is None:
-        raise RuntimeError("this cache keeps its entries elsewhere than in a database")
-    return connections.get()
-
-
 class CachedJudge:
     """A Judge that answers from the cache when it can and asks the real judge otherwise.
 
@@ -171,7 +99,7 @@ class CachedJudge:
         self,
         identity: ModelIdentity,
         load: Callable[[], Judge],
-        connection: sqlite3.Connection | ThreadConnections | None,
+        cache: Database | CacheTables | None,
         concurrency: int = 1,
     ):
         self.identity = identity
@@ -180,13 +108,9 @@ class CachedJudge:
         self.concurrency = concurrency
         self._load = load
         self._inner: Judge | None = None
-        self._connections = _thread_connections(connection)
+        self._tables = cache_tables(cache)
         self._loading = threading.Lock()
         self._parent: CachedJudge | None = None
-
-    @property
-    def _db(self) -> sqlite3.Connection:
-        return _database(self._connections)
 
     @property
     def loaded(self) -> bool:
@@ -248,10 +172,10 @@ class CachedJudge:
 
     def _answer(self, key: str) -> str | None:
         """The JSON text of the answer cached under `key`, or None."""
-        return judge_answer(self._db, key)
+        return tables_of(self._tables).answer(key)
 
     def _keep(self, entry: JudgeEntry) -> None:
-        keep_judge_entry(self._db, entry)
+        tables_of(self._tables).keep_answer(entry)
 
     def _call(
         self,
@@ -312,20 +236,16 @@ class CachedEmbedder:
         self,
         identity: ModelIdentity,
         load: Callable[[], Embedder],
-        connection: sqlite3.Connection | None,
+        cache: Database | CacheTables | None,
     ):
         self.identity = identity
         self.name = identity.name
         self._load = load
         self._inner: Embedder | None = None
-        self._connections = _thread_connections(connection)
+        self._tables = cache_tables(cache)
         self._loading = threading.Lock()
         self.cached = 0
         self.computed = 0
-
-    @property
-    def _db(self) -> sqlite3.Connection:
-        return _database(self._connections)
 
     def _key(self, text: str) -> str:
         # settings that change the vectors (a prefix) key them too; none for most models,
@@ -359,10 +279,10 @@ class CachedEmbedder:
 
     def _vector(self, key: str) -> bytes | None:
         """The float32 bytes of the vector cached under `key`, or None."""
-        return cached_vector(self._db, key)
+        return tables_of(self._tables).vector(key)
 
     def _keep(self, entry: VectorEntry) -> None:
-        keep_vector_entry(self._db, entry)
+        tables_of(self._tables).keep_vector(entry)
 
 
 @dataclass(frozen=True)
@@ -386,7 +306,12 @@ class CacheStats:
         ]
 
 
-def cache_stats(connection: sqlite3.Connection) -> CacheStats:
+def cache_stats(connection: Database) -> CacheStats:
+    with connection.translating("reading the cache"):
+        return _cache_stats(connection)
+
+
+def _cache_stats(connection: Database) -> CacheStats:
     kinds = dict(connection.execute("SELECT kind, COUNT(*) FROM judge_cache GROUP BY kind"))
     models = connection.execute("SELECT COUNT(DISTINCT judge_sha256) FROM judge_cache").fetchone()
     tokens = connection.execute(
@@ -397,10 +322,11 @@ def cache_stats(connection: sqlite3.Connection) -> CacheStats:
     return CacheStats(kinds, models[0], embeddings[0], tokens[0], tokens[1])
 
 
-def clear_cache(connection: sqlite3.Connection) -> tuple[int, int]:
+def clear_cache(connection: Database) -> tuple[int, int]:
     """Delete every cached judge call and embedding; return how many of each were deleted."""
-    with connection:
-        judged = connection.execute("DELETE FROM judge_cache").rowcount
-        embedded = connection.execute("DELETE FROM embedding_cache").rowcount
-    connection.execute("VACUUM")
+    with connection.transaction("clearing the cache") as db:
+        judged = db.execute("DELETE FROM judge_cache").rowcount
+        embedded = db.execute("DELETE FROM embedding_cache").rowcount
+    with connection.translating("compacting the database"):
+        connection.compact()
     return judged, embedded

@@ -8,8 +8,8 @@ judge backend's counter, which builds and tokenizes every prompt with the judge'
 code and counts what the judge would evaluate (localeval.backends.llama_count), and an
 embedder that counts texts. Both sit behind the same cache the run would read, so a call
 the cache answers is counted as cached, with the same keys; what the estimate would add
-to the cache stays in temporary tables of its own connection (`peek`), so a
-prompt asked twice is a hit the second time, as in the run, and nothing is written.
+to the cache stays in memory (`PeekedCache`), so a prompt asked twice is a hit the second
+time, as in the run, and nothing is written.
 
 Where the count can differ from the run's: a counted verdict is neutral, so control flow
 that follows the judge's answers follows a neutral one (of evaluate's metrics only the
@@ -23,24 +23,19 @@ work at the speed measured once per model and machine (localeval.tools.speed).
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 from localeval.config import ModelsConfig
-from localeval.database import open_store
+from localeval.database import Database, Location, open_store
 from localeval.embedder import EmbedderSpeed
 from localeval.judge import JudgeSpeed, Usage
 from localeval.metrics import Metric, Tools
 from localeval.tools import load_tools
-from localeval.tools.cache import CachedJudge
+from localeval.tools.cache import CachedJudge, CacheTables, JudgeEntry, VectorEntry
 from localeval.tools.speed import embedder_speed, judge_speed
-
-#: the cache tables an estimate reads, and what it would add kept beside them
-_PEEKED = ("judge_cache", "embedding_cache")
 
 TYPICAL_REPLY_NOTE = (
     "generated tokens are counted for a typical reply (16 tokens in each string the judge "
@@ -48,26 +43,35 @@ TYPICAL_REPLY_NOTE = (
 )
 
 
-def peek(connection: sqlite3.Connection) -> None:
-    """Make this connection read the run database's cache as the run would, and keep what
-    is written to it in temporary tables of its own, read back with the rest and gone
-    when it closes: the database itself is never written (nor locked) through it."""
-    for table in _PEEKED:
-        columns = [row[1] for row in connection.execute(f"PRAGMA main.table_info({table})")]
-        names = ", ".join(columns)
-        added = f"peeked_{table}"
-        connection.execute(
-            f"CREATE TEMP TABLE {added} ({columns[0]} PRIMARY KEY, {', '.join(columns[1:])})"
-        )
-        connection.execute(
-            f"CREATE TEMP VIEW {table} AS SELECT {names} FROM main.{table} "
-            f"UNION ALL SELECT {names} FROM {added}"
-        )
-        connection.execute(
-            f"CREATE TEMP TRIGGER peeked_{table}_insert INSTEAD OF INSERT ON {table} "
-            f"BEGIN INSERT OR REPLACE INTO {added} ({names}) "
-            f"VALUES ({', '.join(f'NEW.{c}' for c in columns)}); END"
-        )
+class PeekedCache(CacheTables):
+    """The run database's cache as the run would read it, with what is written to it kept
+    in memory, read back with the rest and gone with it: the database itself is never
+    written (nor locked) through it."""
+
+    def __init__(self, connection: Database):
+        super().__init__(connection)
+        self._answers: dict[str, str] = {}
+        self._vectors: dict[str, bytes] = {}
+        self._dimensions: dict[str, int] = {}
+
+    def answer(self, key: str) -> str | None:
+        kept = self._answers.get(key)
+        return kept if kept is not None else super().answer(key)
+
+    def keep_answer(self, entry: JudgeEntry) -> None:
+        self._answers[entry.key] = entry.value
+
+    def vector(self, key: str) -> bytes | None:
+        kept = self._vectors.get(key)
+        return kept if kept is not None else super().vector(key)
+
+    def keep_vector(self, entry: VectorEntry) -> None:
+        self._vectors[entry.key] = entry.vector
+        self._dimensions.setdefault(entry.embedder_sha256, len(entry.vector) // 4)  # float32
+
+    def dimensions(self, embedder: str) -> int | None:
+        stored = super().dimensions(embedder)
+        return stored if stored is not None else self._dimensions.get(embedder)
 
 
 @dataclass
@@ -244,7 +248,7 @@ def priced(
 
 
 def pricing_for(
-    store: sqlite3.Connection,
+    store: Database,
     models: ModelsConfig,
     tools: Tools,
     work: Work,
@@ -273,7 +277,7 @@ class Counting:
         metrics: Sequence[Metric],
         judge: str | None,
         embedder: str | None,
-        db: Path | None,
+        db: Location | None,
         use_cache: bool = True,
         parts: Sequence[str] = (),
         kinds: tuple[str, str] = ("sample", "metric"),
@@ -283,9 +287,7 @@ class Counting:
         #: the run database: its cache peeked at, and where the models' speeds are kept
         self.store = open_store(db)
         try:
-            if use_cache:
-                peek(self.store)
-            cache = self.store if use_cache else None
+            cache = PeekedCache(self.store) if use_cache else None
             self.tools = load_tools(models, metrics, judge, embedder, cache, counting=True)
         except BaseException:
             self.store.close()

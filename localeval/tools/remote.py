@@ -14,7 +14,6 @@ what it added to the cache, for the driver to store. Workers never open the stor
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -23,6 +22,7 @@ import numpy as np
 
 from localeval.backends import embedder_backend, judge_backend
 from localeval.config import ModelsConfig
+from localeval.database import Database
 from localeval.errors import ModelFileError
 from localeval.judge import ModelIdentity, Prompt, Usage
 from localeval.metrics import Metric, Tools
@@ -31,6 +31,7 @@ from localeval.tools import tools_for
 from localeval.tools.cache import (
     CachedEmbedder,
     CachedJudge,
+    CacheTables,
     JudgeEntry,
     VectorEntry,
     keep_judge_entry,
@@ -62,8 +63,8 @@ def _miss() -> NoReturn:
 class CacheOnlyJudge(CachedJudge):
     """The driver's judge: cached answers only, each one noted in `found`."""
 
-    def __init__(self, identity: ModelIdentity, connection: sqlite3.Connection):
-        super().__init__(identity, _miss, connection)
+    def __init__(self, identity: ModelIdentity, cache: Database | CacheTables):
+        super().__init__(identity, _miss, cache)
         self.found: dict[str, str] = {}
 
     def _answer(self, key: str) -> str | None:
@@ -76,8 +77,8 @@ class CacheOnlyJudge(CachedJudge):
 class CacheOnlyEmbedder(CachedEmbedder):
     """The driver's embedder: cached vectors only, each one noted in `found`."""
 
-    def __init__(self, identity: ModelIdentity, connection: sqlite3.Connection):
-        super().__init__(identity, _miss, connection)
+    def __init__(self, identity: ModelIdentity, cache: Database | CacheTables):
+        super().__init__(identity, _miss, cache)
         self.found: dict[str, bytes] = {}
 
     def _vector(self, key: str) -> bytes | None:
@@ -138,7 +139,7 @@ class DriverTools:
     """The driver's tools: identities checked against the files here, answers from the cache
     `cache` (None: no cache, every sample goes out); `taken()` after each sample."""
 
-    def __init__(self, models: ModelsConfig, chosen: Chosen, cache: sqlite3.Connection | None):
+    def __init__(self, models: ModelsConfig, chosen: Chosen, cache: Database | None):
         judge = embedder = None
         judge_config = models.judge(chosen.judge) if chosen.judge is not None else None
         if judge_config is not None:
@@ -287,19 +288,14 @@ def _check(
     )
 
 
-def keep_entries(db: sqlite3.Connection, entries: Sequence[Entry]) -> None:
-    """Store cache entries a worker made, in one transaction."""
+def keep_entries(db: Database, entries: Sequence[Entry]) -> None:
+    """Store cache entries a worker made, in one transaction (holding the write lock from
+    its start on an SQLite file)."""
     if not entries:
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction("storing the cache entries of a worker") as writing:
         for entry in entries:
             if isinstance(entry, JudgeEntry):
-                keep_judge_entry(db, entry)
+                keep_judge_entry(writing, entry)
             else:
-                keep_vector_entry(db, entry)
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+                keep_vector_entry(writing, entry)

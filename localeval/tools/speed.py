@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import platform
-import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from typing import Any, TypeVar
 
 from localeval.backends import embedder_backend, judge_backend
 from localeval.config import EmbedderConfig, JudgeConfig
+from localeval.database import Database, StoreError
 from localeval.embedder import EmbedderSpeed
 from localeval.judge import JudgeSpeed, ModelIdentity
 from localeval.results.model import now
@@ -97,7 +97,7 @@ def speed_key(identity: ModelIdentity, settings: Any, where: str) -> str:
 
 
 def judge_speed(
-    connection: sqlite3.Connection,
+    connection: Database,
     config: JudgeConfig,
     identity: ModelIdentity,
     measure: bool = True,
@@ -118,7 +118,7 @@ def judge_speed(
 
 
 def embedder_speed(
-    connection: sqlite3.Connection,
+    connection: Database,
     config: EmbedderConfig,
     identity: ModelIdentity,
     measure: bool = True,
@@ -144,14 +144,15 @@ def embedder_speed(
 
 
 def _kept_or_measured(
-    connection: sqlite3.Connection,
+    connection: Database,
     kind: type[S],
     model: str,
     key: str,
     measure: Callable[[], S] | None,
 ) -> S | None:
     kept = [_kept_in_folder(key)]
-    row = connection.execute("SELECT speed FROM model_speed WHERE key = ?", (key,)).fetchone()
+    with connection.translating("reading the models' speeds"):
+        row = connection.execute("SELECT speed FROM model_speed WHERE key = ?", (key,)).fetchone()
     if row is not None:
         kept.append(row[0])
     for text in kept:
@@ -166,9 +167,11 @@ def _kept_or_measured(
         return speed
     # no folder of the user's to keep it in: the database, if it can be written (else it is
     # measured again next time)
-    with contextlib.suppress(sqlite3.OperationalError):
+    with contextlib.suppress(StoreError):
         connection.execute(
-            "INSERT OR REPLACE INTO model_speed (key, model, machine, speed) VALUES (?, ?, ?, ?)",
+            "INSERT INTO model_speed (key, model, machine, speed) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET model = excluded.model, machine = excluded.machine, "
+            "speed = excluded.speed, measured = excluded.measured",
             (key, model, machine(), json.dumps(asdict(speed))),
         )
     return speed

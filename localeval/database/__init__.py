@@ -1,0 +1,78 @@
+"""The store of the run history and the judge/embedding cache, which share one database:
+an SQLite file by default (localeval.database.sqlite), or a team's PostgreSQL database
+(localeval.database.postgres) when --db or $LOCALEVAL_DB is a `postgresql://` URL.
+
+Both hold the same tables, made by one list of migrations (localeval.database.migrations),
+and are used through one interface, `Database`, with the same SQL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from localeval.database.base import DAMAGED, FAILED, LOCKED, LOST, Database, Rows, StoreError
+from localeval.database.location import (
+    DB_ENV,
+    DEFAULT_DB,
+    Location,
+    ServerUrl,
+    default_db_path,
+    parse_location,
+    refuse_password,
+)
+from localeval.database.migrations import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = [
+    "DAMAGED",
+    "DB_ENV",
+    "DEFAULT_DB",
+    "FAILED",
+    "LOCKED",
+    "LOST",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Database",
+    "Location",
+    "Rows",
+    "ServerUrl",
+    "StoreError",
+    "default_db_path",
+    "open_store",
+    "parse_location",
+    "refuse_password",
+    "schema_version",
+    "store_exists",
+]
+
+
+def open_store(location: Location | None = None, readonly: bool = False) -> Database:
+    """Open (creating if needed) and migrate the database (default: default_db_path());
+    UsageError if it cannot be used. `readonly`: an SQLite file that cannot be written is
+    read without being changed (a server's rights are the server's business: a role that
+    may only read works on a database that is up to date)."""
+    where = location or default_db_path()
+    if isinstance(where, ServerUrl):
+        from localeval.database.postgres import open_postgres
+
+        return open_postgres(where)
+    from localeval.database.sqlite import open_sqlite
+
+    return open_sqlite(where, readonly)
+
+
+def store_exists(location: Location) -> bool:
+    """Whether the database holds a run history yet (a file exists; a server's database has
+    localeval's tables), without creating anything."""
+    if isinstance(location, Path):
+        return location.exists()
+    from localeval.database.postgres import connect, schema_version_of
+
+    connection = connect(location)
+    try:
+        return schema_version_of(connection) > 0
+    finally:
+        connection.close()
+
+
+def schema_version(database: Database) -> int:
+    return database.schema_version()
