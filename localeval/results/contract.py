@@ -3,14 +3,14 @@ renamed), written streaming and atomically, and read back with its shape checked
 
 from __future__ import annotations
 
-import gzip
 import json
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from localeval.data.file_rows import format_suffix
 from localeval.data.samples import Sample
+from localeval.data.textstream import text_chunks
 from localeval.errors import DatasetError
 from localeval.judge import Usage
 from localeval.results.files import OutputTarget, Protected, open_output, output_target
@@ -163,13 +163,10 @@ HINT = "; write one with `localeval evaluate DATA --output FILE`"
 
 def _file_text(path: Path) -> str:
     """The file's UTF-8 text, decompressed when its name ends in .gz (as outputs so named
-    are written)."""
-    if not path.name.lower().endswith(".gz"):
+    are written), by the data reader's own gzip reading and its messages."""
+    if not format_suffix(path)[1]:
         return path.read_text(encoding="utf-8")
-    try:
-        return gzip.decompress(path.read_bytes()).decode("utf-8")
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise DatasetError(str(path), f"is not a complete gzip file ({exc})") from None
+    return "".join(text_chunks(path, compressed=True))
 
 
 def read_json_file(path: Path) -> Any:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from localeval.data.file_rows import format_suffix
 from localeval.errors import UsageError
 
 #: what `kind` an output target is: a file to create, a regular file to replace, a stream
@@ -178,7 +179,7 @@ def _atomic(file: Path, named: Path) -> Iterator[TextIO]:
             "wb", dir=folder, prefix=f".{file.name}.", suffix=".tmp", delete=False
         ) as raw:
             tmp = Path(raw.name)
-            with _text_writer(raw, compressed=file.name.lower().endswith(".gz")) as handle:
+            with _text_writer(raw, compressed=format_suffix(file)[1]) as handle:
                 yield handle
             raw.flush()
             os.fsync(raw.fileno())
