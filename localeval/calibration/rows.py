@@ -6,12 +6,13 @@ score and their difference (localeval.calibration.agreement turns the rows into 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from localeval.data import strict_json
+from localeval.data.csv_rows import cell_number
 from localeval.data.samples import Sample
 from localeval.engine import guarded_score
 from localeval.errors import DatasetError, JudgeError, UsageError
@@ -48,26 +49,18 @@ def label_of(sample: Sample, source: str) -> float | None:
     value = sample.extra.get("label")
     if value is None:
         return None
-    number = _number(value.strip()) if isinstance(value, str) else value  # a CSV cell: text
+    number = cell_number(value) if isinstance(value, str) else value
     if isinstance(number, bool) or not isinstance(number, int | float) or math.isnan(number):
         raise DatasetError(source, f"must be a number, got {value!r}", sample.line, "label")
     return float(number)
 
 
-def _number(text: str) -> float | str:
-    """The number a CSV cell holds, or the text when it holds none."""
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def chunk_labels_of(sample: Sample, source: str) -> list[int] | None:
     """The row's `context_labels` (a JSON array in a CSV cell), or None when absent."""
     labels = sample.extra.get("context_labels")
-    if isinstance(labels, str):  # a CSV cell
-        with contextlib.suppress(json.JSONDecodeError):
-            labels = json.loads(labels)
+    if isinstance(labels, str):  # a CSV cell: a JSON array, as `contexts` is there
+        with contextlib.suppress(*strict_json.DECODE_ERRORS):
+            labels = strict_json.DECODER.decode(labels)
     if labels is None:
         return None
     if not isinstance(labels, list) or not all(v in (0, 1) for v in labels):

@@ -85,3 +85,12 @@ def _csv_row(path: Path, header: list[str], cells: list[str], line: int) -> Any:
                 )
         row[name] = cell
     return row
+
+
+def cell_number(cell: str, kind: type[int] | type[float] = float) -> int | float | str:
+    """The number a CSV cell holds (every CSV value is text), or the cell itself when it
+    holds none, left for the caller's check to name."""
+    try:
+        return kind(cell.strip())
+    except ValueError:
+        return cell

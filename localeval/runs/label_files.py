@@ -19,7 +19,6 @@ its item is not stored again (checked as the labels are written: LabelStore.add)
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -28,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from localeval.data.csv_rows import cell_number
 from localeval.data.file_rows import file_rows
 from localeval.errors import DatasetError, UsageError
 from localeval.results.verdicts import MEANINGS
@@ -120,8 +120,8 @@ def _csv_numbers(row: dict[str, Any]) -> dict[str, Any]:
     value is a string); a verdict's empty `text` cell as ""."""
     row = dict(row)
     for name, kind in (("label", float), ("verdict", int)):
-        with contextlib.suppress(KeyError, ValueError):  # left for the check to name
-            row[name] = kind(row[name].strip())
+        if isinstance(row.get(name), str):
+            row[name] = cell_number(row[name], kind)
     if "verdict" in row:
         row.setdefault("text", "")
     return row
