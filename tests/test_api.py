@@ -14,17 +14,20 @@ import datasets
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from fakes import FakeEmbedder, ScriptedJudge
-from standins import StandIns
+from standins import StandIns, models_toml
 from test_cli import QUESTION, ROW
 
 import localeval
+from localeval.cli import main
 from localeval.database import Location
 from localeval.errors import DatasetError, UsageError
 from localeval.metrics import Tools
 from localeval.results.refs import RunRef
 from localeval.runs.history import RunStore
 from localeval.runs.sources import load_results
+from localeval.testing import assert_rag_quality
 
 ROOT = Path(__file__).resolve().parent.parent
 RAGAS_ROW = {
@@ -262,3 +265,29 @@ def test_import_stays_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert done.stdout.splitlines()[-2:] == ["[]", "True"]
+
+
+def test_the_judges_own_gates_as_on_the_command_line(
+    stand_ins: StandIns, tmp_path: Path, db: Location
+) -> None:
+    """One plan of the gates (results.gates.plan_gates) for the command, the API and the
+    pytest gate: the judge's own threshold, a given one over it."""
+    models = tmp_path / "models.toml"
+    models.write_text(models_toml("faithfulness = 0.15\ncontext_recall = 0.3"))
+    stand_ins.use(ScriptedJudge([0.9] * 6), FakeEmbedder())
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+    metrics = ["faithfulness", "context_recall"]
+    run = localeval.evaluate(
+        data, metrics, models=models, thresholds={"context_recall": 0.5}, progress=False
+    )
+    expected = {"faithfulness": 0.15, "context_recall": 0.5}
+    assert {g.metric: g.threshold for g in run.gates} == expected
+    command = ["evaluate", str(data), "--models", str(models), "-m", "faithfulness"]
+    command += ["-m", "context_recall", "--threshold", "context_recall=0.5", "--no-resume"]
+    assert CliRunner().invoke(main, command).exit_code == 0
+    assert {g["metric"]: g["threshold"] for g in load_results(RunRef("latest"))["gates"]} == (
+        expected
+    )
+    quality = assert_rag_quality(data, {"context_recall": 0.5}, metrics, models=models)
+    assert {g.metric: g.threshold for g in quality.gates} == expected

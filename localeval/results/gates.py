@@ -236,6 +236,18 @@ def evaluate_gates(
     return results
 
 
+def check_overrides(
+    given: Sequence[str] | Mapping[str, object], metrics: Sequence[str], known: Collection[str]
+) -> dict[str, float]:
+    """The gates given for a run of `metrics`: --threshold METRIC=VALUE texts, or a mapping
+    given in code (the Python API), each checked with the messages of its kind."""
+    if isinstance(given, Mapping):
+        return check_threshold_values(given, metrics, known)
+    overrides = parse_thresholds(given, frozenset(known))
+    check_thresholds_run(overrides, metrics)
+    return overrides
+
+
 def check_min_defined(share: float) -> None:
     """The share of defined samples a gate needs must be a share."""
     if not 0.0 <= share <= 1.0:

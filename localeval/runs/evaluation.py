@@ -42,10 +42,8 @@ from localeval.results.files import OutputTarget, database_files
 from localeval.results.gates import (
     check_max_drop,
     check_min_defined,
-    check_threshold_values,
-    check_thresholds_run,
+    check_overrides,
     evaluate_gates,
-    parse_thresholds,
     plan_gates,
 )
 from localeval.results.model import SampleResult
@@ -75,11 +73,10 @@ def embeds(metric: Metric, language: str) -> bool:
 
 
 class Evaluation:
-    """One `localeval evaluate` (or `localeval.evaluate()`): checked when made, scored by
-    `run()`; close it after. `tools`: models already loaded (test doubles, the pytest
-    fixture's; or a function that gives them, called once the checks are done), used as
-    they are, with the metrics' default gates; `pool`: where models
-    loaded once per process are kept (the Python API's), else they load for this run."""
+    """One `localeval evaluate` or `localeval.evaluate()`: checked when made, scored by
+    `run()`; close it after. `tools`: models given as they are (test doubles; or a function
+    giving them once all is checked), gated by the metrics' defaults; `pool`: models kept
+    loaded for the process (the Python API's)."""
 
     def __init__(
         self,
@@ -97,7 +94,7 @@ class Evaluation:
         self.names = order_metrics(request.metrics)
         options = configure_metrics(self.names, request.metric_options)
         self.metrics = [build_metric(n, options) for n in self.names]
-        self.overrides = self._overrides()
+        self.overrides = check_overrides(request.thresholds, self.names, metric_names())
         check_min_defined(request.min_defined)
         request.budget.check()
         if request.ray is not None:
@@ -130,15 +127,6 @@ class Evaluation:
         except BaseException:
             self.store.close()
             raise
-
-    def _overrides(self) -> dict[str, float]:
-        """The gates given: --threshold texts, or a mapping given in code."""
-        given = self.request.thresholds
-        if isinstance(given, Mapping):
-            return check_threshold_values(given, self.names, metric_names())
-        overrides = parse_thresholds(given, metric_names())
-        check_thresholds_run(overrides, self.names)
-        return overrides
 
     def _skip(self, error: DatasetError) -> None:
         self.skipped.append(error)
