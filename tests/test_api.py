@@ -291,3 +291,20 @@ def test_the_judges_own_gates_as_on_the_command_line(
     )
     quality = assert_rag_quality(data, {"context_recall": 0.5}, metrics, models=models)
     assert {g.metric: g.threshold for g in quality.gates} == expected
+
+
+def test_a_run_stopped_part_way_is_continued_by_the_same_call(tmp_path: Path) -> None:
+    """As after Ctrl-C in a notebook cell: the samples scored are kept, and calling again
+    scores only the rest, into the same run."""
+    db = tmp_path / "h.db"
+    rows = [ROW | {"sample_id": "a"}, ROW | {"sample_id": "b"}]
+    with (
+        pytest.warns(localeval.LocalevalWarning, match=r"is saved with 1 of 2 samples scored"),
+        pytest.raises(AssertionError, match="no canned answer left"),
+    ):
+        localeval.evaluate(rows, ["faithfulness"], tools=faithful(1), db=db, progress=False)
+    (stopped,) = stored_runs(db)
+    with pytest.warns(localeval.LocalevalWarning, match=f"continuing run {stopped}: 1 of 2"):
+        run = localeval.evaluate(rows, ["faithfulness"], tools=faithful(1), db=db, progress=False)
+    assert run.run_id == stopped and [s["sample_id"] for s in run.samples] == ["a", "b"]
+    assert [s.sample.sample_id for s in run.scored.samples] == ["b"]
