@@ -29,7 +29,7 @@ from localeval.data.given import given_rows, write_given
 from localeval.data.samples import DatasetWarning
 from localeval.database import Location, ServerUrl, default_db_path, parse_location
 from localeval.errors import DatasetError, RunInUseError, UsageError
-from localeval.metrics import Tools
+from localeval.metrics import Tools, metric_options
 from localeval.results.diff import DEFAULT_TOP, Comparison, compare_runs
 from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
 from localeval.results.model import RunResult, SampleResult
@@ -284,7 +284,7 @@ def evaluate(
             cache_db=default_db_path() if db is None else None,
             new_run=not resume,
             use_cache=use_cache,
-            metric_options=dict(options or {}),
+            metric_options=_metric_options(options or {}),
             min_defined=min_defined,
             data_label=label,
         )
@@ -296,6 +296,24 @@ def evaluate(
             kept = evaluation.store.path if db is not None else None
     scored = RunResult(outcome.run.info, events.results, outcome.usage)
     return Evaluation(results, kept, outcome.gates, scored)
+
+
+def _metric_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The metrics' options given in code, by dest, as the command line hands them on: a
+    path as a Path, a repeatable option's single value as a list; an unknown name refused."""
+    declared = {option.dest: option for _, option in metric_options()}
+    values: dict[str, Any] = {}
+    for name, value in given.items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(sorted(declared))
+            raise UsageError(f"options: unknown option '{name}' (known: {known})")
+        if option.multiple and isinstance(value, str | os.PathLike):
+            value = [value]
+        if option.is_path:
+            value = [Path(v) for v in value] if option.multiple else Path(value)
+        values[name] = tuple(value) if option.multiple else value
+    return values
 
 
 def _location(db: str | os.PathLike[str] | Location | DefaultDb) -> Location | None:

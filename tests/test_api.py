@@ -218,6 +218,16 @@ def test_diff_and_report(tmp_path: Path) -> None:
             UsageError,
             "nobody",
         ),
+        (
+            lambda: localeval.evaluate([ROW], ["rubric"], options={"criteria": "c.yaml"}),
+            UsageError,
+            r"options: unknown option 'criteria' \(known: .*criteria_file",
+        ),
+        (
+            lambda: localeval.evaluate([ROW], ["rubric"], options={"criteria_file": "c.yaml"}),
+            UsageError,
+            "c.yaml: criteria file not found",
+        ),
     ],
 )
 def test_bad_input_raises_and_prints_nothing(
