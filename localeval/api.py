@@ -127,9 +127,9 @@ class Evaluation:
             }
             for s in self._results["samples"]
         ]
-        frame = pandas.DataFrame(rows, columns=["sample_id", "category", "question", "answer"])
-        frame = pandas.DataFrame(rows, columns=[*frame.columns, *scores])
-        return frame.astype(dict.fromkeys(scores, "float64")).set_index("sample_id")
+        columns = ["sample_id", "category", "question", "answer", *scores]
+        frame = pandas.DataFrame(rows, columns=columns).astype(dict.fromkeys(scores, "float64"))
+        return frame.set_index("sample_id")
 
     def evidence(self) -> Any:
         """The evidence as a long table: one row per sample and metric, with its score,
