@@ -4,8 +4,31 @@ Importing the package changes nothing outside it: the offline switches of the Hu
 libraries are set where the embedder loads and where the command line starts
 (localeval.offline), not here, so a project that merely has localeval installed (its
 pytest plugin is imported in every test session) keeps its own settings.
+
+    import localeval
+    run = localeval.evaluate("examples/demo.jsonl")   # docs/usage.md, "In Python"
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+#: the Python API (localeval.api), imported on first use: `import localeval` stays light
+#: (`localeval --help` and a pytest session load no model library)
+_API = ("evaluate", "diff", "report", "Evaluation", "LocalevalWarning", "DEFAULT_DB")
+
+
+def __getattr__(name: str) -> Any:
+    # `report` is answered here until localeval.report (the package, callable as the
+    # API's report) is imported: then Python binds the package to the name
+    if name in _API:
+        # by name, not an import statement: the package root sits below the API's layer
+        return getattr(importlib.import_module("localeval.api"), name)
+    raise AttributeError(f"module 'localeval' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

@@ -5,31 +5,32 @@
     def test_rag_quality():
         assert_rag_quality("tests/rag_samples.jsonl", thresholds={"faithfulness": 0.85})
 
-`assert_rag_quality` evaluates the samples with the local models and raises an
-AssertionError that lists each failing gate with its likely cause and remedies, and the
-worst samples. Under pytest the `rag_quality` fixture (localeval.pytest_plugin) does the
-same and loads the models once per test session.
+`assert_rag_quality` evaluates the samples with the local models (localeval.evaluate,
+keeping no run in the history) and raises an AssertionError that lists each failing gate
+with its likely cause and remedies, and the worst samples. Under pytest the `rag_quality`
+fixture (localeval.pytest_plugin) does the same and loads the models once per test session.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 from localeval.config import EmbedderConfig, JudgeConfig, load_models_config
-from localeval.data.samples import Sample, load_samples, sample_from_row
+from localeval.data.samples import Sample
 from localeval.database import Database, open_store
 from localeval.embedder import Embedder
-from localeval.engine import evaluate, order_metrics
-from localeval.errors import DatasetError, UsageError
+from localeval.engine import order_metrics
+from localeval.errors import UsageError
 from localeval.judge import Judge
 from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names, on_judge_scale
 from localeval.results import view
 from localeval.results.contract import run_to_dict
-from localeval.results.gates import GateResult, default_thresholds, evaluate_gates
+from localeval.results.gates import GateResult, check_threshold_values, plan_gates
 from localeval.results.model import RunResult
 from localeval.results.view import RunView, read_run
 from localeval.tools import load_tools, tools_for
@@ -121,50 +122,6 @@ class ModelCache:
             self._store = None
 
 
-def _samples(data: DataArg) -> tuple[list[Sample], str]:
-    """The samples to evaluate and a name for them in messages."""
-    if isinstance(data, str | os.PathLike):
-        return load_samples(data), str(data)
-    if isinstance(data, Mapping):
-        raise UsageError("data must be a file path or a list of samples, not a single sample")
-    samples: list[Sample] = []
-    seen: set[str] = set()
-    for index, item in enumerate(data, start=1):
-        sample = item if isinstance(item, Sample) else sample_from_row(item, "<samples>", index)
-        if sample.sample_id in seen:
-            raise DatasetError("<samples>", f"duplicate sample_id '{sample.sample_id}'", index)
-        seen.add(sample.sample_id)
-        samples.append(sample)
-    if not samples:
-        raise DatasetError("<samples>", "holds no samples")
-    return samples, "the samples given"
-
-
-def _thresholds(
-    names: Sequence[str], overrides: Mapping[str, float] | None, defaults: Mapping[str, float]
-) -> dict[str, float]:
-    """The default gates (the metrics', or the judge's own from models.toml for the metrics it
-    judges), with the given ones replacing them; each must be a metric evaluated."""
-    thresholds = {m: v for m, v in defaults.items() if m in names}
-    for metric, value in (overrides or {}).items():
-        if metric not in metric_names():
-            known = ", ".join(sorted(metric_names()))
-            raise UsageError(f"thresholds: unknown metric '{metric}' (known: {known})")
-        if metric not in names:
-            raise UsageError(
-                f"thresholds: '{metric}' is not among the metrics evaluated ({', '.join(names)})"
-            )
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            raise UsageError(f"thresholds: '{metric}' must be a number between 0 and 1")
-        thresholds[metric] = float(value)
-    if not thresholds:
-        raise UsageError(
-            f"no quality gate applies to {', '.join(names)}: give thresholds for them, "
-            "or the check could never fail"
-        )
-    return thresholds
-
-
 def failure_message(quality: QualityRun, source: str) -> str:
     """What a failed check says: each failing gate with cause and remedies, what passed,
     and the samples that pulled the means down."""
@@ -217,27 +174,40 @@ def assert_rag_quality(
     Returns the run and its gates when all pass, for further checks or a report.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
+    from localeval import api  # the evaluation itself, imported when a check runs
+
     names = order_metrics(metrics if metrics is not None else RAG_METRICS)
     judged = on_judge_scale(n for n in names if build_metric(n).uses_judge)
     # test doubles (`tools`) have no models.toml entry, so the metrics' defaults apply to them
     from_models = judged and tools is None
     judge_thresholds = load_models_config(models).judge(judge).thresholds if from_models else {}
-    limits = _thresholds(names, thresholds, default_thresholds(judged, judge_thresholds))
-    samples, source = _samples(data)
-    dataset = str(Path(data)) if isinstance(data, str | os.PathLike) else None
-    if tools is not None:
-        run = evaluate(samples, names, tools, dataset=dataset)
-    elif cache is not None:
-        run = evaluate(samples, names, cache.tools(names, judge, embedder, models), dataset=dataset)
-    else:
-        own = ModelCache(use_cache=use_cache)
-        try:
-            run = evaluate(
-                samples, names, own.tools(names, judge, embedder, models), dataset=dataset
-            )
-        finally:
-            own.close()
-    quality = QualityRun(run, evaluate_gates(run.summary(), limits))
+    overrides = check_threshold_values(thresholds or {}, names, metric_names())
+    limits = plan_gates(names, judged, judge_thresholds, overrides).thresholds
+    if not limits:
+        raise UsageError(
+            f"no quality gate applies to {', '.join(names)}: give thresholds for them, "
+            "or the check could never fail"
+        )
+    given: Tools | Callable[[], Tools] | None = tools
+    if tools is None and cache is not None:
+        given = partial(cache.tools, names, judge, embedder, models)
+    with warnings.catch_warnings():
+        # the check says only whether the gates pass, as it always has
+        warnings.simplefilter("ignore", api.LocalevalWarning)
+        evaluation = api.evaluate(
+            data,
+            names,
+            judge=judge,
+            embedder=embedder,
+            models=models,
+            thresholds=limits,  # every gate, resolved here: the check must have one
+            db=None,  # a test's check is not a run to keep
+            use_cache=use_cache,
+            progress=False,
+            tools=given,
+        )
+    quality = QualityRun(evaluation.scored, evaluation.gates)
     if not quality.passed:
+        source = str(data) if isinstance(data, str | os.PathLike) else "the samples given"
         raise AssertionError(failure_message(quality, source))
     return quality

@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval.calibration",),
     ("localeval.report",),
     ("localeval.review",),
+    ("localeval.api",),
     ("localeval.testing",),
     ("localeval.pytest_plugin",),
     ("localeval.cli",),

@@ -9,6 +9,9 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from localeval.runs.lease import (
     STALE_AFTER_S,
@@ -64,3 +67,34 @@ def test_this_process_holds_a_lease_while_its_store_is_open() -> None:
     assert alive(owner, None, time.time())
     close_owner(owner)
     assert not alive(owner, None, time.time())
+
+
+@pytest.fixture
+def no_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This machine as macOS shows it to Python: no /proc to read."""
+    read_text, exists = Path.read_text, Path.exists
+
+    def read(path: Path, *args: object, **kwargs: object) -> str:
+        if str(path).startswith("/proc"):
+            raise FileNotFoundError(path)
+        return read_text(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", read)
+    monkeypatch.setattr(Path, "exists", lambda p: not str(p).startswith("/proc") and exists(p))
+
+
+@pytest.mark.usefixtures("no_proc")
+def test_without_proc_a_reused_pid_is_not_taken_for_the_writer() -> None:
+    """The writer's pid now runs another process (its start time differs): the run is free,
+    while the process that did start then still holds it."""
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        started = _start_time(writer.pid)
+        assert started is not None
+        assert alive(other_process(writer.pid, started), None, time.time())
+        reused = other_process(writer.pid, str(int(started) - 1500))
+        assert not alive(reused, time.time(), time.time())
+    finally:
+        writer.kill()
+        writer.wait()
+    assert not alive(other_process(writer.pid, started), time.time(), time.time())

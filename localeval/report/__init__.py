@@ -1,1 +1,23 @@
-"""Turning run results into files and text people and tools read."""
+"""Turning run results into files and text people and tools read.
+
+`localeval.report(run, format=...)`, the Python API's report, shares its name with this
+package, which Python binds to `localeval.report` once any of its modules is imported;
+so the package itself is callable, and a call is the API's (localeval.api.report).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import Any
+
+
+class _CallablePackage(ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        # by name, not an import statement: the API sits above this layer
+        report: Any = importlib.import_module("localeval.api").report
+        return str(report(*args, **kwargs))
+
+
+sys.modules[__name__].__class__ = _CallablePackage

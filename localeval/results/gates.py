@@ -128,6 +128,52 @@ def default_thresholds(
     return thresholds
 
 
+@dataclass(frozen=True)
+class GatePlan:
+    """The thresholds a run is gated by, one per metric of the run that has one, and the
+    metrics whose threshold is the judge's own (models.toml) rather than the default."""
+
+    thresholds: dict[str, float]
+    from_judge: list[str]
+
+
+def plan_gates(
+    metrics: Sequence[str],
+    judged: Collection[str],
+    judge_thresholds: Mapping[str, float],
+    overrides: Mapping[str, float],
+) -> GatePlan:
+    """The gates of a run of `metrics`, for the command line, the Python API and the pytest
+    fixture alike: the metrics' defaults, the judge's own for the metrics it scores
+    (`judged`, those on the judge's scale), and the given `overrides` over both."""
+    defaults = default_thresholds(judged, judge_thresholds) | dict(overrides)
+    # only the metrics of the run are gated, and only theirs are recorded and shown
+    thresholds = {m: v for m, v in defaults.items() if m in metrics}
+    from_judge = sorted(m for m in set(judged) & set(judge_thresholds) if m not in overrides)
+    return GatePlan(thresholds, from_judge)
+
+
+def check_threshold_values(
+    given: Mapping[str, object], metrics: Sequence[str], known: Collection[str]
+) -> dict[str, float]:
+    """Thresholds given in code (metric -> minimum mean), checked: each a known metric of
+    this run (`metrics`), each a number from 0 to 1."""
+    checked: dict[str, float] = {}
+    for metric, value in given.items():
+        if metric not in known:
+            raise UsageError(
+                f"thresholds: unknown metric '{metric}' (known: {', '.join(sorted(known))})"
+            )
+        if metric not in metrics:
+            raise UsageError(
+                f"thresholds: '{metric}' is not among the metrics evaluated ({', '.join(metrics)})"
+            )
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise UsageError(f"thresholds: '{metric}' must be a number between 0 and 1")
+        checked[metric] = float(value)
+    return checked
+
+
 def parse_threshold(text: str, known_metrics: set[str] | frozenset[str]) -> tuple[str, float]:
     """Parse a METRIC=VALUE override; UsageError on a bad name or a value outside [0, 1]."""
     name, sep, raw = text.partition("=")
@@ -188,6 +234,18 @@ def evaluate_gates(
             )
         )
     return results
+
+
+def check_overrides(
+    given: Sequence[str] | Mapping[str, object], metrics: Sequence[str], known: Collection[str]
+) -> dict[str, float]:
+    """The gates given for a run of `metrics`: --threshold METRIC=VALUE texts, or a mapping
+    given in code (the Python API), each checked with the messages of its kind."""
+    if isinstance(given, Mapping):
+        return check_threshold_values(given, metrics, known)
+    overrides = parse_thresholds(given, frozenset(known))
+    check_thresholds_run(overrides, metrics)
+    return overrides
 
 
 def check_min_defined(share: float) -> None:

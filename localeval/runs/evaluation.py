@@ -42,10 +42,9 @@ from localeval.results.files import OutputTarget, database_files
 from localeval.results.gates import (
     check_max_drop,
     check_min_defined,
-    check_thresholds_run,
-    default_thresholds,
+    check_overrides,
     evaluate_gates,
-    parse_thresholds,
+    plan_gates,
 )
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
@@ -62,7 +61,8 @@ from localeval.runs.requests import (
 from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
 from localeval.runs.sources import load_scores, stored_report, stored_run_scores, stored_view
 from localeval.text import LANGUAGE_NAMES, printable
-from localeval.tools import load_tools
+from localeval.tools import ModelPool, load_tools
+from localeval.tools.cache import cache_connection
 
 
 def embeds(metric: Metric, language: str) -> bool:
@@ -73,19 +73,28 @@ def embeds(metric: Metric, language: str) -> bool:
 
 
 class Evaluation:
-    """One `localeval evaluate`: checked when made, scored by `run()`; close it after."""
+    """One `localeval evaluate` or `localeval.evaluate()`: checked when made, scored by
+    `run()`; close it after. `tools`: models given as they are (test doubles; or a function
+    giving them once all is checked), gated by the metrics' defaults; `pool`: models kept
+    loaded for the process (the Python API's)."""
 
-    def __init__(self, request: EvaluationRequest, events: EvaluationEvents | None = None):
+    def __init__(
+        self,
+        request: EvaluationRequest,
+        events: EvaluationEvents | None = None,
+        tools: Tools | Callable[[], Tools] | None = None,
+        pool: ModelPool | None = None,
+    ):
         self.request = request
         self.events = events or EvaluationEvents()
+        self.tools, self.pool = tools, pool
         if request.resume is not None and request.new_run:
             raise UsageError("--resume and --no-resume contradict each other; give one")
         check_max_drop(request.max_drop)
         self.names = order_metrics(request.metrics)
         options = configure_metrics(self.names, request.metric_options)
         self.metrics = [build_metric(n, options) for n in self.names]
-        self.overrides = parse_thresholds(request.thresholds, metric_names())
-        check_thresholds_run(self.overrides, self.names)
+        self.overrides = check_overrides(request.thresholds, self.names, metric_names())
         check_min_defined(request.min_defined)
         request.budget.check()
         if request.ray is not None:
@@ -168,8 +177,8 @@ class Evaluation:
 
     def _embedder_language_warning(self) -> DatasetWarning | None:
         """Samples in a language the embedder does not read, when a metric embeds their text."""
-        if not any(m.uses_embedder for m in self.metrics):
-            return None
+        if self.tools is not None or not any(m.uses_embedder for m in self.metrics):
+            return None  # models given as they are have no models.toml entry to tell
         embedder = self.models.embedder(self.request.embedder)
         if not embedder.languages:
             return None
@@ -209,23 +218,23 @@ class Evaluation:
         """Score the samples into the run history and complete the run with its gates."""
         request, metrics = self.request, self.metrics
         judged = {m.name for m in metrics if m.uses_judge}
-        judge_config = self.models.judge(request.judge) if judged else None
+        judge_config = self.models.judge(request.judge) if judged and self.tools is None else None
         judge_thresholds = judge_config.thresholds if judge_config else {}
-        scaled = on_judge_scale(judged)
-        defaults = default_thresholds(scaled, judge_thresholds) | self.overrides
-        # only the metrics of this run are gated, and only theirs are recorded and shown
-        thresholds = {m: v for m, v in defaults.items() if m in self.names}
-        from_judge = sorted(m for m in scaled & set(judge_thresholds) if m not in self.overrides)
-        # the judge/embedding cache lives in the same database as the run history
-        cache = self.store.connection if request.use_cache else None
+        plan = plan_gates(self.names, on_judge_scale(judged), judge_thresholds, self.overrides)
+        thresholds, from_judge = plan.thresholds, plan.from_judge
         with ExitStack() as cluster:
+            cache = self._cache(cluster)
             scheduler = None
-            if request.ray is not None:
+            if self.tools is not None:
+                tools = self.tools if isinstance(self.tools, Tools) else self.tools()
+            elif request.ray is not None:
                 scheduler = self._on_cluster(request.ray, cache)
                 cluster.callback(scheduler.close)
                 tools = scheduler.tools
             else:
-                tools = load_tools(self.models, metrics, request.judge, request.embedder, cache)
+                tools = load_tools(
+                    self.models, metrics, request.judge, request.embedder, cache, pool=self.pool
+                )
             run = self._score_run(tools, thresholds, scheduler)
         if scheduler is not None:
             self.events.cluster_done(scheduler.sent, scheduler.answered, scheduler.plan)
@@ -238,6 +247,16 @@ class Evaluation:
             )
         judge = judge_config.name if judge_config else None
         return self._complete(run, thresholds, from_judge, judge)
+
+    def _cache(self, opened: ExitStack) -> Database | None:
+        """The judge/embedding cache's connection: the run history's own database, or the
+        one `cache_db` names (kept open by `opened`); None with --no-cache."""
+        request = self.request
+        if not request.use_cache or self.tools is not None:
+            return None  # models given as they are were put behind a cache already, or none
+        if request.cache_db is not None:
+            return opened.enter_context(cache_connection(request.cache_db))
+        return self.store.connection
 
     def _on_cluster(self, settings: RaySettings, cache: Database | None) -> RayScoring:
         """The run's scoring on a Ray cluster, joined now (its actors start later, at the

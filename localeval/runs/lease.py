@@ -5,7 +5,9 @@ host, boot, pid, the pid's start time and a token of its own), and refreshes `he
 every sample it stores. Another process may continue the run only when that owner is gone:
 
 * on the same host, when the pid no longer runs, or now names another process (its start
-  time differs: the pid was reused), or the machine was rebooted since (another boot id);
+  time differs: the pid was reused), or the machine was rebooted since (another boot id,
+  where Linux tells it); the pid's start time comes from psutil, so the check holds on
+  macOS and Windows as on Linux;
   within one process, when the store that took the lease is closed;
 * on another host (an SQLite file on a shared disk, where no pid can be checked), when no
   sample was stored for STALE_AFTER_S.
@@ -31,6 +33,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import psutil
+
 if TYPE_CHECKING:
     from localeval.database import Database
 
@@ -54,7 +58,8 @@ class Owner:
     host: str
     boot: str | None
     pid: int
-    #: the process's start time (clock ticks since boot), where /proc tells it
+    #: the process's start time (milliseconds since the epoch, as psutil tells it; None
+    #: where it cannot be read)
     started: str | None
     token: str
 
@@ -97,11 +102,7 @@ def alive(owner: Owner, heartbeat: float | None, now: float) -> bool:
         return False  # rebooted since: every process of that boot is gone
     if owner.pid == os.getpid():
         return owner.token in _OPEN_TOKENS
-    started = _start_time(owner.pid)
-    if started is not None or Path("/proc/self/stat").exists():
-        # /proc answers: the pid runs (not a zombie) and is the same process as before
-        return started is not None and (owner.started is None or started == owner.started)
-    return _running(owner.pid)
+    return _same_process(owner.pid, owner.started)
 
 
 def held_by_other(
@@ -168,24 +169,31 @@ def _boot_id() -> str | None:
 
 
 def _start_time(pid: int) -> str | None:
-    """The start time of a running process from /proc (None when it does not run, is a
-    zombie, or there is no /proc)."""
+    """The start time of a running process, in milliseconds since the epoch, as text (None
+    when it does not run, is a zombie, or its start time is hidden from this user)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return _started(process)
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
-    fields = stat[stat.rfind(")") + 2 :].split()  # the command name may hold spaces
-    if len(fields) < 20 or fields[0] in ("Z", "X"):
-        return None
-    return fields[19]
 
 
-def _running(pid: int) -> bool:
-    """Where there is no /proc: whether a process of that pid exists."""
+def _started(process: psutil.Process) -> str:
+    # whole milliseconds: the same process reads the same text every time it is asked
+    return str(round(process.create_time() * 1000))
+
+
+def _same_process(pid: int, started: str | None) -> bool:
+    """Whether `pid` runs (not a zombie) and is the process that started at `started`
+    (any process of that pid, when the start time was not known)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return started is None or _started(process) == started
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True  # it exists, as another user's
-    return True
+    except psutil.AccessDenied:
+        return True  # it runs, as another user's whose start time this user may not read

@@ -94,8 +94,9 @@ class EvaluationRequest:
     data: Path
     metrics: Sequence[str] = ()
     output: Path | None = None
-    #: METRIC=VALUE overrides of the gates
-    thresholds: Sequence[str] = ()
+    #: overrides of the gates: METRIC=VALUE texts (--threshold), or metric -> value given
+    #: in code (the Python API)
+    thresholds: Sequence[str] | Mapping[str, float] = ()
     judge: str | None = None
     embedder: str | None = None
     models: str | None = None
@@ -108,6 +109,9 @@ class EvaluationRequest:
     baseline: str | None = None
     max_drop: float = DEFAULT_MAX_DROP
     use_cache: bool = True
+    #: where the judge/embedding cache is when it is not in `db` (the Python API's runs kept
+    #: in no history); None: in `db`
+    cache_db: Location | None = None
     #: the metrics' own options by name (e.g. the rubric's criteria_file)
     metric_options: Mapping[str, Any] = field(default_factory=dict)
     #: the share of samples that must have a score for a metric's gate to pass

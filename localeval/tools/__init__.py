@@ -13,8 +13,10 @@ the run history.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from typing import Any, TypeVar
 
 from localeval.backends import embedder_backend, judge_backend
 from localeval.backends.fake import HashEmbedder
@@ -36,13 +38,53 @@ from localeval.tools.cache import (
 #: the cache a model is put behind: a database's cache tables (or an estimate's view of them)
 Cache = Database | CacheTables
 
+Model = TypeVar("Model")
 
-def open_judge(config: JudgeConfig, cache: Cache | None = None, counting: bool = False) -> Judge:
+
+class ModelPool:
+    """Models loaded once per process (the Python API's): each by its backend and its
+    entry's settings, so a later run with the same entry reuses the model already in
+    memory, behind that run's own cache (which, as ever, loads it on its first miss)."""
+
+    def __init__(self) -> None:
+        self._models: dict[tuple[object, ...], Any] = {}
+        self._loading = threading.Lock()
+
+    def loader(
+        self, kind: str, backend: object, load: Callable[[str, Any], Model]
+    ) -> Callable[[str, Any], Model]:
+        """`load(name, settings)`, answered from the pool for settings loaded before."""
+
+        def pooled(name: str, settings: Any) -> Model:
+            key = (kind, id(backend), name, settings)
+            with self._loading:
+                held = self._models.get(key)
+                # the backend object itself is kept and compared: a test registers new ones
+                if held is None or held[0] is not backend:
+                    held = self._models[key] = (backend, load(name, settings))
+            model: Model = held[1]
+            return model
+
+        return pooled
+
+    def clear(self) -> None:
+        """Let go of every model (they are freed once no run holds them)."""
+        with self._loading:
+            self._models.clear()
+
+
+def open_judge(
+    config: JudgeConfig,
+    cache: Cache | None = None,
+    counting: bool = False,
+    pool: ModelPool | None = None,
+) -> Judge:
     """The judge of an entry. Behind a cache (for a backend whose answers may be cached)
     it is identified now, its files checked, and loaded on the first miss only.
-    `counting`: the backend's counter instead (an estimate: what each call would cost)."""
+    `counting`: the backend's counter instead (an estimate: what each call would cost);
+    `pool`: the judge loaded once per process there."""
     backend = judge_backend(config.backend)
-    load = backend.load
+    load = backend.load if pool is None else pool.loader("judge", backend, backend.load)
     if counting:
         load = getattr(backend, "counter", None)
         if load is None:
@@ -56,13 +98,17 @@ def open_judge(config: JudgeConfig, cache: Cache | None = None, counting: bool =
 
 
 def open_embedder(
-    config: EmbedderConfig, cache: Cache | None = None, counting: bool = False
+    config: EmbedderConfig,
+    cache: Cache | None = None,
+    counting: bool = False,
+    pool: ModelPool | None = None,
 ) -> Embedder:
     """The embedder of an entry, behind the cache as for `open_judge`. `counting`: a stand-in
-    that only counts the texts (an estimate)."""
+    that only counts the texts (an estimate); `pool`: the model loaded once per process."""
     backend = embedder_backend(config.backend)
+    load_model = backend.load if pool is None else pool.loader("embedder", backend, backend.load)
     if (cache is None or not backend.cacheable) and not counting:
-        return backend.load(config.name, config.settings)
+        return load_model(config.name, config.settings)
     identity = backend.identify(config.name, config.settings)
 
     def load() -> Embedder:
@@ -70,7 +116,7 @@ def open_embedder(
             # words hashed: texts that share words are alike, as with the real embedder; as
             # long as the vectors the cache holds, which a sample may get beside these
             return CountingEmbedder(identity, HashEmbedder(_cached_dimensions(cache, identity)))
-        return backend.load(config.name, config.settings)
+        return load_model(config.name, config.settings)
 
     if cache is None or not backend.cacheable:
         return load()
@@ -112,16 +158,19 @@ def load_tools(
     embedder_name: str | None = None,
     cache: Cache | None = None,
     counting: bool = False,
+    pool: ModelPool | None = None,
 ) -> Tools:
     """The judge and/or embedder the metrics use (only those), their files checked first;
     behind the cache on `cache` (whose connection the caller keeps open while they are used,
     and closes). `counting`: stand-ins that count what the models would do
-    (localeval.tools.estimate)."""
+    (localeval.tools.estimate); `pool`: models kept loaded there for the process."""
     judge_config = models.judge(judge_name) if any(m.uses_judge for m in metrics) else None
-    judge = open_judge(judge_config, cache, counting) if judge_config is not None else None
+    judge = None
+    if judge_config is not None:
+        judge = open_judge(judge_config, cache, counting, pool)
     embedder = None
     if any(m.uses_embedder for m in metrics):
-        embedder = open_embedder(models.embedder(embedder_name), cache, counting)
+        embedder = open_embedder(models.embedder(embedder_name), cache, counting, pool)
     return tools_for(judge_config, judge, embedder)
 
 

@@ -1,0 +1,383 @@
+"""The Python API: `localeval.evaluate()`, `localeval.diff()` and `localeval.report()`.
+
+    import localeval
+
+    run = localeval.evaluate("examples/demo.jsonl")  # or a DataFrame, a list of dicts, ...
+    run.summary["faithfulness"]["mean"], run.passed
+    run.to_pandas()        # one row per sample, a column per score
+    run.evidence()         # one row per sample and metric: score and why
+
+`evaluate` is the evaluation `localeval evaluate` runs (localeval.runs.evaluation), with
+the same checks, gates, cache and run history; data given in code is checked as a file's
+rows are and scored from a JSONL file written for it (localeval.data.given). Models load
+once per process and later calls reuse them. Nothing here prints: bad input raises the
+errors of localeval.errors, what the user may not have meant is a LocalevalWarning, and
+progress is tqdm's bar (a widget in a notebook).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from localeval.data.given import given_rows, write_given
+from localeval.data.samples import DatasetWarning
+from localeval.database import Location, ServerUrl, default_db_path, parse_location
+from localeval.errors import DatasetError, RunInUseError, UsageError
+from localeval.metrics import Tools, metric_options
+from localeval.results.diff import DEFAULT_TOP, Comparison, compare_runs
+from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
+from localeval.results.model import RunResult, SampleResult
+from localeval.results.refs import RunRef
+from localeval.results.view import RunView, evidence_hint, read_run
+from localeval.runs.evaluation import Evaluation as RunEvaluation
+from localeval.runs.history import RunStore
+from localeval.runs.records import StoredRun
+from localeval.runs.requests import EvaluationEvents, EvaluationRequest
+from localeval.runs.sources import history_for, load_results, load_scores, results_dict
+from localeval.tools import ModelPool
+
+
+class LocalevalWarning(UserWarning):
+    """Something in the data or the options the user may not have meant (an unknown
+    field, a row skipped), or a run continued or left part-way."""
+
+
+class DefaultDb:
+    """The run history `localeval evaluate` uses: $LOCALEVAL_DB, else
+    .localeval/localeval.db in the working folder."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_DB"
+
+
+DEFAULT_DB: Final = DefaultDb()
+
+#: the models of this process, loaded by the first call that needs each
+MODELS = ModelPool()
+
+
+class Evaluation:
+    """A finished evaluation: its results.json (`to_dict()`) and views of it."""
+
+    def __init__(
+        self,
+        results: dict[str, Any],
+        db: Location | None,
+        gates: list[GateResult],
+        scored: RunResult,
+    ):
+        self._results = results
+        #: where the run is kept (None: in no history, db=None)
+        self.db = db
+        self._gates = gates
+        #: the run with the samples this call scored, as the engine returned them: all of
+        #: them unless it continued a run (the pytest gate's, with db=None, never does)
+        self.scored = scored
+
+    @property
+    def run_id(self) -> str:
+        return str(self._results["run"]["id"])
+
+    @property
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per metric (and sub-score): mean, ci95 (its interval), n (samples with a score),
+        n_undefined, and whatever else results.json's summary holds."""
+        return copy.deepcopy(self._results["summary"])
+
+    @property
+    def gates(self) -> list[GateResult]:
+        return list(self._gates)
+
+    @property
+    def passed(self) -> bool:
+        """Whether every quality gate passed."""
+        return all(g.passed for g in self.gates)
+
+    @property
+    def samples(self) -> list[dict[str, Any]]:
+        """Each sample as results.json holds it: its text, scores and details."""
+        return copy.deepcopy(self._results["samples"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """results.json (docs/reference.md), as `localeval evaluate --output` writes it."""
+        return copy.deepcopy(self._results)
+
+    def view(self) -> RunView:
+        """The run as the reports read it."""
+        return read_run(self._results)
+
+    def to_pandas(self) -> Any:
+        """One row per sample (indexed by sample_id): category, question, answer, then a
+        column per score (NaN where undefined). Needs pandas (`localeval[notebook]`)."""
+        pandas = _pandas()
+        scores = list(self._results["summary"])
+        rows = [
+            {
+                "sample_id": s["sample_id"],
+                "category": s.get("category"),
+                "question": s.get("question"),
+                "answer": s.get("answer"),
+                **{m: s["scores"].get(m) for m in scores},
+            }
+            for s in self._results["samples"]
+        ]
+        columns = ["sample_id", "category", "question", "answer", *scores]
+        frame = pandas.DataFrame(rows, columns=columns).astype(dict.fromkeys(scores, "float64"))
+        return frame.set_index("sample_id")
+
+    def evidence(self) -> Any:
+        """The evidence as a long table: one row per sample and metric, with its score,
+        `why` (the first piece of evidence for a low score, or why it is undefined) and the
+        metric's full `details`. Needs pandas."""
+        pandas = _pandas()
+        rows = []
+        for sample in self._results["samples"]:
+            for metric, details in sample.get("details", {}).items():
+                hint = evidence_hint(metric, details)
+                rows.append(
+                    {
+                        "sample_id": sample["sample_id"],
+                        "metric": metric,
+                        "score": sample["scores"].get(metric),
+                        "why": hint.plain() if hint is not None else None,
+                        "details": details,
+                    }
+                )
+        columns = ["sample_id", "metric", "score", "why", "details"]
+        return pandas.DataFrame(rows, columns=columns).astype({"score": "float64"})
+
+    def __repr__(self) -> str:
+        gates = self.gates
+        failed = [g.metric for g in gates if not g.passed]
+        verdict = f"gates failed: {', '.join(failed)}" if failed else "all gates passed"
+        return (
+            f"<Evaluation {self.run_id}: {len(self._results['samples'])} samples, "
+            f"{', '.join(self._results['run']['metrics'])}; {verdict}>"
+        )
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise UsageError(
+            "pandas is not installed: pip install 'localeval[notebook]' (or pandas)"
+        ) from None
+    return pandas
+
+
+class _Events(EvaluationEvents):
+    """What an evaluation in Python tells its caller: warnings, and a progress bar."""
+
+    def __init__(self, progress: bool, kept: bool):
+        self.progress = progress
+        self.kept = kept
+        self.bar: Any = None
+        self.results: list[SampleResult] = []
+
+    def skipped(self, error: DatasetError) -> None:
+        _warn(f"Skipped: {error}")
+
+    def warned(self, warning: DatasetWarning) -> None:
+        _warn(str(warning))
+
+    def noted(self, message: str) -> None:
+        _warn(message)
+
+    def in_use(self, busy: RunInUseError) -> None:
+        _warn(f"{busy}, so this evaluation starts a run of its own")
+
+    def resuming(self, run: StoredRun) -> None:
+        _warn(
+            f"continuing run {run.id}: {run.n_done} of {run.n_samples} samples were scored "
+            "before it stopped (resume=False starts a new run)"
+        )
+
+    def scoring(self, run: StoredRun) -> None:
+        if self.progress:
+            from tqdm.auto import tqdm  # a widget in a notebook, text elsewhere
+
+            self.bar = tqdm(
+                total=run.n_samples, initial=run.n_done, desc="Evaluating", unit="sample"
+            )
+
+    def scored(self, result: SampleResult) -> None:
+        self.results.append(result)
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def scoring_ended(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def stopped(self, run: StoredRun, n_done: int) -> None:
+        if self.kept:
+            _warn(
+                f"run {run.id} is saved with {n_done} of {run.n_samples} samples scored; "
+                "the same call continues it"
+            )
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, LocalevalWarning, stacklevel=4)
+
+
+def evaluate(
+    data: Any,
+    metrics: Sequence[str] | None = None,
+    *,
+    judge: str | None = None,
+    embedder: str | None = None,
+    models: str | os.PathLike[str] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    db: str | os.PathLike[str] | Location | DefaultDb | None = DEFAULT_DB,
+    min_defined: float = DEFAULT_MIN_DEFINED,
+    use_cache: bool = True,
+    skip_invalid: bool = False,
+    resume: bool = True,
+    progress: bool = True,
+    options: Mapping[str, Any] | None = None,
+    tools: Tools | Callable[[], Tools] | None = None,
+) -> Evaluation:
+    """Score `data` and check the quality gates, as `localeval evaluate` does.
+
+    data: a data file (JSONL, JSON, CSV, or .gz), a list of dicts (or Sample objects), a
+    pandas DataFrame or a datasets.Dataset, with localeval's or Ragas' field names.
+    metrics: default the four RAG metrics. judge, embedder: models.toml entries (`models`,
+    found as by the command line). thresholds: metric -> minimum mean, over the defaults.
+    db: the run history the run is kept in (a file, a postgresql:// URL; default as the
+    command line's); None keeps no run (the cache is then the default database's).
+    use_cache=False asks the models afresh; skip_invalid: leave out invalid rows (each a
+    warning) instead of raising; resume=False starts a new run rather than continuing an
+    interrupted one of the same evaluation; options: the metrics' own (as the command
+    line's, by dest: {"criteria_file": "rubric.yaml"}); tools: models already loaded
+    (test doubles, or a function giving them once the data is checked), with the
+    metrics' default gates. Raises localeval.errors' errors.
+    """
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    found = given_rows(data)
+    with tempfile.TemporaryDirectory(prefix="localeval-") as scratch:
+        label: str | None = None
+        if found is None:
+            path = Path(data)
+        else:
+            rows, label = found
+            path = Path(scratch, "samples.jsonl")
+            write_given(rows, label, path, skip_invalid)
+        history = None if db is None else _location(db)
+        request = EvaluationRequest(
+            path,
+            tuple(metrics or ()),
+            thresholds=dict(thresholds or {}),
+            judge=judge,
+            embedder=embedder,
+            models=None if models is None else str(models),
+            skip_invalid=skip_invalid,
+            db=history if db is not None else Path(scratch, "runs.db"),
+            cache_db=default_db_path() if db is None else None,
+            new_run=not resume,
+            use_cache=use_cache,
+            metric_options=_metric_options(options or {}),
+            min_defined=min_defined,
+            data_label=label,
+        )
+        events = _Events(progress, kept=db is not None)
+        pool = MODELS if tools is None else None
+        with RunEvaluation(request, events, tools=tools, pool=pool) as evaluation:
+            outcome = evaluation.run()
+            results = results_dict(evaluation.store, outcome.run)
+            kept = evaluation.store.path if db is not None else None
+    scored = RunResult(outcome.run.info, events.results, outcome.usage)
+    return Evaluation(results, kept, outcome.gates, scored)
+
+
+def _metric_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The metrics' options given in code, by dest, as the command line hands them on: a
+    path as a Path, a repeatable option's single value as a list; an unknown name refused."""
+    declared = {option.dest: option for _, option in metric_options()}
+    values: dict[str, Any] = {}
+    for name, value in given.items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(sorted(declared))
+            raise UsageError(f"options: unknown option '{name}' (known: {known})")
+        if option.multiple and isinstance(value, str | os.PathLike):
+            value = [value]
+        if option.is_path:
+            value = [Path(v) for v in value] if option.multiple else Path(value)
+        values[name] = tuple(value) if option.multiple else value
+    return values
+
+
+def _location(db: str | os.PathLike[str] | Location | DefaultDb) -> Location | None:
+    """A db argument as the run history's location (None: the default one)."""
+    if isinstance(db, DefaultDb):
+        return None
+    if isinstance(db, ServerUrl):
+        return db
+    return parse_location(os.fspath(db), "db")
+
+
+def _results(run: Any, db: Location | None) -> Mapping[str, Any]:
+    """The results dict of a run given to report()."""
+    if isinstance(run, Evaluation):
+        return run.to_dict()
+    if isinstance(run, Mapping):
+        return run
+    return load_results(RunRef(os.fspath(run)), db)
+
+
+def _scores(run: Any, store: RunStore | None) -> RunView:
+    """A run given to diff() as one side of a comparison (`store`: the history, open)."""
+    if isinstance(run, Evaluation):
+        return read_run(run.to_dict(), run.run_id)
+    if isinstance(run, Mapping):
+        return read_run(run)
+    return load_scores(RunRef(os.fspath(run)), store)
+
+
+def diff(
+    base: Any,
+    new: Any,
+    *,
+    top: int = DEFAULT_TOP,
+    db: str | os.PathLike[str] | Location | DefaultDb = DEFAULT_DB,
+) -> Comparison:
+    """Compare run `new` with run `base`, as `localeval diff` does: per metric the mean
+    change over the samples both scored, its paired-bootstrap 95% interval and a verdict;
+    `.regressions(max_drop)`, `.as_dict()`. A run: an Evaluation, a results dict, or
+    `latest`, `latest~N`, a run id or a results.json path (`db`: the history they are in)."""
+    if top < 0:
+        raise UsageError(f"top {top}: must be 0 or more")
+    refs = [RunRef(os.fspath(r)) for r in (base, new) if isinstance(r, str | os.PathLike)]
+    # the evidence of a stored run is read as the comparison is made, with the history open
+    with history_for(refs, _location(db)) as store:
+        return compare_runs(_scores(base, store), _scores(new, store), top)
+
+
+def report(
+    run: Any,
+    format: str = "html",
+    *,
+    baseline: Any = None,
+    worst: int = 5,
+    junit_samples: bool = False,
+    db: str | os.PathLike[str] | Location | DefaultDb = DEFAULT_DB,
+) -> str:
+    """A run's report as text, as `localeval report` writes it: format "html" (one
+    self-contained page), "md", "junit" or "json". Runs as for diff()."""
+    from localeval.report.render import render_report
+
+    location = _location(db)
+    base = None if baseline is None else _results(baseline, location)
+    return render_report(_results(run, location), format, base, junit_samples, worst)
+
+
+__all__ = ["DEFAULT_DB", "Evaluation", "LocalevalWarning", "diff", "evaluate", "report"]
