@@ -3,7 +3,8 @@ either way, with every sample's scores and evidence and the reviewers' labels.
 
 A copy is all or nothing (one transaction in the target) and can be repeated: a run the
 target holds already with the same content is left as it is (labels it lacks are added,
-since labels are events that either side may have made), and a run id the target holds
+since labels are events that either side may have made, and labels undone on the source
+are undone on the target, never brought back by a later copy), and a run id the target holds
 with other content is refused, never overwritten. Only complete runs are copied: an
 incomplete run's content changes while it is written.
 """
@@ -43,6 +44,7 @@ class Copied:
     copied: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     labels_added: int = 0
+    undos_added: int = 0
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class RunContent:
     samples: list[tuple[Any, ...]]
     scores: list[tuple[Any, ...]]
     labels: list[tuple[Any, ...]]
+    #: the labels reviewers undid (run_labels_undone), as they were made
+    undone: list[tuple[Any, ...]]
 
     def same_as(self, other: RunContent) -> bool:
         return (self.run, self.samples, self.scores) == (other.run, other.samples, other.scores)
@@ -96,10 +100,14 @@ def copy_runs(source: RunStore, target: RunStore, runs: Sequence[StoredRun]) -> 
                     f"run {run_id} is in {target.path} already, with other content; it is left "
                     "as it is, and nothing was copied"
                 )
-            missing = list((Counter(content.labels) - Counter(held.labels)).elements())
-            _insert_labels(db, missing)
+            undos = list((Counter(content.undone) - Counter(held.undone)).elements())
+            _carry_undos(db, run_id, undos)
+            undone = Counter(held.undone) + Counter(undos)
+            missing = Counter(content.labels) - Counter(held.labels) - undone
+            _insert_labels(db, list(missing.elements()))
             done.present.append(run_id)
-            done.labels_added += len(missing)
+            done.labels_added += missing.total()
+            done.undos_added += len(undos)
     return done
 
 
@@ -108,11 +116,15 @@ def read_content(db: Database, run_id: str) -> RunContent:
         return [tuple(row) for row in db.execute(sql, (run_id,)).fetchall()]
 
     (run,) = rows(f"SELECT {RUN_FIELDS} FROM runs WHERE id = ?")
+    # ordered here, not by the store: a server's collation (en-US, say) orders text
+    # otherwise than SQLite and a C database do
+    scores = rows(f"SELECT {SCORE_FIELDS} FROM run_scores WHERE run_id = ?")
     return RunContent(
         run,
         rows(f"SELECT {SAMPLE_FIELDS} FROM run_samples WHERE run_id = ? ORDER BY position"),
-        rows(f"SELECT {SCORE_FIELDS} FROM run_scores WHERE run_id = ? ORDER BY sample_id, metric"),
+        sorted(scores, key=lambda score: (score[1], score[2])),
         rows(f"SELECT {LABEL_FIELDS} FROM run_labels WHERE run_id = ? ORDER BY id"),
+        rows(f"SELECT {LABEL_FIELDS} FROM run_labels_undone WHERE run_id = ? ORDER BY rowid"),
     )
 
 
@@ -127,6 +139,30 @@ def _insert(db: Database, content: RunContent) -> None:
         content.scores,
     )
     _insert_labels(db, content.labels)
+    _insert_undone(db, content.undone)
+
+
+def _carry_undos(db: Database, run_id: str, undos: list[tuple[Any, ...]]) -> None:
+    """Undo in the target what was undone in the source: each undone label's row, where the
+    target holds it, is deleted, and the undo recorded there too."""
+    if not undos:
+        return
+    held = db.execute(f"SELECT id, {LABEL_FIELDS} FROM run_labels WHERE run_id = ?", (run_id,))
+    ids: dict[tuple[Any, ...], list[int]] = {}
+    for row in held.fetchall():
+        ids.setdefault(tuple(row[1:]), []).append(row[0])
+    for undo in undos:
+        if ids.get(undo):
+            db.execute("DELETE FROM run_labels WHERE id = ?", (ids[undo].pop(),))
+    _insert_undone(db, undos)
+
+
+def _insert_undone(db: Database, undos: list[tuple[Any, ...]]) -> None:
+    if undos:
+        db.executemany(
+            f"INSERT INTO run_labels_undone ({LABEL_FIELDS}) VALUES ({_marks(LABEL_FIELDS)})",
+            undos,
+        )
 
 
 def _insert_labels(db: Database, labels: list[tuple[Any, ...]]) -> None:

@@ -6,8 +6,9 @@ question, useful) is right and 0 when it is not; for a sample's score on a metri
 the sample deserves to pass that metric's gate and 0 when it does not. The reviewer's own
 words are kept beside it (`mark`: right / wrong, too_high / right / too_low). Every label
 made is a row of its own, never changed: a reviewer's current label of an item is their
-latest row, undo deletes their latest row, and two reviewers' labels of one item are both
-kept. Each write is its own transaction, so a label is saved when it is made.
+latest row, undo deletes their latest row (kept in run_labels_undone, so that a copy of the
+run carries the undo), and two reviewers' labels of one item are both kept. Each write is
+its own transaction, so a label is saved when it is made.
 """
 
 from __future__ import annotations
@@ -166,6 +167,11 @@ class LabelStore:
             if row is None:
                 return None
             db.execute("DELETE FROM run_labels WHERE id = ?", (row[-1],))
+            db.execute(  # kept, for `runs copy` to carry the undo (localeval.runs.copying)
+                "INSERT INTO run_labels_undone (run_id, sample_id, metric, verdict, text, "
+                "label, reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, *row[:-1]),
+            )
         return _label(row)
 
     def events(
