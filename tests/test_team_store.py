@@ -309,7 +309,7 @@ def test_a_stalled_server_is_left_within_the_limit_and_the_run_resumes(
     ends the connection. The run stops with one line, and resumes once the server is back."""
     data = write_data(tmp_path / "d.jsonl", 30)
     first = machine(tmp_path, "first", postgres_database, delay=0.05)
-    first["env"]["LOCALEVAL_DB_TIMEOUT"] = "2"
+    first["env"] |= {"LOCALEVAL_DB_TIMEOUT": "2", "PGAPPNAME": "stalled-writer"}
     process = subprocess.Popen(
         localeval("evaluate", data, "--no-progress", "-o", tmp_path / "first.json"),
         **first,
@@ -321,7 +321,7 @@ def test_a_stalled_server_is_left_within_the_limit_and_the_run_resumes(
         wait_for_samples(postgres_database, 2, process)
         backends = postgres_server.admin(
             "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name = "
-            "'localeval'",
+            "'stalled-writer'",
             (database_name(postgres_database),),
         )
         for (pid,) in backends:
@@ -344,7 +344,11 @@ def test_a_stalled_server_is_left_within_the_limit_and_the_run_resumes(
     # the stopped backends, resumed, find their connections closed and end
     deadline = time.monotonic() + 60
     while postgres_server.admin("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (stopped,)):
-        assert time.monotonic() < deadline, "the resumed backends did not end"
+        assert time.monotonic() < deadline, postgres_server.admin(
+            "SELECT pid, state, wait_event, query, backend_type FROM pg_stat_activity "
+            "WHERE pid = ANY(%s)",
+            (stopped,),
+        )
         time.sleep(0.05)
     again = subprocess.run(
         localeval("evaluate", data, "--no-progress", "-o", tmp_path / "again.json"),
