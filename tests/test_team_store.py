@@ -221,7 +221,6 @@ def test_an_undo_travels_with_copies(
 # --- a server's database, as the team's server holds it --------------------------------------
 
 
-
 @pytest.mark.postgres
 def test_a_password_libpq_reads_past_a_question_mark_is_never_printed(
     postgres_server: PostgresServer,
