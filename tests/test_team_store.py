@@ -361,3 +361,32 @@ def test_a_stalled_server_is_left_within_the_limit_and_the_run_resumes(
     assert query(postgres_database, "SELECT count(*) FROM runs WHERE finished IS NOT NULL") == [
         (1,)
     ]
+
+
+@pytest.mark.both_stores
+def test_a_database_before_the_undo_table_gets_it_and_keeps_its_labels(db: Location) -> None:
+    """Migration 12 (run_labels_undone) on a database just before it: its labels stay, and
+    an undo is kept."""
+    from run_db import database_at_version
+
+    from localeval.database import MIGRATIONS
+
+    version = next(i for i, sql in enumerate(MIGRATIONS) if "run_labels_undone" in sql)
+    old = database_at_version(db, version)
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 2, '', '[\"bleu\"]', '{}', '{}', 'v')"
+    )
+    old.execute(
+        "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, mark, label, "
+        "reviewer, created, source) VALUES ('r', 's', 'bleu', NULL, '', 'right', 1, 'ann', "
+        "'t', 'review')"
+    )
+    old.close()
+    store = LabelStore.open(db)
+    undone = store.undo("r", "ann")
+    store.close()
+    assert undone is not None and undone.reviewer == "ann"
+    assert query(db, "SELECT reviewer, label FROM run_labels_undone") == [("ann", 1.0)]
+    assert query(db, "SELECT count(*) FROM run_labels") == [(0,)]
