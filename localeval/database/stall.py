@@ -108,5 +108,5 @@ def answered_within(fd: int, limit: float) -> Iterator[None]:
         if _WATCH.end(fd):
             raise Stalled(f"the server gave no answer in {limit:g} s") from exc
         raise
-    else:
+    finally:  # also on Ctrl-C: a socket number left watched could be another's later
         _WATCH.end(fd)
