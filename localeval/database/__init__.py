@@ -66,14 +66,15 @@ def store_exists(location: Location) -> bool:
     is someone else's (other tables, or a search_path naming no schema)."""
     if isinstance(location, Path):
         return location.exists()
-    from localeval.database.postgres import connect, refuse_foreign_or_missing, schema_version_of
+    from localeval.database import postgres
 
-    connection = connect(location)
+    connection = postgres.connect(location)
     try:
-        if schema_version_of(connection) > 0:
-            return True
-        refuse_foreign_or_missing(connection, f"database {location}: ")
-        return False
+        with postgres.opening(connection, location):
+            if postgres.schema_version_of(connection) > 0:
+                return True
+            postgres.refuse_foreign_or_missing(connection, f"database {location}: ")
+            return False
     finally:
         connection.close()
 

@@ -15,7 +15,8 @@ import functools
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -224,14 +225,30 @@ def connect(url: ServerUrl) -> psycopg.Connection[Any]:
     # noticed by the server within KEEPALIVE_S + 6 probes 10 s apart, and its lease freed;
     # a statement that runs longer than the limit is ended by the server (a stalled server
     # is left by the client: localeval.database.stall)
-    connection.execute(
-        "SELECT set_config('tcp_keepalives_idle', $1, false), "
-        "set_config('tcp_keepalives_interval', '10', false), "
-        "set_config('tcp_keepalives_count', '6', false), "
-        "set_config('statement_timeout', $2, false)",
-        (str(KEEPALIVE_S), str(int(statement_limit() * 1000))),
-    )
+    with opening(connection, url):
+        connection.execute(
+            "SELECT set_config('tcp_keepalives_idle', $1, false), "
+            "set_config('tcp_keepalives_interval', '10', false), "
+            "set_config('tcp_keepalives_count', '6', false), "
+            "set_config('statement_timeout', $2, false)",
+            (str(KEEPALIVE_S), str(int(statement_limit() * 1000))),
+        )
     return connection
+
+
+@contextmanager
+def opening(connection: psycopg.Connection[Any], url: ServerUrl) -> Iterator[None]:
+    """Statements sent while a database is opened, under the statement limit too: a server
+    that stops answering then is left with one line (and the connection closed)."""
+    try:
+        with answered_within(connection.fileno(), statement_limit()):
+            yield
+    except Stalled as exc:
+        connection.close()
+        raise UsageError(
+            f"database {url}: {exc} while opening it; ${TIMEOUT_ENV} sets the limit. Nothing "
+            "was written"
+        ) from None
 
 
 def _connect_message(url: ServerUrl, exc: psycopg.Error) -> str:
@@ -257,7 +274,8 @@ def open_postgres(url: ServerUrl) -> PostgresDatabase:
     connection = connect(url)
     where = f"database {url}: "
     try:
-        migrate_postgres(connection, where)
+        with opening(connection, url):
+            migrate_postgres(connection, where)
     except psycopg.Error as exc:
         connection.close()
         raise UsageError(_migration_message(url, exc)) from None
