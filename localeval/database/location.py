@@ -1,10 +1,15 @@
 """Where the run history and the cache are: an SQLite file (a `Path`, the default) or a
-PostgreSQL database named by a libpq URL (`ServerUrl`).
+PostgreSQL database named by a libpq URL or connection string (`ServerUrl`).
 
-A URL prints without its password, wherever it is printed (`str`, `repr`, messages, run
-records): the password is only ever handed to libpq. `--db` refuses a URL with a password,
-since a command line is visible to every user of the machine (`ps`); libpq's own ways
-(PGPASSWORD, ~/.pgpass, a PGSERVICE service file) give it instead.
+Both server forms are read by libpq's own parser (psycopg's conninfo functions), never by
+`urllib`, whose idea of where a URL's user part ends (at `/ ? #`) differs from libpq's:
+what libpq reads as the password is what is kept out of print. A database prints as the
+URL libpq's reading rebuilds, without its password, wherever it is printed (`str`, `repr`,
+messages, run records); text that cannot be read so is refused without being echoed, and
+what only looks like a URL (another scheme) is refused rather than taken for a file.
+`--db` refuses a password in any form, since a command line is visible to every user of
+the machine (`ps`); libpq's own ways (PGPASSWORD, ~/.pgpass, a PGSERVICE service file)
+give it instead.
 """
 
 from __future__ import annotations
