@@ -28,6 +28,7 @@ def test_a_copy_takes_every_column_a_run_has(tmp_path: Path) -> None:
     assert set(column_names(db, "run_samples")) == fields(SAMPLE_FIELDS)
     assert set(column_names(db, "run_scores")) == fields(SCORE_FIELDS)
     assert set(column_names(db, "run_labels")) - {"id"} == fields(LABEL_FIELDS)
+    assert set(column_names(db, "run_labels_undone")) == fields(LABEL_FIELDS)
     db.close()
 
 

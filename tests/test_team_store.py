@@ -66,6 +66,8 @@ def test_a_password_with_unencoded_characters_is_never_shown(given: str, shown: 
         f"postgresq://qrole:{SECRET}@db/qdb",
         f"pgsql://qrole:{SECRET}@db/qdb",
         f"postgresql:/qrole:{SECRET}@db/qdb",
+        f"hots=db user=ci password={SECRET} dbname=evals",  # a mistyped keyword
+        f"host=db password='{SECRET} dbname=evals",  # an unterminated quote
     ],
 )
 def test_a_url_that_cannot_be_read_as_meant_is_refused_without_echoing_it(

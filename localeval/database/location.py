@@ -67,10 +67,16 @@ Location = Path | ServerUrl
 _URL_START = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):/")
 #: what starts a libpq connection string: a keyword and "="
 _CONNINFO_START = re.compile(r"\s*([a-z_]+)\s*=")
+#: two `word=` settings apart: a connection string, even with a mistyped keyword
+_SETTINGS = re.compile(r"\s*\w+\s*=\S*\s+\w+\s*=")
 #: why a URL libpq reads cannot be the one meant (nothing of it is echoed: it may be a password)
 _ENCODE_ADVICE = (
     "percent-encode each @ : / ? # % in the user name or password (%40 %3A %2F %3F %23 %25), "
     "or give the password through PGPASSWORD or ~/.pgpass (docs/reference.md)"
+)
+_CONNINFO_ADVICE = (
+    "it is keyword=value settings with libpq's keywords (host, port, user, dbname, ...), a "
+    "value holding spaces or quotes in single quotes (docs/reference.md)"
 )
 
 
@@ -81,7 +87,9 @@ def is_server_url(text: str) -> bool:
     if start:
         return start.group(1).lower() in SCHEMES and text[start.end() :].startswith("/")
     keyword = _CONNINFO_START.match(text)
-    return keyword is not None and keyword.group(1) in _libpq_keywords()
+    if keyword is not None and keyword.group(1) in _libpq_keywords():
+        return True
+    return _SETTINGS.match(text) is not None
 
 
 @functools.cache
@@ -113,8 +121,9 @@ def parse_location(text: str, where: str = "") -> Location:
     try:
         settings = conninfo.conninfo_to_dict(text)
     except ProgrammingError:
+        advice = _ENCODE_ADVICE if start else _CONNINFO_ADVICE
         raise UsageError(
-            f"{said}not a valid PostgreSQL {kind} as libpq reads it; {_ENCODE_ADVICE}"
+            f"{said}not a valid PostgreSQL {kind} as libpq reads it; {advice}"
         ) from None
     if start and "@" in str(settings.get("dbname", "")):
         # an unencoded / in a password ends libpq's host part there: the rest is read as the
