@@ -392,3 +392,25 @@ def test_a_database_before_the_undo_table_gets_it_and_keeps_its_labels(db: Locat
     assert undone is not None and undone.reviewer == "ann"
     assert query(db, "SELECT reviewer, label FROM run_labels_undone") == [("ann", 1.0)]
     assert query(db, "SELECT count(*) FROM run_labels") == [(0,)]
+
+
+def test_a_wait_past_the_limit_is_given_up_on_and_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statement watch alone: a socket whose peer never answers is shut once the limit
+    (and the grace) has passed, and the wait's failure is said as Stalled."""
+    import socket
+
+    from localeval.database import stall
+
+    monkeypatch.setattr(stall, "CLIENT_GRACE_S", 0.0)
+    ours, peer = socket.socketpair()
+    try:
+        given_up = pytest.raises(stall.Stalled, match=r"the server gave no answer in 0\.2 s")
+        with given_up, stall.answered_within(ours.fileno(), 0.2):
+            if not ours.recv(1):  # returns once the watch shuts the socket
+                raise ConnectionError("closed")
+        with stall.answered_within(ours.fileno(), 0.2):
+            pass  # an answered statement is not given up on later
+        assert stall._WATCH.end(ours.fileno()) is False
+    finally:
+        ours.close()
+        peer.close()

@@ -51,6 +51,11 @@ class _Watch:
     per statement cost more than the statement: 0.2 to 0.3 ms against 0.3)."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Empty, without a thread (also in a forked child, which has none of its parent's
+        threads)."""
         self._due: dict[int, float] = {}
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -95,6 +100,7 @@ def _shut(fd: int) -> None:
 
 
 _WATCH = _Watch()
+os.register_at_fork(after_in_child=_WATCH.reset)
 
 
 class Stalled(Exception):
