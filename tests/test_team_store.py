@@ -1,37 +1,24 @@
 """A team's store as a careful team uses it: a password never printed however the URL is
 written, a connection string never taken for a file, a refused login said in words, the same
-data rules on both stores, `runs copy` repeatable on any collation and carrying undos, a
-foreign database refused by the reading commands, and a stalled server left within the
-statement limit with a run that resumes."""
+data rules on both stores, and a foreign database refused by the reading commands (copies:
+test_team_copies.py; a stalled server: test_store_stall.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from pg_server import USER, PostgresServer
 from review_runs import demo_copy, evaluate, run_cli
-from run_db import as_setting, query
+from run_db import database_name, query
 from standins import StandIns
-from test_postgres import machine
-from test_processes import localeval, wait_for_samples, write_data
-from test_runs_copy import label
+from test_processes import write_data
 
 from localeval.database import Location, ServerUrl, parse_location, refuse_password
 from localeval.errors import UsageError
-from localeval.runs.labels import LabelStore
 
 SECRET = "TopSecret"
-
-
-def database_name(url: ServerUrl) -> str:
-    return url.url.rsplit("/", 1)[1].split("?")[0]
 
 
 # --- what a location is, as libpq reads it (no server needed) -------------------------------
@@ -136,90 +123,6 @@ def test_a_labels_file_with_a_nul_is_refused_by_line_and_field(
     assert f"{labels}, line 1, field 'reviewer': holds a NUL character" in result.stderr
 
 
-# --- runs copy ------------------------------------------------------------------------------
-
-
-def test_runs_copy_advises_its_own_options_and_refuses_a_device(
-    stand_ins: StandIns, tmp_path: Path
-) -> None:
-    source = tmp_path / "a.db"
-    run = evaluate(stand_ins, demo_copy(tmp_path), "--db", source, "-m", "bleu")
-    foreign = tmp_path / "other.db"
-    import sqlite3
-
-    with sqlite3.connect(foreign) as other:
-        other.execute("CREATE TABLE customers (name TEXT)")
-    refused = run_cli("runs", "copy", run, "--from", source, "--to", foreign)
-    assert refused.exit_code == 2
-    assert refused.stderr.endswith("Give another --to\n") and "--db" not in refused.stderr
-    missing = run_cli("runs", "copy", run, "--from", tmp_path / "none.db", "--to", foreign)
-    assert missing.exit_code == 2
-    assert "(or give --from / set LOCALEVAL_DB)" in missing.stderr, missing.stderr
-    journal = Path("/dev/null-journal")
-    had_journal = journal.exists()
-    device = run_cli("runs", "copy", run, "--from", source, "--to", "/dev/null")
-    assert (device.exit_code, device.stderr) == (
-        2,
-        "Error: database /dev/null: is a device, FIFO or socket, not a database file; give a "
-        "file's path\n",
-    )
-    assert journal.exists() == had_journal
-
-
-@pytest.mark.postgres
-def test_runs_copy_repeats_on_a_database_of_another_collation(
-    stand_ins: StandIns,
-    tmp_path: Path,
-    postgres_server: PostgresServer,
-    postgres_database: ServerUrl,
-) -> None:
-    """Sample ids that en-US orders otherwise than C (and SQLite) do."""
-    postgres_server.admin(
-        f"CREATE DATABASE icu_{database_name(postgres_database)} TEMPLATE template0 "
-        f"LOCALE_PROVIDER icu ICU_LOCALE 'en-US' OWNER {USER}"
-    )
-    server = postgres_database.url.rsplit("/", 1)[0] + f"/icu_{database_name(postgres_database)}"
-    rows = [
-        {"sample_id": sid, "question": "q?", "answer": "a b", "reference_answer": "a"}
-        for sid in ("a", "B", "_c", "b")
-    ]
-    data = tmp_path / "d.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    laptop = tmp_path / "laptop.db"
-    run = evaluate(stand_ins, data, "--db", laptop, "-m", "bleu", "-m", "rouge_l")
-    first = run_cli("runs", "copy", run, "--from", laptop, "--to", server)
-    assert first.exit_code == 0, first.output
-    again = run_cli("runs", "copy", run, "--from", laptop, "--to", server)
-    assert (again.exit_code, again.stdout) == (
-        0,
-        f"Run {run} is in {ServerUrl(server)} already, with the same content\n",
-    ), again.output
-
-
-@pytest.mark.postgres
-def test_an_undo_travels_with_copies(
-    stand_ins: StandIns, tmp_path: Path, postgres_database: ServerUrl
-) -> None:
-    laptop, server = tmp_path / "laptop.db", as_setting(postgres_database)
-    run = evaluate(stand_ins, demo_copy(tmp_path), "--db", laptop, "-m", "faithfulness")
-    assert run_cli("runs", "copy", run, "--from", laptop, "--to", server).exit_code == 0
-    label(postgres_database, run, "ann", 2)
-    assert run_cli("runs", "copy", run, "--from", server, "--to", laptop).exit_code == 0
-    store = LabelStore.open(postgres_database)
-    store.undo(run, "ann")
-    store.close()
-    count = "SELECT count(*) FROM run_labels"
-    back = run_cli("runs", "copy", run, "--from", laptop, "--to", server)
-    assert back.exit_code == 0 and "Added" not in back.stdout, back.output
-    assert query(postgres_database, count) == [(1,)]
-    down = run_cli("runs", "copy", run, "--from", server, "--to", laptop)
-    assert down.stdout.endswith("Undid 1 labels undone since the last copy\n"), down.output
-    assert query(laptop, count) == [(1,)]
-    again = run_cli("runs", "copy", run, "--from", laptop, "--to", server)
-    assert again.stdout == f"Run {run} is in {postgres_database} already, with the same content\n"
-    assert query(postgres_database, count) == [(1,)]
-
-
 # --- a server's database, as the team's server holds it --------------------------------------
 
 
@@ -300,117 +203,3 @@ def test_the_reading_commands_refuse_a_database_that_is_not_localevals(
         result = run_cli(*command, "--db", nowhere)
         assert result.exit_code == 2, result.output
         assert "no schema of its search_path exists" in result.stderr
-
-
-@pytest.mark.postgres
-def test_a_stalled_server_is_left_within_the_limit_and_the_run_resumes(
-    postgres_server: PostgresServer, postgres_database: ServerUrl, tmp_path: Path
-) -> None:
-    """The server's backend process stopped (SIGSTOP): no statement is answered, nothing
-    ends the connection. The run stops with one line, and resumes once the server is back."""
-    data = write_data(tmp_path / "d.jsonl", 30)
-    first = machine(tmp_path, "first", postgres_database, delay=0.05)
-    first["env"] |= {"LOCALEVAL_DB_TIMEOUT": "2", "PGAPPNAME": "stalled-writer"}
-    process = subprocess.Popen(
-        localeval("evaluate", data, "--no-progress", "-o", tmp_path / "first.json"),
-        **first,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    stopped: list[int] = []
-    try:
-        wait_for_samples(postgres_database, 2, process)
-        backends = postgres_server.admin(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name = "
-            "'stalled-writer'",
-            (database_name(postgres_database),),
-        )
-        for (pid,) in backends:
-            os.kill(pid, signal.SIGSTOP)
-            stopped.append(pid)
-        _, stderr = process.communicate(timeout=120)
-    finally:
-        for pid in stopped:
-            os.kill(pid, signal.SIGCONT)
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 2, stderr
-    assert re.fullmatch(
-        rf"Error: database {re.escape(str(postgres_database))}: the connection to the server was "
-        r"lost \(the server gave no answer in 2 s; \$LOCALEVAL_DB_TIMEOUT sets the limit\) "
-        r"while [a-z' ]+\. Runs stored so far are intact; when the server is back, re-run the "
-        r"same command to continue \(from this machine or any other\)\n",
-        stderr.splitlines(keepends=True)[-1],
-    ), stderr
-    # the stopped backends, resumed, find their connections closed and end
-    deadline = time.monotonic() + 60
-    while postgres_server.admin("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (stopped,)):
-        assert time.monotonic() < deadline, postgres_server.admin(
-            "SELECT pid, state, wait_event, query, backend_type FROM pg_stat_activity "
-            "WHERE pid = ANY(%s)",
-            (stopped,),
-        )
-        time.sleep(0.05)
-    again = subprocess.run(
-        localeval("evaluate", data, "--no-progress", "-o", tmp_path / "again.json"),
-        **machine(tmp_path, "again", postgres_database),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert again.returncode in (0, 1), again.stderr
-    assert "Resuming run " in again.stderr
-    assert query(postgres_database, "SELECT count(*) FROM runs WHERE finished IS NOT NULL") == [
-        (1,)
-    ]
-
-
-@pytest.mark.both_stores
-def test_a_database_before_the_undo_table_gets_it_and_keeps_its_labels(db: Location) -> None:
-    """Migration 12 (run_labels_undone) on a database just before it: its labels stay, and
-    an undo is kept."""
-    from run_db import database_at_version
-
-    from localeval.database import MIGRATIONS
-
-    version = next(i for i, sql in enumerate(MIGRATIONS) if "run_labels_undone" in sql)
-    old = database_at_version(db, version)
-    old.execute(
-        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
-        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
-        "VALUES ('r', 't', 'f', 'd', 's', 2, '', '[\"bleu\"]', '{}', '{}', 'v')"
-    )
-    old.execute(
-        "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, mark, label, "
-        "reviewer, created, source) VALUES ('r', 's', 'bleu', NULL, '', 'right', 1, 'ann', "
-        "'t', 'review')"
-    )
-    old.close()
-    store = LabelStore.open(db)
-    undone = store.undo("r", "ann")
-    store.close()
-    assert undone is not None and undone.reviewer == "ann"
-    assert query(db, "SELECT reviewer, label FROM run_labels_undone") == [("ann", 1.0)]
-    assert query(db, "SELECT count(*) FROM run_labels") == [(0,)]
-
-
-def test_a_wait_past_the_limit_is_given_up_on_and_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The statement watch alone: a socket whose peer never answers is shut once the limit
-    (and the grace) has passed, and the wait's failure is said as Stalled."""
-    import socket
-
-    from localeval.database import stall
-
-    monkeypatch.setattr(stall, "CLIENT_GRACE_S", 0.0)
-    ours, peer = socket.socketpair()
-    try:
-        given_up = pytest.raises(stall.Stalled, match=r"the server gave no answer in 0\.2 s")
-        with given_up, stall.answered_within(ours.fileno(), 0.2):
-            if not ours.recv(1):  # returns once the watch shuts the socket
-                raise ConnectionError("closed")
-        with stall.answered_within(ours.fileno(), 0.2):
-            pass  # an answered statement is not given up on later
-        assert stall._WATCH.end(ours.fileno()) is False
-    finally:
-        ours.close()
-        peer.close()
