@@ -35,6 +35,9 @@ SAMPLE_FIELDS = (
 SCORE_FIELDS = "run_id, sample_id, metric, score, undefined_reason, details"
 #: a label made, as it was made (its id is the order in its own store)
 LABEL_FIELDS = "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source"
+#: which label an undo took back (run_labels_undone): the label as it was made, in columns
+#: that never change, so that an undo still names its label once labels gain columns
+UNDONE_FIELDS = "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source"
 
 
 @dataclass
@@ -103,10 +106,15 @@ def copy_runs(source: RunStore, target: RunStore, runs: Sequence[StoredRun]) -> 
             undos = list((Counter(content.undone) - Counter(held.undone)).elements())
             _carry_undos(db, run_id, undos)
             undone = Counter(held.undone) + Counter(undos)
-            missing = Counter(content.labels) - Counter(held.labels) - undone
-            _insert_labels(db, list(missing.elements()))
+            missing = []
+            for row in (Counter(content.labels) - Counter(held.labels)).elements():
+                if undone[_identity(row)] > 0:  # undone here: never brought back
+                    undone[_identity(row)] -= 1
+                else:
+                    missing.append(row)
+            _insert_labels(db, missing)
             done.present.append(run_id)
-            done.labels_added += missing.total()
+            done.labels_added += len(missing)
             done.undos_added += len(undos)
     return done
 
@@ -124,7 +132,7 @@ def read_content(db: Database, run_id: str) -> RunContent:
         rows(f"SELECT {SAMPLE_FIELDS} FROM run_samples WHERE run_id = ? ORDER BY position"),
         sorted(scores, key=lambda score: (score[1], score[2])),
         rows(f"SELECT {LABEL_FIELDS} FROM run_labels WHERE run_id = ? ORDER BY id"),
-        rows(f"SELECT {LABEL_FIELDS} FROM run_labels_undone WHERE run_id = ? ORDER BY rowid"),
+        rows(f"SELECT {UNDONE_FIELDS} FROM run_labels_undone WHERE run_id = ? ORDER BY rowid"),
     )
 
 
@@ -150,17 +158,26 @@ def _carry_undos(db: Database, run_id: str, undos: list[tuple[Any, ...]]) -> Non
     held = db.execute(f"SELECT id, {LABEL_FIELDS} FROM run_labels WHERE run_id = ?", (run_id,))
     ids: dict[tuple[Any, ...], list[int]] = {}
     for row in held.fetchall():
-        ids.setdefault(tuple(row[1:]), []).append(row[0])
+        ids.setdefault(_identity(tuple(row[1:])), []).append(row[0])
     for undo in undos:
         if ids.get(undo):
             db.execute("DELETE FROM run_labels WHERE id = ?", (ids[undo].pop(),))
     _insert_undone(db, undos)
 
 
+def _identity(label: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A label row (LABEL_FIELDS) as an undo names it (UNDONE_FIELDS)."""
+    return tuple(label[_LABEL_NAMES.index(name)] for name in _UNDONE_NAMES)
+
+
+_LABEL_NAMES = [name.strip() for name in LABEL_FIELDS.split(",")]
+_UNDONE_NAMES = [name.strip() for name in UNDONE_FIELDS.split(",")]
+
+
 def _insert_undone(db: Database, undos: list[tuple[Any, ...]]) -> None:
     if undos:
         db.executemany(
-            f"INSERT INTO run_labels_undone ({LABEL_FIELDS}) VALUES ({_marks(LABEL_FIELDS)})",
+            f"INSERT INTO run_labels_undone ({UNDONE_FIELDS}) VALUES ({_marks(UNDONE_FIELDS)})",
             undos,
         )
 

@@ -166,13 +166,25 @@ class LabelStore:
             ).fetchone()
             if row is None:
                 return None
-            db.execute("DELETE FROM run_labels WHERE id = ?", (row[-1],))
+            undone = _label(row)
+            db.execute("DELETE FROM run_labels WHERE id = ?", (undone.id,))
             db.execute(  # kept, for `runs copy` to carry the undo (localeval.runs.copying)
                 "INSERT INTO run_labels_undone (run_id, sample_id, metric, verdict, text, "
-                "label, reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, *row[:-1]),
+                "mark, label, reviewer, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    undone.sample_id,
+                    undone.metric,
+                    undone.verdict,
+                    undone.text,
+                    undone.mark,
+                    undone.label,
+                    undone.reviewer,
+                    undone.created,
+                    undone.source,
+                ),
             )
-        return _label(row)
+        return undone
 
     def events(
         self,
