@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pg_server import PostgresServer
+from review_runs import run_cli
 from run_db import database_name, query
 from test_postgres import machine
 from test_processes import localeval, wait_for_samples, write_data
@@ -103,3 +104,25 @@ def test_a_wait_past_the_limit_is_given_up_on_and_said_so(monkeypatch: pytest.Mo
     finally:
         ours.close()
         peer.close()
+
+
+@pytest.mark.parametrize(("setting", "limit"), [("", 60.0), ("2.5", 2.5), ("0", 0.0)])
+def test_the_limit_is_the_environments(
+    setting: str, limit: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from localeval.database import stall
+
+    monkeypatch.setenv("LOCALEVAL_DB_TIMEOUT", setting)
+    assert stall.statement_limit() == limit
+
+
+@pytest.mark.postgres
+def test_a_limit_that_is_not_a_number_of_seconds_is_one_line(
+    postgres_database: ServerUrl, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOCALEVAL_DB_TIMEOUT", "1m")
+    result = run_cli("runs", "list", "--db", postgres_database.url)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "Error: $LOCALEVAL_DB_TIMEOUT must be a number of seconds (0 for no limit), not '1m'\n",
+    )
