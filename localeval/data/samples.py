@@ -43,7 +43,8 @@ MAX_CHUNKS = 1_000
 #: longest sample id, in UTF-8 bytes: ids are keys of both stores' indexes, and a
 #: PostgreSQL index entry holds at most 2,704 bytes (with the run id and metric beside it)
 MAX_SAMPLE_ID_BYTES = 1_000
-#: the character no store keeps in a text column (PostgreSQL refuses it; SQLite cuts there)
+#: the character PostgreSQL refuses in a text column: refused for SQLite too, so that a run
+#: one store keeps can be copied to the other
 NUL = "\x00"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
