@@ -20,6 +20,11 @@ def as_setting(db: Location) -> str:
     return db.url if isinstance(db, ServerUrl) else str(db)
 
 
+def database_name(url: ServerUrl) -> str:
+    """The name of a server's database, as the tests' URLs give it."""
+    return url.url.rsplit("/", 1)[1].split("?")[0]
+
+
 def database_at_version(db: Location, version: int) -> Database:
     """A new database at `db` as an older localeval left it: the first `version` migrations
     applied, in autocommit mode for the rows a test puts in (`?` placeholders)."""

@@ -12,7 +12,13 @@ from run_db import as_setting, column_names, query, write
 from standins import StandIns
 
 from localeval.database import Location, open_store
-from localeval.runs.copying import LABEL_FIELDS, RUN_FIELDS, SAMPLE_FIELDS, SCORE_FIELDS
+from localeval.runs.copying import (
+    LABEL_FIELDS,
+    RUN_FIELDS,
+    SAMPLE_FIELDS,
+    SCORE_FIELDS,
+    UNDONE_FIELDS,
+)
 from localeval.runs.labels import LabelStore
 from localeval.runs.review_items import load_review_run
 
@@ -28,6 +34,7 @@ def test_a_copy_takes_every_column_a_run_has(tmp_path: Path) -> None:
     assert set(column_names(db, "run_samples")) == fields(SAMPLE_FIELDS)
     assert set(column_names(db, "run_scores")) == fields(SCORE_FIELDS)
     assert set(column_names(db, "run_labels")) - {"id"} == fields(LABEL_FIELDS)
+    assert set(column_names(db, "run_labels_undone")) == fields(UNDONE_FIELDS)
     db.close()
 
 

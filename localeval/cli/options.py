@@ -140,7 +140,8 @@ def translate_errors(command: F) -> F:
 
 
 class DatabaseLocation(click.ParamType):
-    """--db: a file (not a folder), or a PostgreSQL URL without a password."""
+    """--db: a file (not a folder), or a PostgreSQL URL or libpq connection string without
+    a password."""
 
     name = "PATH|URL"
 
@@ -165,9 +166,9 @@ db_option = click.option(
     type=DatabaseLocation(),
     default=None,
     help="Database of the run history and the judge/embedding cache: a file, or a team's "
-    "PostgreSQL database as postgresql://USER@HOST:PORT/DBNAME, its password from "
-    "PGPASSWORD, ~/.pgpass or PGSERVICE (default: $LOCALEVAL_DB, else "
-    ".localeval/localeval.db in the working folder).",
+    "PostgreSQL database as postgresql://USER@HOST:PORT/DBNAME (or a libpq connection "
+    "string, 'host=... dbname=...'), its password from PGPASSWORD, ~/.pgpass or PGSERVICE "
+    "(default: $LOCALEVAL_DB, else .localeval/localeval.db in the working folder).",
 )
 
 max_drop_option = click.option(

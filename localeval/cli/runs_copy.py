@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from localeval.cli.options import DatabaseLocation, echo, translate_errors
+from localeval.errors import UsageError
 
 if TYPE_CHECKING:
     from localeval.database import Location
@@ -37,7 +38,7 @@ def runs_copy(refs: tuple[str, ...], source: Location | None, target: Location |
     their samples, scores, evidence and labels into another database, all or none. Copying
     again changes nothing (labels made since are added); a run id the target holds with
     other content is refused, never overwritten."""
-    from localeval.database import default_db_path
+    from localeval.database import StoreError, default_db_path
     from localeval.runs.copying import copy_runs, runs_to_copy
     from localeval.runs.history import RunStore
     from localeval.runs.sources import open_history
@@ -45,19 +46,37 @@ def runs_copy(refs: tuple[str, ...], source: Location | None, target: Location |
     source, target = source or default_db_path(), target or default_db_path()
     if str(source) == str(target):
         raise click.UsageError("--from and --to name the same database; give the other one")
-    reading = open_history(source)
+    side = "--from"
     try:
-        runs = runs_to_copy(reading, refs)
-        writing = RunStore.open(target)
+        reading = open_history(source)
         try:
-            done = copy_runs(reading, writing, runs)
+            runs = runs_to_copy(reading, refs)
+            side = "--to"
+            writing = RunStore.open(target)
+            try:
+                done = copy_runs(reading, writing, runs)
+            finally:
+                writing.close()
         finally:
-            writing.close()
-    finally:
-        reading.close()
+            reading.close()
+    except StoreError as exc:
+        raise _with_option(exc, "--from" if str(exc.location) == str(source) else "--to") from None
+    except UsageError as exc:
+        raise _with_option(exc, side) from None
     for run_id in done.copied:
         echo(f"Copied run {run_id} to {target}")
     for run_id in done.present:
         echo(f"Run {run_id} is in {target} already, with the same content")
     if done.labels_added:
         echo(f"Added {done.labels_added} labels made since the last copy")
+    if done.undos_added:
+        echo(f"Undid {done.undos_added} labels undone since the last copy")
+
+
+def _with_option(exc: UsageError, option: str) -> UsageError:
+    """The store's message advises --db, the option of every other command; here the
+    database is named by --from or --to."""
+    text = str(exc).replace("--db PATH / set LOCALEVAL_DB", f"{option} / set LOCALEVAL_DB")
+    for advice in ("--db URL", "--db PATH", "another --db"):
+        text = text.replace(advice, advice.replace("--db", option))
+    return UsageError(text)

@@ -40,8 +40,16 @@ MAX_FIELD_CHARS = 1_000_000
 #: most chunks accepted in one row's contexts: each costs a judge call for context
 #: precision, and no judge's window holds more than a few hundred
 MAX_CHUNKS = 1_000
+#: longest sample id, in UTF-8 bytes: ids are keys of both stores' indexes, and a
+#: PostgreSQL index entry holds at most 2,704 bytes (with the run id and metric beside it)
+MAX_SAMPLE_ID_BYTES = 1_000
+#: the character PostgreSQL refuses in a text column: refused for SQLite too, so that a run
+#: one store keeps can be copied to the other
+NUL = "\x00"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: why a NUL is refused, wherever text is read (data files, labels files)
+NUL_PROBLEM = "holds a NUL character (\\u0000), which no run database can store as text"
 
 
 @dataclass(frozen=True)
@@ -108,8 +116,11 @@ class _Row:
         return DatasetError(self.path, message, self.line, self.source.get(name, name), self.row)
 
     def check_text(self, name: str, value: str, item: int | None = None) -> None:
-        """Refuse text no model should be given: absurdly long, or not valid Unicode."""
+        """Refuse text no model should be given and no store could keep: absurdly long, not
+        valid Unicode, or holding a NUL character."""
         what = "" if item is None else f"item {item} "
+        if NUL in value:
+            raise self.error(name, f"{what}{NUL_PROBLEM}")
         if len(value) > MAX_FIELD_CHARS:
             raise self.error(
                 name,
@@ -171,6 +182,13 @@ class _Row:
             if not sample_id.strip():
                 raise self.error("sample_id", "is empty")
             self.check_text("sample_id", sample_id)
+            size = len(sample_id.encode("utf-8"))
+            if size > MAX_SAMPLE_ID_BYTES:
+                raise self.error(
+                    "sample_id",
+                    f"is {size:,} bytes long (UTF-8), more than the {MAX_SAMPLE_ID_BYTES:,} a "
+                    "sample id may have",
+                )
         return str(sample_id)
 
 

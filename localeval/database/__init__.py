@@ -62,14 +62,19 @@ def open_store(location: Location | None = None, readonly: bool = False) -> Data
 
 def store_exists(location: Location) -> bool:
     """Whether the database holds a run history yet (a file exists; a server's database has
-    localeval's tables), without creating anything."""
+    localeval's tables), without creating anything; UsageError for a server's database that
+    is someone else's (other tables, or a search_path naming no schema)."""
     if isinstance(location, Path):
         return location.exists()
-    from localeval.database.postgres import connect, schema_version_of
+    from localeval.database import postgres
 
-    connection = connect(location)
+    connection = postgres.connect(location)
     try:
-        return schema_version_of(connection) > 0
+        with postgres.opening(connection, location):
+            if postgres.schema_version_of(connection) > 0:
+                return True
+            postgres.refuse_foreign_or_missing(connection, f"database {location}: ")
+            return False
     finally:
         connection.close()
 

@@ -1,15 +1,22 @@
 """Where the run history and the cache are: an SQLite file (a `Path`, the default) or a
-PostgreSQL database named by a libpq URL (`ServerUrl`).
+PostgreSQL database named by a libpq URL or connection string (`ServerUrl`).
 
-A URL prints without its password, wherever it is printed (`str`, `repr`, messages, run
-records): the password is only ever handed to libpq. `--db` refuses a URL with a password,
-since a command line is visible to every user of the machine (`ps`); libpq's own ways
-(PGPASSWORD, ~/.pgpass, a PGSERVICE service file) give it instead.
+Both server forms are read by libpq's own parser (psycopg's conninfo functions), never by
+`urllib`, whose idea of where a URL's user part ends (at `/ ? #`) differs from libpq's:
+what libpq reads as the password is what is kept out of print. A database prints as the
+URL libpq's reading rebuilds, without its password, wherever it is printed (`str`, `repr`,
+messages, run records); text that cannot be read so is refused without being echoed, and
+what only looks like a URL (another scheme) is refused rather than taken for a file.
+`--db` refuses a password in any form, since a command line is visible to every user of
+the machine (`ps`); libpq's own ways (PGPASSWORD, ~/.pgpass, a PGSERVICE service file)
+give it instead.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +36,8 @@ PASSWORD_ADVICE = (
 
 @dataclass(frozen=True)
 class ServerUrl:
-    """A PostgreSQL database, `postgresql://USER@HOST:PORT/DBNAME[?sslmode=...]`."""
+    """A PostgreSQL database: a URL, `postgresql://USER@HOST:PORT/DBNAME[?sslmode=...]`, or
+    a libpq connection string, `host=HOST user=USER dbname=DBNAME`, as libpq reads it."""
 
     url: str = field(repr=False)
 
@@ -40,58 +48,125 @@ class ServerUrl:
         return f"ServerUrl({redacted(self.url)!r})"
 
     @property
+    def settings(self) -> dict[str, str]:
+        """libpq's reading of it (its own parser): keyword to value, the password included."""
+        from psycopg import conninfo
+
+        return dict(conninfo.conninfo_to_dict(self.url))
+
+    @property
     def password(self) -> str | None:
-        """The password the URL itself holds (from $LOCALEVAL_DB), if any."""
-        parts = urllib.parse.urlsplit(self.url)
-        if parts.password:
-            return urllib.parse.unquote(parts.password)
-        query = urllib.parse.parse_qs(parts.query)
-        return query["password"][0] if query.get("password") else None
+        """The password it holds itself (from $LOCALEVAL_DB), if any."""
+        return self.settings.get("password") or None
 
 
 #: an SQLite file or a PostgreSQL database
 Location = Path | ServerUrl
 
+#: what starts a URL: a scheme of two letters or more (not a Windows drive) and ":/"
+_URL_START = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):/")
+#: what starts a libpq connection string: a keyword and "="
+_CONNINFO_START = re.compile(r"\s*([a-z_]+)\s*=")
+#: two `word=` settings apart: a connection string, even with a mistyped keyword
+_SETTINGS = re.compile(r"\s*\w+\s*=\S*\s+\w+\s*=")
+#: why a URL libpq reads cannot be the one meant (nothing of it is echoed: it may be a password)
+_ENCODE_ADVICE = (
+    "percent-encode each @ : / ? # % in the user name or password (%40 %3A %2F %3F %23 %25), "
+    "or give the password through PGPASSWORD or ~/.pgpass (docs/reference.md)"
+)
+_CONNINFO_ADVICE = (
+    "it is keyword=value settings with libpq's keywords (host, port, user, dbname, ...), a "
+    "value holding spaces or quotes in single quotes (docs/reference.md)"
+)
+
 
 def is_server_url(text: str) -> bool:
-    return text.partition("://")[0].lower() in SCHEMES and "://" in text
+    """Whether `text` names a PostgreSQL database (a URL of a known scheme or a libpq
+    connection string), not a file."""
+    start = _URL_START.match(text)
+    if start:
+        return start.group(1).lower() in SCHEMES and text[start.end() :].startswith("/")
+    keyword = _CONNINFO_START.match(text)
+    if keyword is not None and keyword.group(1) in _libpq_keywords():
+        return True
+    return _SETTINGS.match(text) is not None
+
+
+@functools.cache
+def _libpq_keywords() -> frozenset[str]:
+    from psycopg import pq
+
+    return frozenset(option.keyword.decode() for option in pq.Conninfo.get_defaults())
 
 
 def parse_location(text: str, where: str = "") -> Location:
-    """A `--db` or $LOCALEVAL_DB value (`where`, for a message): a server URL (checked),
-    else a file path."""
+    """A `--db` or $LOCALEVAL_DB value (`where`, for a message): a PostgreSQL URL or libpq
+    connection string (read by libpq's own parser), else a file path. What looks like a URL
+    of another scheme is refused, never taken for a file; a URL that cannot be read is never
+    echoed (its password could be anywhere in it)."""
+    said = f"{where}: " if where else ""
+    start = _URL_START.match(text)
+    if start and not is_server_url(text):
+        scheme = start.group(1)
+        raise UsageError(
+            f"{said}a URL of scheme '{scheme}:' names no database localeval can use: a team's "
+            "database is postgresql://USER@HOST:PORT/DBNAME (or postgres://); a file whose "
+            "name has ':/' in it is given as ./NAME"
+        )
     if not is_server_url(text):
         return Path(text)
-    said = f"{where} {redacted(text)}" if where else redacted(text)
+    from psycopg import ProgrammingError, conninfo
+
+    kind = "URL" if start else "connection string"
     try:
-        parts = urllib.parse.urlsplit(text)
-        parts.port  # noqa: B018 (a port that is not a number raises here)
-    except ValueError as exc:
-        raise UsageError(f"{said}: not a valid PostgreSQL URL ({exc})") from None
-    if parts.fragment:
-        raise UsageError(f"{said}: a PostgreSQL URL has no #fragment")
+        settings = conninfo.conninfo_to_dict(text)
+    except ProgrammingError:
+        advice = _ENCODE_ADVICE if start else _CONNINFO_ADVICE
+        raise UsageError(
+            f"{said}not a valid PostgreSQL {kind} as libpq reads it; {advice}"
+        ) from None
+    if start and "@" in str(settings.get("dbname", "")):
+        # an unencoded / in a password ends libpq's host part there: the rest is read as the
+        # database's name, password and all
+        raise UsageError(f"{said}the PostgreSQL URL's database name holds an @; {_ENCODE_ADVICE}")
+    ports = str(settings.get("port", "")).split(",")
+    if not all(port.isdigit() for port in ports if port):
+        raise UsageError(f"{said}the PostgreSQL {kind}'s port is not a number; {_ENCODE_ADVICE}")
     return ServerUrl(text)
 
 
 def redacted(url: str) -> str:
-    """The URL without a password in its user part or its query."""
+    """The database as libpq reads it, as a URL without a password (`scheme://...` of the
+    URL given; postgresql:// for a connection string); what cannot be read is not shown."""
+    from psycopg import ProgrammingError, conninfo
+
     try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return url.partition("://")[0] + "://..."
-    netloc, query = parts.netloc, parts.query
-    if parts.password is not None or ":@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.partition(':')[0]}@{host}"
-    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-    kept = [(k, v) for k, v in pairs if k.lower() != "password"]
-    if len(kept) != len(pairs):
-        query = urllib.parse.urlencode(kept, safe="/:")
-    if (netloc, query) == (parts.netloc, parts.query):
-        return url
-    # not urlunsplit, which drops the // of an empty host (postgresql:///db)
-    text = f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
-    return text + (f"#{parts.fragment}" if parts.fragment else "")
+        settings = {k: str(v) for k, v in conninfo.conninfo_to_dict(url).items()}
+    except ProgrammingError:
+        return "(a PostgreSQL URL that libpq cannot read)"
+    start = _URL_START.match(url)
+    scheme = start.group(1) if start else "postgresql"
+    settings.pop("password", None)
+    user = urllib.parse.quote(settings.pop("user", ""), safe="")
+    hosts = settings.pop("host", "").split(",")
+    ports = settings.pop("port", "").split(",")
+    if len(ports) != len(hosts):  # one port for every host: said in the query
+        settings["port"] = ",".join(ports)
+        ports = [""] * len(hosts)
+    pairs = zip(hosts, ports, strict=True)
+    netloc = ",".join(_host(host) + (f":{port}" if port else "") for host, port in pairs)
+    netloc = f"{user}@{netloc}" if user else netloc
+    dbname = settings.pop("dbname", "")
+    query = urllib.parse.urlencode(settings, quote_via=urllib.parse.quote)
+    text = f"{scheme}://{netloc}" + (f"/{urllib.parse.quote(dbname, safe='')}" if dbname else "")
+    return text + (f"?{query}" if query else "")
+
+
+def _host(host: str) -> str:
+    """A host as a URL writes it: an IPv6 address in brackets, a socket folder encoded."""
+    if ":" in host:
+        return f"[{host}]"
+    return urllib.parse.quote(host, safe="")
 
 
 def refuse_password(location: Location) -> None:

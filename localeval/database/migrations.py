@@ -158,6 +158,23 @@ MIGRATIONS: list[str] = [
         measured TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
     );
     """,
+    # 12: the labels a reviewer undid, as they were made, so that `runs copy` carries an
+    #    undo to the other store (and never brings the undone label back from there)
+    """
+    CREATE TABLE run_labels_undone (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        sample_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        verdict INTEGER,
+        text TEXT NOT NULL,
+        mark TEXT,
+        label REAL NOT NULL,
+        reviewer TEXT NOT NULL,
+        created TEXT NOT NULL,         -- when the undone label was made
+        source TEXT NOT NULL
+    );
+    CREATE INDEX run_labels_undone_by_run ON run_labels_undone (run_id);
+    """,
 ]
 
 #: the schema version a database has once every migration is applied

@@ -15,7 +15,8 @@ import functools
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -32,6 +33,7 @@ from localeval.database.migrations import (
     postgres_ddl,
     statements,
 )
+from localeval.database.stall import TIMEOUT_ENV, Stalled, answered_within, statement_limit
 from localeval.errors import UsageError
 
 #: the oldest server accepted: the features used (identity columns, ON CONFLICT, advisory
@@ -91,17 +93,24 @@ class PostgresDatabase(Database):
         self.url = url
         self.connection = connection
         self._leases: set[str] = set()
+        self._socket = connection.fileno()
+        self._limit = statement_limit()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         try:
-            return self.connection.execute(_numbered(sql), tuple(params))  # type: ignore[return-value]
+            with answered_within(self._socket, self._limit):
+                return self.connection.execute(_numbered(sql), tuple(params))  # type: ignore[return-value]
+        except Stalled as exc:
+            raise StoreError(self.url, f"{exc}; ${TIMEOUT_ENV} sets the limit", LOST) from None
         except psycopg.Error as exc:
             raise self.failure(exc) from None
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         try:
-            with self.connection.cursor() as cursor:
+            with answered_within(self._socket, self._limit), self.connection.cursor() as cursor:
                 cursor.executemany(_numbered(sql), rows)
+        except Stalled as exc:
+            raise StoreError(self.url, f"{exc}; ${TIMEOUT_ENV} sets the limit", LOST) from None
         except psycopg.Error as exc:
             raise self.failure(exc) from None
 
@@ -109,7 +118,7 @@ class PostgresDatabase(Database):
         return (psycopg.Error,)
 
     def failure(self, exc: BaseException) -> StoreError:
-        detail = one_line(exc, self.url)
+        detail = one_line(exc)
         sqlstate = getattr(exc, "sqlstate", None) or ""
         lost = self.connection.broken or self.connection.closed
         if lost or sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03"):
@@ -178,26 +187,28 @@ class PostgresDatabase(Database):
 _CONNECTION_FAILED = re.compile(r'^connection to server (at|on) "[^"]*"(, port \d+)? failed: ')
 
 
-def one_line(exc: BaseException, url: ServerUrl) -> str:
-    """The driver's message on one line, with no password in it (libpq's messages hold
-    none; the check is for a password that is also a word of the message)."""
+def one_line(exc: BaseException) -> str:
+    """The driver's message on one line. libpq's messages hold no password, so nothing is
+    masked in it (a mask over the server's words garbles them and shows where the password's
+    letters are)."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     text = lines[0] if lines else type(exc).__name__
-    text = text.removeprefix("connection failed: ")
-    for secret in (url.password, os.environ.get("PGPASSWORD")):
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    return text.removeprefix("connection failed: ")
 
 
 def connect(url: ServerUrl) -> psycopg.Connection[Any]:
     """A new connection in autocommit mode; UsageError when the server cannot be reached or
     refuses the login, naming the URL without its password."""
+    given = url.settings
     options: dict[str, Any] = {"autocommit": True, "cursor_factory": psycopg.RawCursor}
-    if "connect_timeout" not in url.url and "PGCONNECT_TIMEOUT" not in os.environ:
+    if "connect_timeout" not in given and "PGCONNECT_TIMEOUT" not in os.environ:
         options["connect_timeout"] = CONNECT_TIMEOUT_S
-    if "application_name" not in url.url and "PGAPPNAME" not in os.environ:
+    if "application_name" not in given and "PGAPPNAME" not in os.environ:
         options["application_name"] = "localeval"
+    # this side probes a silent server too: a server's machine gone (power, network) ends a
+    # statement's wait within KEEPALIVE_S + 6 probes 10 s apart
+    probes = {"keepalives_idle": KEEPALIVE_S, "keepalives_interval": 10, "keepalives_count": 6}
+    options |= {key: value for key, value in probes.items() if key not in given}
     try:
         connection = psycopg.connect(url.url, **options)
     except psycopg.Error as exc:
@@ -211,23 +222,47 @@ def connect(url: ServerUrl) -> psycopg.Connection[Any]:
         )
     connection.adapters.register_loader("numeric", _Number)
     # a writer's machine that vanishes without closing its connection (power, network) is
-    # noticed by the server within KEEPALIVE_S + 6 probes 10 s apart, and its lease freed
-    connection.execute(
-        "SELECT set_config('tcp_keepalives_idle', $1, false), "
-        "set_config('tcp_keepalives_interval', '10', false), "
-        "set_config('tcp_keepalives_count', '6', false)",
-        (str(KEEPALIVE_S),),
-    )
+    # noticed by the server within KEEPALIVE_S + 6 probes 10 s apart, and its lease freed;
+    # a statement that runs longer than the limit is ended by the server (a stalled server
+    # is left by the client: localeval.database.stall)
+    with opening(connection, url):
+        connection.execute(
+            "SELECT set_config('tcp_keepalives_idle', $1, false), "
+            "set_config('tcp_keepalives_interval', '10', false), "
+            "set_config('tcp_keepalives_count', '6', false), "
+            "set_config('statement_timeout', $2, false)",
+            (str(KEEPALIVE_S), str(int(statement_limit() * 1000))),
+        )
     return connection
 
 
+@contextmanager
+def opening(connection: psycopg.Connection[Any], url: ServerUrl) -> Iterator[None]:
+    """Statements sent while a database is opened, under the statement limit too: a server
+    that stops answering then is left with one line (and the connection closed)."""
+    try:
+        with answered_within(connection.fileno(), statement_limit()):
+            yield
+    except Stalled as exc:
+        connection.close()
+        raise UsageError(
+            f"database {url}: {exc} while opening it; ${TIMEOUT_ENV} sets the limit. Nothing "
+            "was written"
+        ) from None
+
+
 def _connect_message(url: ServerUrl, exc: psycopg.Error) -> str:
-    """Why a connection failed (libpq gives no SQLSTATE for it: its words say)."""
-    detail = one_line(exc, url)
+    """Why a connection failed, in words (libpq gives no SQLSTATE for it: its words say)."""
+    detail = one_line(exc)
     said = _CONNECTION_FAILED.sub("", detail).removeprefix("FATAL:").strip()
     where = f"database {url}: "
-    if "authentication failed" in said or "no password supplied" in said:
-        return f"{where}the server refused the login ({said}); {PASSWORD_ADVICE}"
+    if "authentication failed" in said:
+        return (
+            f"{where}the server refused the login (a wrong password, or no such role); "
+            f"{PASSWORD_ADVICE}"
+        )
+    if "no password supplied" in said:
+        return f"{where}the server asks for a password and none was given; {PASSWORD_ADVICE}"
     if said.startswith("database ") and said.endswith(" does not exist"):
         return f"{where}{said}; create it first (createdb, or CREATE DATABASE: docs/team.md)"
     return f"{where}cannot connect ({detail})"
@@ -239,7 +274,8 @@ def open_postgres(url: ServerUrl) -> PostgresDatabase:
     connection = connect(url)
     where = f"database {url}: "
     try:
-        migrate_postgres(connection, where)
+        with opening(connection, url):
+            migrate_postgres(connection, where)
     except psycopg.Error as exc:
         connection.close()
         raise UsageError(_migration_message(url, exc)) from None
@@ -256,7 +292,7 @@ def _release(version: int) -> str:
 
 
 def _migration_message(url: ServerUrl, exc: psycopg.Error) -> str:
-    detail = one_line(exc, url)
+    detail = one_line(exc)
     where = f"database {url}: "
     if isinstance(exc, pg_errors.InsufficientPrivilege):
         return (
@@ -311,6 +347,18 @@ def migrate_postgres(
     finally:
         if not connection.broken:
             connection.execute("SELECT pg_advisory_unlock($1)", (_MIGRATION_LOCK,))
+
+
+def refuse_foreign_or_missing(connection: psycopg.Connection[Any], where: str) -> None:
+    """For a database without localeval's tables, read by a command that creates none: a
+    search_path that names no existing schema, or a schema holding other tables, is refused
+    as `evaluate` refuses it (rather than read as a history with no runs yet)."""
+    if connection.execute("SELECT current_schema()").fetchone()[0] is None:
+        raise UsageError(
+            f"{where}no schema of its search_path exists; create the schema first (CREATE "
+            "SCHEMA, docs/team.md) or name an existing one (?options=-csearch_path%3DNAME)"
+        )
+    _refuse_foreign(connection, where)
 
 
 def _refuse_foreign(connection: psycopg.Connection[Any], where: str) -> None:

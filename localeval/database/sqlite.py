@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
@@ -151,6 +152,7 @@ def open_sqlite(db: Path, readonly: bool = False) -> SqliteDatabase:
     """Open (creating if needed) and migrate the file; UsageError if it cannot be used.
     `readonly`: open it for reading only, never creating or changing it (a database that can
     be written is migrated first, as always)."""
+    _refuse_special(db)
     try:
         if readonly and not _writable(db):
             return SqliteDatabase(_open_read_only(db), db)
@@ -171,6 +173,18 @@ def open_sqlite(db: Path, readonly: bool = False) -> SqliteDatabase:
     except OSError as exc:
         raise UsageError(f"database {db}: {exc.strerror or exc}") from None
     return SqliteDatabase(connection, db)
+
+
+def _refuse_special(db: Path) -> None:
+    """A device, FIFO or socket is no database: SQLite would fail on it with "disk I/O error"
+    and leave a journal file beside it (/dev/null-journal)."""
+    try:
+        mode = db.stat().st_mode
+    except OSError:
+        return  # none there yet (or unreadable: opening it says why)
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device, FIFO or socket"
+        raise UsageError(f"database {db}: is {kind}, not a database file; give a file's path")
 
 
 def _writable(db: Path) -> bool:

@@ -3,7 +3,8 @@ either way, with every sample's scores and evidence and the reviewers' labels.
 
 A copy is all or nothing (one transaction in the target) and can be repeated: a run the
 target holds already with the same content is left as it is (labels it lacks are added,
-since labels are events that either side may have made), and a run id the target holds
+since labels are events that either side may have made, and labels undone on the source
+are undone on the target, never brought back by a later copy), and a run id the target holds
 with other content is refused, never overwritten. Only complete runs are copied: an
 incomplete run's content changes while it is written.
 """
@@ -34,6 +35,9 @@ SAMPLE_FIELDS = (
 SCORE_FIELDS = "run_id, sample_id, metric, score, undefined_reason, details"
 #: a label made, as it was made (its id is the order in its own store)
 LABEL_FIELDS = "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source"
+#: which label an undo took back (run_labels_undone): the label as it was made, in columns
+#: that never change, so that an undo still names its label once labels gain columns
+UNDONE_FIELDS = "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source"
 
 
 @dataclass
@@ -43,6 +47,7 @@ class Copied:
     copied: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     labels_added: int = 0
+    undos_added: int = 0
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,8 @@ class RunContent:
     samples: list[tuple[Any, ...]]
     scores: list[tuple[Any, ...]]
     labels: list[tuple[Any, ...]]
+    #: the labels reviewers undid (run_labels_undone), as they were made
+    undone: list[tuple[Any, ...]]
 
     def same_as(self, other: RunContent) -> bool:
         return (self.run, self.samples, self.scores) == (other.run, other.samples, other.scores)
@@ -96,10 +103,19 @@ def copy_runs(source: RunStore, target: RunStore, runs: Sequence[StoredRun]) -> 
                     f"run {run_id} is in {target.path} already, with other content; it is left "
                     "as it is, and nothing was copied"
                 )
-            missing = list((Counter(content.labels) - Counter(held.labels)).elements())
+            undos = list((Counter(content.undone) - Counter(held.undone)).elements())
+            _carry_undos(db, run_id, undos)
+            undone = Counter(held.undone) + Counter(undos)
+            missing = []
+            for row in (Counter(content.labels) - Counter(held.labels)).elements():
+                if undone[_identity(row)] > 0:  # undone here: never brought back
+                    undone[_identity(row)] -= 1
+                else:
+                    missing.append(row)
             _insert_labels(db, missing)
             done.present.append(run_id)
             done.labels_added += len(missing)
+            done.undos_added += len(undos)
     return done
 
 
@@ -108,11 +124,15 @@ def read_content(db: Database, run_id: str) -> RunContent:
         return [tuple(row) for row in db.execute(sql, (run_id,)).fetchall()]
 
     (run,) = rows(f"SELECT {RUN_FIELDS} FROM runs WHERE id = ?")
+    # ordered here, not by the store: a server's collation (en-US, say) orders text
+    # otherwise than SQLite and a C database do
+    scores = rows(f"SELECT {SCORE_FIELDS} FROM run_scores WHERE run_id = ?")
     return RunContent(
         run,
         rows(f"SELECT {SAMPLE_FIELDS} FROM run_samples WHERE run_id = ? ORDER BY position"),
-        rows(f"SELECT {SCORE_FIELDS} FROM run_scores WHERE run_id = ? ORDER BY sample_id, metric"),
+        sorted(scores, key=lambda score: (score[1], score[2])),
         rows(f"SELECT {LABEL_FIELDS} FROM run_labels WHERE run_id = ? ORDER BY id"),
+        rows(f"SELECT {UNDONE_FIELDS} FROM run_labels_undone WHERE run_id = ? ORDER BY rowid"),
     )
 
 
@@ -127,6 +147,39 @@ def _insert(db: Database, content: RunContent) -> None:
         content.scores,
     )
     _insert_labels(db, content.labels)
+    _insert_undone(db, content.undone)
+
+
+def _carry_undos(db: Database, run_id: str, undos: list[tuple[Any, ...]]) -> None:
+    """Undo in the target what was undone in the source: each undone label's row, where the
+    target holds it, is deleted, and the undo recorded there too."""
+    if not undos:
+        return
+    held = db.execute(f"SELECT id, {LABEL_FIELDS} FROM run_labels WHERE run_id = ?", (run_id,))
+    ids: dict[tuple[Any, ...], list[int]] = {}
+    for row in held.fetchall():
+        ids.setdefault(_identity(tuple(row[1:])), []).append(row[0])
+    for undo in undos:
+        if ids.get(undo):
+            db.execute("DELETE FROM run_labels WHERE id = ?", (ids[undo].pop(),))
+    _insert_undone(db, undos)
+
+
+def _identity(label: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A label row (LABEL_FIELDS) as an undo names it (UNDONE_FIELDS)."""
+    return tuple(label[_LABEL_NAMES.index(name)] for name in _UNDONE_NAMES)
+
+
+_LABEL_NAMES = [name.strip() for name in LABEL_FIELDS.split(",")]
+_UNDONE_NAMES = [name.strip() for name in UNDONE_FIELDS.split(",")]
+
+
+def _insert_undone(db: Database, undos: list[tuple[Any, ...]]) -> None:
+    if undos:
+        db.executemany(
+            f"INSERT INTO run_labels_undone ({UNDONE_FIELDS}) VALUES ({_marks(UNDONE_FIELDS)})",
+            undos,
+        )
 
 
 def _insert_labels(db: Database, labels: list[tuple[Any, ...]]) -> None:

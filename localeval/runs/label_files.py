@@ -29,6 +29,7 @@ from typing import Any
 
 from localeval.data.csv_rows import cell_number
 from localeval.data.file_rows import file_rows
+from localeval.data.samples import NUL, NUL_PROBLEM
 from localeval.errors import DatasetError, UsageError
 from localeval.results.verdicts import MEANINGS
 from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label
@@ -112,6 +113,8 @@ def _string(row: dict[str, Any], name: str, path: Path, line: int) -> str | None
     value = row.get(name)
     if value is not None and not isinstance(value, str):
         raise DatasetError(str(path), f"must be a string, got {value!r}", line, name)
+    if value is not None and NUL in value:
+        raise DatasetError(str(path), NUL_PROBLEM, line, name)
     return value
 
 

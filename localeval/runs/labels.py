@@ -6,8 +6,9 @@ question, useful) is right and 0 when it is not; for a sample's score on a metri
 the sample deserves to pass that metric's gate and 0 when it does not. The reviewer's own
 words are kept beside it (`mark`: right / wrong, too_high / right / too_low). Every label
 made is a row of its own, never changed: a reviewer's current label of an item is their
-latest row, undo deletes their latest row, and two reviewers' labels of one item are both
-kept. Each write is its own transaction, so a label is saved when it is made.
+latest row, undo deletes their latest row (kept in run_labels_undone, so that a copy of the
+run carries the undo), and two reviewers' labels of one item are both kept. Each write is
+its own transaction, so a label is saved when it is made.
 """
 
 from __future__ import annotations
@@ -165,8 +166,25 @@ class LabelStore:
             ).fetchone()
             if row is None:
                 return None
-            db.execute("DELETE FROM run_labels WHERE id = ?", (row[-1],))
-        return _label(row)
+            undone = _label(row)
+            db.execute("DELETE FROM run_labels WHERE id = ?", (undone.id,))
+            db.execute(  # kept, for `runs copy` to carry the undo (localeval.runs.copying)
+                "INSERT INTO run_labels_undone (run_id, sample_id, metric, verdict, text, "
+                "mark, label, reviewer, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    undone.sample_id,
+                    undone.metric,
+                    undone.verdict,
+                    undone.text,
+                    undone.mark,
+                    undone.label,
+                    undone.reviewer,
+                    undone.created,
+                    undone.source,
+                ),
+            )
+        return undone
 
     def events(
         self,
