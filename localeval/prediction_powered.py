@@ -64,9 +64,7 @@ def labels_needed(n_labelled: int, minimum: int = MIN_LABELLED) -> int:
     return max(0, minimum - n_labelled)
 
 
-def power_tuning(
-    judge_all: np.ndarray, judge_labelled: np.ndarray, people: np.ndarray
-) -> float:
+def power_tuning(judge_all: np.ndarray, judge_labelled: np.ndarray, people: np.ndarray) -> float:
     """The lam that minimises the estimate's variance, clipped to [0, 1]: the labelled
     samples' covariance of people and judge over the judge's variance (of every score
     the judge gave), inflated by (1 + n/N) for the labelled term's share."""

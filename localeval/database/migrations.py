@@ -158,6 +158,13 @@ MIGRATIONS: list[str] = [
         measured TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
     );
     """,
+    # 12: how a label's sample was picked (localeval.runs.labels): 'random' (the review
+    #    page's "label for the estimate" order, or an import said to be a random sample),
+    #    which the corrected estimate may use; 'chosen' (worst first, a search, an import
+    #    of unknown selection), kept for calibrate only
+    """
+    ALTER TABLE run_labels ADD COLUMN selection TEXT NOT NULL DEFAULT 'chosen';
+    """,
 ]
 
 #: the schema version a database has once every migration is applied

@@ -25,6 +25,11 @@ from localeval.results.model import now
 #: what a reviewer may say of a verdict, and of a sample's score
 VERDICT_MARKS = ("right", "wrong")
 SCORE_MARKS = ("too_high", "right", "too_low")
+#: how a label's sample was picked: at random (the review page's "label for the estimate"
+#: order, an import said to be random), so the corrected estimate may use it; or otherwise
+RANDOM = "random"
+CHOSEN = "chosen"
+SELECTIONS = (RANDOM, CHOSEN)
 #: how long a write waits for another process's write to end before saying so
 BUSY_MS = 5000
 
@@ -45,6 +50,8 @@ class Label:
     created: str = field(default_factory=now)
     #: "review", or the file it was imported from
     source: str = "review"
+    #: how its sample was picked: RANDOM (it may count for the corrected estimate) or CHOSEN
+    selection: str = "chosen"
     id: int | None = None
 
     @property
@@ -62,6 +69,7 @@ class Label:
             "reviewer": self.reviewer,
             "time": self.created,
             "source": self.source,
+            "selection": self.selection,
         }
 
 
@@ -84,7 +92,7 @@ def check_unlocked(db: Location, wait_s: float = 1.0) -> None:
         raise UsageError(locked_message(db))
 
 
-_COLUMNS = "sample_id, metric, verdict, text, label, reviewer, mark, created, source, id"
+_COLUMNS = "sample_id, metric, verdict, text, label, reviewer, mark, created, source, selection, id"
 
 
 def _label(row: tuple[Any, ...]) -> Label:
@@ -137,7 +145,8 @@ class LabelStore:
                 held[key] = label.label
                 cursor = db.execute(
                     "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, label, "
-                    "reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "reviewer, mark, created, source, selection) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "RETURNING id",
                     (
                         run_id,
@@ -150,6 +159,7 @@ class LabelStore:
                         label.mark,
                         label.created,
                         label.source,
+                        label.selection,
                     ),
                 )
                 stored.append(replace(label, id=cursor.fetchone()[0]))

@@ -17,6 +17,7 @@ from localeval.results.refs import RunRef
 from localeval.results.scores import results_file_scores
 from localeval.results.summary import ScoreColumns
 from localeval.results.view import RunView
+from localeval.runs.corrected import stored_corrected
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 
@@ -26,12 +27,15 @@ def stored_report(
 ) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     """A stored run's results.json (run_report): its header, and its samples streamed from
     the database one at a time."""
+    columns = store.score_columns(run)
+    corrected = stored_corrected(store, run, columns)
     return run_report(
         run.info,
         store.usage(run.id),
-        store.score_columns(run),
+        columns,
         run.gates or [],
         lambda: store.sample_dicts(run),
+        (corrected.overall, corrected.by_category),
     )
 
 
@@ -79,8 +83,11 @@ def stored_view(store: RunStore, run: StoredRun) -> RunView:
     diagnosis = None
     if any(s.get("diagnose") is True for s in run.info.metric_settings.values()):
         diagnosis = run_diagnosis(sample["details"] for sample in store.sample_dicts(run))
+    corrected = stored_corrected(store, run, view.columns)
     return replace(
         view,
+        corrected=corrected.overall,
+        corrected_by_category=corrected.by_category,
         summaries=reported.summaries(),
         by_category=reported.summaries_by_category(),
         gates=tuple(GateResult.from_dict(g) for g in run.gates or []),

@@ -1,0 +1,108 @@
+"""A metric's mean corrected by people's labels (localeval.prediction_powered), as a run's
+summary holds it: results.json's `summary.METRIC.corrected` with `labels_needed` beside it
+(docs/reference.md), written and read here for every view, and the judge's scores and
+people's values it is computed from (`correct`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from localeval.metrics.explain import number
+from localeval.prediction_powered import (
+    MIN_LABELLED,
+    Corrected,
+    corrected_mean,
+    labels_needed,
+)
+
+
+@dataclass(frozen=True)
+class CorrectedSummary:
+    """The corrected mean of one metric (None: too few labelled samples), how many more
+    labelled samples it needs, and the labels that were left out of it and why."""
+
+    estimate: Corrected | None
+    n_labelled: int
+    needed: int
+    #: complete samples labelled in an order that was not random (kept for calibrate)
+    n_chosen: int = 0
+    #: samples with some of their verdicts labelled and some not
+    n_incomplete: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary entry's keys: `corrected`, `labels_needed`, `labels_not_counted`."""
+        return {
+            "corrected": None if self.estimate is None else self.estimate.as_dict(),
+            "labels_needed": self.needed,
+            "labels_not_counted": {"chosen": self.n_chosen, "incomplete": self.n_incomplete},
+        }
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return None if self.estimate is None else self.estimate.ci95
+
+
+def correct(
+    judge: Sequence[float],
+    sample_ids: Sequence[str],
+    people: Mapping[str, float],
+    left_out: tuple[int, int] = (0, 0),
+    minimum: int = MIN_LABELLED,
+) -> CorrectedSummary:
+    """The corrected mean of the judge's scores `judge` (NaN: undefined), one per sample of
+    `sample_ids`, from people's values of the samples picked at random (`people`, by id);
+    `left_out`: (chosen, incomplete) labelled samples not counted."""
+    scores = np.asarray(judge, dtype=np.float64)
+    defined = ~np.isnan(scores)
+    labelled = [i for i, s in enumerate(sample_ids) if s in people and defined[i]]
+    needed = labels_needed(len(labelled), minimum)
+    estimate = None
+    if not needed:
+        estimate = corrected_mean(
+            scores[defined],
+            scores[labelled],
+            [people[sample_ids[i]] for i in labelled],
+        )
+    return CorrectedSummary(estimate, len(labelled), needed, *left_out)
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    low, high = number(value[0]), number(value[1])
+    return None if low is None or high is None else (low, high)
+
+
+def read_corrected(entry: Any) -> CorrectedSummary | None:
+    """A summary entry's corrected mean, as written by as_dict; None for an entry without
+    one (a results file from before it, a metric without verdicts) or a malformed one."""
+    if not isinstance(entry, Mapping) or "labels_needed" not in entry:
+        return None
+    needed = entry.get("labels_needed")
+    given = entry.get("corrected")
+    left = entry.get("labels_not_counted")
+    left = left if isinstance(left, Mapping) else {}
+    counts = [v if isinstance(v, int) else 0 for v in (left.get("chosen"), left.get("incomplete"))]
+    if not isinstance(needed, int):
+        return None
+    if not isinstance(given, Mapping):
+        return CorrectedSummary(None, max(0, MIN_LABELLED - needed), needed, *counts)
+    labels_only = given.get("labels_only")
+    labels_only = labels_only if isinstance(labels_only, Mapping) else {}
+    values = (
+        number(given.get("mean")),
+        _pair(given.get("ci95")),
+        given.get("n_labelled"),
+        number(given.get("judge_mean")),
+        number(labels_only.get("mean")),
+        _pair(labels_only.get("ci95")),
+    )
+    if any(v is None for v in values) or not isinstance(values[2], int):
+        return None
+    estimate = Corrected(*values, lam=math.nan)  # type: ignore[arg-type]
+    return CorrectedSummary(estimate, estimate.n_labelled, needed, *counts)

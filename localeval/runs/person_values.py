@@ -1,0 +1,150 @@
+"""A person's value of a sample on a metric, from the team's labels of the judge's verdicts:
+the score the metric would give if people had given every verdict (docs/reference.md,
+"A person's value per sample").
+
+- faithfulness, context recall: the share of the sample's statements people say the
+  texts support (the metric's mean, people as the verdicts);
+- context precision: the rank-weighted precision of people's chunk usefulness;
+- answer relevancy: people's label of the answer's one verdict;
+- answer correctness: the F-score of people's verdicts, each side weighted by its
+  statements' length as the metric weighs the judge's.
+
+A sample counts for a metric only when every verdict of that metric on it has a label;
+several reviewers' labels of one verdict count as their mean. A label of a sample's score
+(pass / fail its gate) is not a value on the metric's scale (a pass may be 0.8 or 1.0), so
+it makes no person's value; it stays for calibrate.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from localeval.metrics.answer_correctness import DEFAULT_BETA, by_length, f_beta
+from localeval.metrics.context_precision import average_precision
+from localeval.results.verdicts import Verdict, sample_verdicts
+from localeval.runs.labels import RANDOM, Label
+
+#: a person's value from people's verdict values in the metric's order, and its details
+ValueOf = Callable[[Sequence[float], Mapping[str, Any]], float]
+
+
+def _share(values: Sequence[float], details: Mapping[str, Any]) -> float:
+    return sum(values) / len(values)
+
+
+def _ranked(values: Sequence[float], details: Mapping[str, Any]) -> float:
+    return average_precision(values)
+
+
+def _only(values: Sequence[float], details: Mapping[str, Any]) -> float:
+    return values[0]
+
+
+def _f_score(values: Sequence[float], details: Mapping[str, Any]) -> float:
+    """The answer's statements first (precision), then the reference's (recall)."""
+    answer = details.get("statements") or []
+    reference = {
+        "statements": details.get("reference_statements") or [],
+        "sentences": details.get("reference_sentences"),
+        "claim_sentence": details.get("reference_claim_sentence"),
+    }
+    split = len(answer)
+    precision = by_length(values[:split], details)
+    recall = by_length(values[split:], reference)
+    beta = details.get("beta")
+    return f_beta(precision, recall, beta if isinstance(beta, int | float) else DEFAULT_BETA)
+
+
+#: the metrics a person's value is defined for, and how
+PERSON_VALUE: dict[str, ValueOf] = {
+    "faithfulness": _share,
+    "context_recall": _share,
+    "context_precision": _ranked,
+    "answer_relevancy": _only,
+    "answer_correctness": _f_score,
+}
+
+
+@dataclass
+class MetricLabels:
+    """What the labels of one metric of a run make."""
+
+    metric: str
+    #: per sample whose every verdict has a label: people's value, and whether the sample
+    #: was picked at random (may count for the estimate)
+    values: dict[str, float] = field(default_factory=dict)
+    random: set[str] = field(default_factory=set)
+    #: per sample with some verdicts labelled and some not: the numbers of those missing
+    missing: dict[str, list[int]] = field(default_factory=dict)
+    #: verdicts whose reviewers disagree (their mean counts)
+    disagreements: int = 0
+
+    @property
+    def counted(self) -> dict[str, float]:
+        """People's values of the samples that count for the estimate (picked at random)."""
+        return {s: v for s, v in self.values.items() if s in self.random}
+
+    @property
+    def n_chosen(self) -> int:
+        """Complete samples left out of the estimate: picked otherwise than at random."""
+        return len(self.values) - len(self.counted)
+
+
+def verdict_labels(labels: Iterable[Label]) -> dict[tuple[str, str, int], list[float]]:
+    """Each labelled verdict's labels, one per reviewer (their current ones)."""
+    found: dict[tuple[str, str, int], list[float]] = defaultdict(list)
+    for label in labels:
+        if label.verdict is not None:
+            found[(label.sample_id, label.metric, label.verdict)].append(label.label)
+    return found
+
+
+def random_samples(labels: Iterable[Label]) -> set[str]:
+    """The samples labelled in a random order (whole samples are shown in it)."""
+    return {label.sample_id for label in labels if label.selection == RANDOM}
+
+
+def sample_labels(
+    sample: Mapping[str, Any],
+    verdicts: Sequence[Verdict],
+    labelled: Mapping[tuple[str, str, int], list[float]],
+    into: dict[str, MetricLabels],
+    random: set[str],
+) -> None:
+    """Add one sample's people's values (and what is missing) to `into`, per metric."""
+    sample_id = sample["sample_id"]
+    by_metric: dict[str, list[Verdict]] = defaultdict(list)
+    for verdict in verdicts:
+        by_metric[verdict.metric].append(verdict)
+    for metric, found in by_metric.items():
+        value_of = PERSON_VALUE.get(metric)
+        given = [labelled.get((sample_id, metric, v.index)) for v in found]
+        if value_of is None or not any(given):
+            continue
+        entry = into.setdefault(metric, MetricLabels(metric))
+        missing = [v.index for v, g in zip(found, given, strict=True) if not g]
+        if missing:
+            entry.missing[sample_id] = missing
+            continue
+        values = [sum(g) / len(g) for g in given if g]
+        entry.disagreements += sum(len(set(g)) > 1 for g in given if g)
+        details = sample.get("details", {}).get(metric, {})
+        entry.values[sample_id] = value_of(values, details)
+        if sample_id in random:
+            entry.random.add(sample_id)
+
+
+def people_values(
+    samples: Iterable[Mapping[str, Any]], labels: Sequence[Label]
+) -> dict[str, MetricLabels]:
+    """Per metric with labels, people's values of a run's samples (results.json samples)."""
+    labelled = verdict_labels(labels)
+    random = random_samples(labels)
+    into: dict[str, MetricLabels] = {}
+    for sample in samples:
+        if any(key[0] == sample["sample_id"] for key in labelled):
+            sample_labels(sample, sample_verdicts(sample), labelled, into, random)
+    return into

@@ -1,0 +1,120 @@
+"""A run's metrics corrected by the team's labels: people's value per sample
+(localeval.runs.person_values), the corrected summary in results.json and every view of it,
+and only labels of samples picked at random counting for it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from review_runs import demo_copies, evaluate, run_cli
+from standins import StandIns
+
+from localeval.prediction_powered import MIN_LABELLED, corrected_mean
+from localeval.runs.labels import CHOSEN, RANDOM, LabelStore
+from localeval.runs.person_values import PERSON_VALUE
+from localeval.runs.review_items import ReviewRun, load_review_run
+
+METRICS = ("-m", "faithfulness", "-m", "context_precision", "--cp-usefulness", "judge")
+
+
+def labelled_run(
+    stand_ins: StandIns, folder: Path, n: int, selection: str = RANDOM, n_samples: int = 40
+) -> ReviewRun:
+    """A run of `n_samples` demo samples with every verdict of its first `n` labelled: the
+    judge right where it is sure, wrong elsewhere."""
+    evaluate(stand_ins, demo_copies(folder, n_samples), *METRICS)
+    review = load_review_run("latest")
+    made = []
+    for sample in review.samples[:n]:
+        for v in review.verdicts[sample["sample_id"]]:
+            mark = "right" if abs(v.raw - 0.5) > 0.2 else "wrong"
+            label = review.label_for(sample["sample_id"], v.metric, v.index, mark, "ann")
+            made.append(replace(label, selection=selection))
+    store = LabelStore.open(review.db)
+    try:
+        store.add(review.run.id, made)
+    finally:
+        store.close()
+    return review
+
+
+def by_hand(review: ReviewRun, metric: str, n: int) -> tuple[list[float], list[float], list[float]]:
+    """The judge's scores on every sample, and on the labelled ones with people's values
+    computed here from the labels' definition (docs/reference.md), not from the module."""
+    store = LabelStore.open(review.db)
+    try:
+        labels = {(x.sample_id, x.metric, x.verdict): x.label for x in store.current(review.run.id)}
+    finally:
+        store.close()
+    judge_all = [s["scores"][metric] for s in review.samples]
+    judge_lab, people = [], []
+    for sample in review.samples[:n]:
+        verdicts = [v for v in review.verdicts[sample["sample_id"]] if v.metric == metric]
+        values = [labels[(sample["sample_id"], metric, v.index)] for v in verdicts]
+        if metric == "faithfulness":
+            person = sum(values) / len(values)
+        else:  # rank-weighted precision of people's usefulness
+            hits, total = 0.0, 0.0
+            for k, v in enumerate(values, start=1):
+                hits += v
+                total += hits / k * v
+            person = total / sum(values) if sum(values) else 0.0
+        judge_lab.append(sample["scores"][metric])
+        people.append(person)
+    return judge_all, judge_lab, people
+
+
+@pytest.mark.parametrize("metric", ["faithfulness", "context_precision"])
+def test_results_json_holds_the_corrected_mean_of_the_formula(
+    stand_ins: StandIns, tmp_path: Path, metric: str
+) -> None:
+    review = labelled_run(stand_ins, tmp_path, 25)
+    out = tmp_path / "results.json"
+    assert run_cli("runs", "show", "latest", "-o", out).exit_code == 0
+    entry = json.loads(out.read_text("utf-8"))["summary"][metric]
+    expected = corrected_mean(*by_hand(review, metric, 25))
+    assert entry["labels_needed"] == 0
+    found = entry["corrected"]
+    assert found["n_labelled"] == 25
+    assert found["mean"] == pytest.approx(round(expected.mean, 4))
+    assert found["ci95"] == pytest.approx([round(v, 4) for v in expected.ci95])
+    assert found["judge_mean"] == pytest.approx(entry["mean"], abs=1e-3)
+    assert found["labels_only"]["mean"] == pytest.approx(
+        round(float(np.mean(by_hand(review, metric, 25)[2])), 4)
+    )
+
+
+def test_too_few_labels_say_how_many_more(stand_ins: StandIns, tmp_path: Path) -> None:
+    labelled_run(stand_ins, tmp_path, 5, n_samples=12)
+    out = tmp_path / "results.json"
+    result = run_cli("runs", "show", "latest", "-o", out)
+    assert result.exit_code == 0, result.output
+    entry = json.loads(out.read_text("utf-8"))["summary"]["faithfulness"]
+    assert entry["corrected"] is None
+    assert entry["labels_needed"] == MIN_LABELLED - 5
+    assert f"label {MIN_LABELLED - 5} more samples" in result.output
+
+
+def test_labels_picked_otherwise_do_not_count(stand_ins: StandIns, tmp_path: Path) -> None:
+    labelled_run(stand_ins, tmp_path, 25, selection=CHOSEN)
+    out = tmp_path / "results.json"
+    assert run_cli("runs", "show", "latest", "-o", out).exit_code == 0
+    entry = json.loads(out.read_text("utf-8"))["summary"]["faithfulness"]
+    assert entry["corrected"] is None
+    assert entry["labels_needed"] == MIN_LABELLED
+    assert entry["labels_not_counted"]["chosen"] == 25
+
+
+def test_every_metric_made_of_verdicts_has_a_person_value() -> None:
+    from localeval.metrics import spec
+
+    made_of_verdicts = {
+        m
+        for m in ("faithfulness", "context_recall", "context_precision", "answer_relevancy")
+        if (found := spec(m)) is not None and found.verdict_kind
+    }
+    assert made_of_verdicts <= set(PERSON_VALUE)
