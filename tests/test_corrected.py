@@ -89,14 +89,18 @@ def test_results_json_holds_the_corrected_mean_of_the_formula(
 
 
 def test_too_few_labels_say_how_many_more(stand_ins: StandIns, tmp_path: Path) -> None:
-    labelled_run(stand_ins, tmp_path, 5, n_samples=12)
+    labelled_run(stand_ins, tmp_path, 5, n_samples=30)
     out = tmp_path / "results.json"
     result = run_cli("runs", "show", "latest", "-o", out)
     assert result.exit_code == 0, result.output
     entry = json.loads(out.read_text("utf-8"))["summary"]["faithfulness"]
     assert entry["corrected"] is None
     assert entry["labels_needed"] == MIN_LABELLED - 5
-    assert f"label {MIN_LABELLED - 5} more samples" in result.output
+    assert f"label {MIN_LABELLED - 5} more samples" in " ".join(result.output.split())
+    # a run smaller than the minimum can never have one: it says so, not "label more"
+    labelled_run(stand_ins, tmp_path, 5, n_samples=12)
+    small = " ".join(run_cli("runs", "show", "latest").output.split())
+    assert f"needs {MIN_LABELLED} labelled samples; this run has 12" in small
 
 
 def test_labels_picked_otherwise_do_not_count(stand_ins: StandIns, tmp_path: Path) -> None:
@@ -118,3 +122,36 @@ def test_every_metric_made_of_verdicts_has_a_person_value() -> None:
         if (found := spec(m)) is not None and found.verdict_kind
     }
     assert made_of_verdicts <= set(PERSON_VALUE)
+
+
+def test_every_report_shows_the_corrected_mean(stand_ins: StandIns, tmp_path: Path) -> None:
+    labelled_run(stand_ins, tmp_path, 25)
+    out = tmp_path / "results.json"
+    shown = run_cli("runs", "show", "latest", "-o", out)
+    assert "Corrected by people's labels" in shown.output
+    entry = json.loads(out.read_text("utf-8"))["summary"]["faithfulness"]["corrected"]
+    mean = f"{entry['mean']:.3f}"
+    assert f"faithfulness: {mean} [" in shown.output
+    for kind in ("html", "md", "junit"):
+        page = tmp_path / f"report.{kind if kind != 'junit' else 'xml'}"
+        result = run_cli("report", out, "--format", kind, "-o", page)
+        assert result.exit_code == 0, result.output
+        text = page.read_text("utf-8")
+        assert mean in text, kind
+        assert "25" in text and f"{entry['judge_mean']:.3f}" in text, kind
+    html = (tmp_path / "report.html").read_text("utf-8")
+    assert "not calibrated" not in html.split("Corrected by people")[0]
+    assert "class='low'" not in html
+
+
+def test_a_report_without_enough_labels_says_how_to_make_them(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    labelled_run(stand_ins, tmp_path, 3, n_samples=30)
+    out = tmp_path / "results.json"
+    assert run_cli("runs", "show", "latest", "-o", out).exit_code == 0
+    page = tmp_path / "report.html"
+    assert run_cli("report", out, "--format", "html", "-o", page).exit_code == 0
+    html = page.read_text("utf-8")
+    assert f"label {MIN_LABELLED - 3} more samples" in html
+    assert "localeval review" in html

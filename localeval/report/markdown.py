@@ -13,6 +13,7 @@ from typing import Any
 
 from localeval.results import view
 from localeval.results.calibration import calibrated_on
+from localeval.results.corrected import corrected_words
 from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import GateResult, advice
 from localeval.results.view import RunView, as_view
@@ -58,6 +59,7 @@ def render_markdown(
     lines = [f"### {headline}", "", _run_line(run), ""]
     lines += _calibration(run)
     lines += _summary_table(run, base)
+    lines += _corrected(run)
     if failed:
         lines += ["", "**Failing gates**", ""]
         lines += [_failing(gate) for gate in failed]
@@ -91,6 +93,18 @@ def _calibration(run: RunView) -> list[str]:
         judge = md_code(status.judge, in_table=False)
         fitted = md_code(text, in_table=False)
         lines += [f"Judge {judge} calibrated for {kind} on {fitted}.", ""]
+    return lines
+
+
+def _corrected(run: RunView) -> list[str]:
+    """The means people would give, from the team's labels, or how many more to label."""
+    if not run.corrected:
+        return []
+    # our words and numbers; a metric's name in a code span, as any text from a results file
+    lines = ["", "**Corrected by people's labels** (the mean people would give, 95% CI)", ""]
+    for metric, entry in run.corrected.items():
+        review = md_code(f"localeval review {run.run_id or 'RUN'}", in_table=False)
+        lines.append(f"- {md_code(metric, in_table=False)}: {corrected_words(entry, review)}")
     return lines
 
 

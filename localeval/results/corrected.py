@@ -33,6 +33,8 @@ class CorrectedSummary:
     n_chosen: int = 0
     #: samples with some of their verdicts labelled and some not
     n_incomplete: int = 0
+    #: the samples the judge scored (None: not recorded)
+    n_samples: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The summary entry's keys: `corrected`, `labels_needed`, `labels_not_counted`."""
@@ -68,7 +70,7 @@ def correct(
             scores[labelled],
             [people[sample_ids[i]] for i in labelled],
         )
-    return CorrectedSummary(estimate, len(labelled), needed, *left_out)
+    return CorrectedSummary(estimate, len(labelled), needed, *left_out, int(defined.sum()))
 
 
 def _pair(value: Any) -> tuple[float, float] | None:
@@ -106,3 +108,47 @@ def read_corrected(entry: Any) -> CorrectedSummary | None:
         return None
     estimate = Corrected(*values, lam=math.nan)  # type: ignore[arg-type]
     return CorrectedSummary(estimate, estimate.n_labelled, needed, *counts)
+
+
+def _span(interval: tuple[float, float]) -> str:
+    return f"[{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def corrected_words(entry: CorrectedSummary, review: str) -> str:
+    """One metric's corrected mean in words, beside the judge's own and the labels' alone;
+    or how many more samples to label, and how (`review`: the review command as shown)."""
+    left = []
+    if entry.n_chosen:
+        left.append(f"{entry.n_chosen} labelled in an order not random (kept for calibrate)")
+    if entry.n_incomplete:
+        left.append(f"{entry.n_incomplete} with verdicts still unlabelled")
+    not_counted = f"; not counted: {', '.join(left)}" if left else ""
+    found = entry.estimate
+    wanted = entry.n_labelled + entry.needed
+    if found is None and entry.n_samples is not None and entry.n_samples < wanted:
+        return (
+            f"a mean corrected by people's labels needs {wanted} labelled samples; this run "
+            f"has {entry.n_samples}{not_counted}"
+        )
+    if found is None:
+        return (
+            f"label {entry.needed} more samples for the mean people would give "
+            f"({entry.n_labelled} of {wanted} labelled; {review}, "
+            f'"label for the estimate"){not_counted}'
+        )
+    return (
+        f"{found.mean:.3f} {_span(found.ci95)} corrected by {found.n_labelled} labelled "
+        f"samples (the judge's mean {found.judge_mean:.3f}; labels alone "
+        f"{found.labels_only_mean:.3f} {_span(found.labels_only_ci95)}){not_counted}"
+    )
+
+
+def corrected_line(metric: str, entry: CorrectedSummary, run_id: str | None) -> str:
+    """One metric's corrected line, as plain text."""
+    review = f"`localeval review {run_id or 'RUN'}`"
+    return f"{metric}: {corrected_words(entry, review)}"
+
+
+def corrected_lines(corrected: Mapping[str, CorrectedSummary], run_id: str | None) -> list[str]:
+    """Every metric's corrected line, in the run's order."""
+    return [corrected_line(metric, entry, run_id) for metric, entry in corrected.items()]
