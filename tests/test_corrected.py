@@ -1,5 +1,5 @@
 """A run's metrics corrected by the team's labels: people's value per sample
-(localeval.runs.person_values), the corrected summary in results.json and every view of it,
+(localeval.results.person_values), the corrected summary in results.json and every view of it,
 and only labels of samples picked at random counting for it."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from review_runs import demo_copies, evaluate, run_cli
 from standins import StandIns
 
 from localeval.prediction_powered import MIN_LABELLED, corrected_mean
-from localeval.runs.labels import CHOSEN, RANDOM, LabelStore
-from localeval.runs.person_values import PERSON_VALUE
+from localeval.results.person_values import CHOSEN, PERSON_VALUE, RANDOM
+from localeval.runs.labels import LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
 
 METRICS = ("-m", "faithfulness", "-m", "context_precision", "--cp-usefulness", "judge")
@@ -155,3 +155,56 @@ def test_a_report_without_enough_labels_says_how_to_make_them(
     html = page.read_text("utf-8")
     assert f"label {MIN_LABELLED - 3} more samples" in html
     assert "localeval review" in html
+
+
+def test_a_gate_reads_the_corrected_mean_when_there_are_enough_labels(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    from localeval.results.corrected import correct
+    from localeval.results.gates import evaluate_gates
+    from localeval.stats import summarize
+
+    rng = np.random.default_rng(3)
+    ids = [f"s{i}" for i in range(60)]
+    judge = list(rng.uniform(0.7, 1.0, 60))  # the judge reads high: mean about 0.85
+    people = {s: float(rng.uniform(0.3, 0.7)) for s in ids[:30]}  # people: about 0.5
+    summaries = {"faithfulness": summarize(judge)}
+    corrected = {"faithfulness": correct(judge, ids, people)}
+    auto = evaluate_gates(summaries, {"faithfulness": 0.8}, corrected=corrected)[0]
+    assert not auto.passed and auto.reads == "corrected"
+    assert auto.value == pytest.approx(corrected["faithfulness"].estimate.mean)
+    assert "corrected by people's labels, 95% CI" in auto.explanation()
+    assert auto.as_dict()["interval_straddles"] is False
+    judge_only = evaluate_gates(
+        summaries, {"faithfulness": 0.8}, corrected=corrected, gate_on="judge"
+    )
+    assert judge_only[0].passed and judge_only[0].reads == "judge"
+    few = {"faithfulness": correct(judge, ids, dict(list(people.items())[:4]))}
+    fallback = evaluate_gates(summaries, {"faithfulness": 0.8}, corrected=few)[0]
+    assert fallback.passed and fallback.reads == "judge"
+    strict = evaluate_gates(summaries, {"faithfulness": 0.8}, corrected=few, gate_on="corrected")
+    assert not strict[0].passed
+    assert f"label {MIN_LABELLED - 4} more samples" in strict[0].title()
+
+
+def test_evaluate_gate_on_is_checked_and_recorded(stand_ins: StandIns, tmp_path: Path) -> None:
+    data = demo_copies(tmp_path, 30)
+    evaluate(stand_ins, data, "-m", "faithfulness")
+    strict = run_cli(
+        "evaluate",
+        data,
+        "-m",
+        "faithfulness",
+        "--no-progress",
+        "--gate-on",
+        "corrected",
+        "--threshold",
+        "faithfulness=0.1",
+    )
+    assert strict.exit_code == 1, strict.output
+    assert "label 20 more samples" in " ".join(strict.output.split()).replace(
+        str(MIN_LABELLED), "20"
+    )
+    bad = run_cli("evaluate", data, "--gate-on", "people")
+    assert bad.exit_code == 2
+    assert "people" in bad.output

@@ -104,7 +104,10 @@ def gates_text(
         )
     for gate in gates:
         if gate.passed:
-            lines.append(f"  PASS  {gate.metric} = {_number(gate.value)} >= {gate.threshold:.2f}")
+            lines.append(
+                f"  PASS  {gate.metric} = {_number(gate.value)}{gate.read_as()} >= "
+                f"{gate.threshold:.2f}"
+            )
         else:
             lines.append(f"  FAIL  {gate.explanation()}")
     return "\n".join(lines)

@@ -13,7 +13,7 @@ from localeval.data.samples import Sample
 from localeval.data.textstream import text_chunks
 from localeval.errors import DatasetError
 from localeval.judge import Usage
-from localeval.results.corrected import CorrectedSummary
+from localeval.results.corrected import CorrectedSummary, corrected_for
 from localeval.results.files import OutputTarget, Protected, open_output, output_target
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, RunResult, SampleResult
@@ -121,12 +121,17 @@ def _with_corrected(
 
 def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
     """results.json of a run held in memory (run_report)."""
+    columns = run.metric_columns()
+    # a run held in memory has no labels (they are kept with a run of the history): each
+    # metric says how many it would need, as a stored run without labels does
+    corrected = corrected_for(columns, run.info.metrics, {})
     header, samples = run_report(
         run.info,
         run.usage,
-        run.metric_columns(),
+        columns,
         gates,
         lambda: (sample_to_dict(s) for s in run.samples),
+        (corrected.overall, corrected.by_category),
     )
     return {**header, "samples": list(samples)}
 

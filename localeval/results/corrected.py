@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,8 @@ from localeval.prediction_powered import (
     corrected_mean,
     labels_needed,
 )
+from localeval.results.person_values import PERSON_VALUE, MetricLabels
+from localeval.results.summary import NO_CATEGORY, ScoreColumns
 
 
 @dataclass(frozen=True)
@@ -152,3 +154,34 @@ def corrected_line(metric: str, entry: CorrectedSummary, run_id: str | None) -> 
 def corrected_lines(corrected: Mapping[str, CorrectedSummary], run_id: str | None) -> list[str]:
     """Every metric's corrected line, in the run's order."""
     return [corrected_line(metric, entry, run_id) for metric, entry in corrected.items()]
+
+
+@dataclass(frozen=True)
+class RunCorrected:
+    """Per metric a person's value is defined for, its corrected summary; and per category."""
+
+    overall: Mapping[str, CorrectedSummary] = field(default_factory=dict)
+    by_category: Mapping[str, Mapping[str, CorrectedSummary]] = field(default_factory=dict)
+
+
+def corrected_for(
+    columns: ScoreColumns, metrics: Sequence[str], labelled: Mapping[str, MetricLabels]
+) -> RunCorrected:
+    """The corrected summaries of a run's `metrics` that people's values are defined for."""
+    overall: dict[str, CorrectedSummary] = {}
+    by_category: dict[str, dict[str, CorrectedSummary]] = {}
+    groups: dict[str, list[int]] = {}
+    for index, category in enumerate(columns.categories):
+        groups.setdefault(category or NO_CATEGORY, []).append(index)
+    for metric in metrics:
+        if metric not in PERSON_VALUE or metric not in columns.scores:
+            continue
+        found = labelled.get(metric, MetricLabels(metric))
+        left_out = (found.n_chosen, len(found.missing))
+        scores = columns.scores[metric]
+        overall[metric] = correct(scores, columns.sample_ids, found.counted, left_out)
+        for category, members in sorted(groups.items()):
+            ids = [columns.sample_ids[i] for i in members]
+            entry = correct(scores[members], ids, found.counted)
+            by_category.setdefault(category, {})[metric] = entry
+    return RunCorrected(overall, by_category)

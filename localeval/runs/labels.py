@@ -21,15 +21,12 @@ from typing import Any
 from localeval.database import LOCKED, Database, Location, StoreError, open_store
 from localeval.errors import UsageError
 from localeval.results.model import now
+from localeval.results.person_values import CHOSEN
 
 #: what a reviewer may say of a verdict, and of a sample's score
 VERDICT_MARKS = ("right", "wrong")
 SCORE_MARKS = ("too_high", "right", "too_low")
-#: how a label's sample was picked: at random (the review page's "label for the estimate"
-#: order, an import said to be random), so the corrected estimate may use it; or otherwise
-RANDOM = "random"
-CHOSEN = "chosen"
-SELECTIONS = (RANDOM, CHOSEN)
+
 #: how long a write waits for another process's write to end before saying so
 BUSY_MS = 5000
 
@@ -51,7 +48,7 @@ class Label:
     #: "review", or the file it was imported from
     source: str = "review"
     #: how its sample was picked: RANDOM (it may count for the corrected estimate) or CHOSEN
-    selection: str = "chosen"
+    selection: str = CHOSEN
     id: int | None = None
 
     @property

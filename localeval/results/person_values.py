@@ -20,12 +20,33 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from localeval.metrics.answer_correctness import DEFAULT_BETA, by_length, f_beta
 from localeval.metrics.context_precision import average_precision
 from localeval.results.verdicts import Verdict, sample_verdicts
-from localeval.runs.labels import RANDOM, Label
+
+#: how a label's sample was picked: at random (the review page's "label for the estimate"
+#: order, an import said to be random), so the corrected estimate may use it; or otherwise
+RANDOM = "random"
+CHOSEN = "chosen"
+SELECTIONS = (RANDOM, CHOSEN)
+
+
+class Label(Protocol):
+    """A reviewer's label of a verdict (localeval.runs.labels.Label), as read here."""
+
+    @property
+    def sample_id(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def verdict(self) -> int | None: ...
+    @property
+    def label(self) -> float: ...
+    @property
+    def selection(self) -> str: ...
+
 
 #: a person's value from people's verdict values in the metric's order, and its details
 ValueOf = Callable[[Sequence[float], Mapping[str, Any]], float]
@@ -143,8 +164,9 @@ def people_values(
     """Per metric with labels, people's values of a run's samples (results.json samples)."""
     labelled = verdict_labels(labels)
     random = random_samples(labels)
+    labelled_ids = {key[0] for key in labelled}
     into: dict[str, MetricLabels] = {}
     for sample in samples:
-        if any(key[0] == sample["sample_id"] for key in labelled):
+        if sample["sample_id"] in labelled_ids:
             sample_labels(sample, sample_verdicts(sample), labelled, into, random)
     return into
