@@ -208,3 +208,45 @@ def test_evaluate_gate_on_is_checked_and_recorded(stand_ins: StandIns, tmp_path:
     bad = run_cli("evaluate", data, "--gate-on", "people")
     assert bad.exit_code == 2
     assert "people" in bad.output
+
+
+def _summary(tmp_path: Path, metric: str = "faithfulness") -> dict:
+    out = tmp_path / "shown.json"
+    result = run_cli("runs", "show", "latest", "-o", out)
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text("utf-8"))["summary"][metric]
+
+
+def test_labels_carry_over_to_a_later_run_of_the_same_samples(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    first = labelled_run(stand_ins, tmp_path, 25, n_samples=30)
+    data = tmp_path / "demo-30.jsonl"
+    # the same samples again: a new run, whose gate reads the corrected mean at once
+    again = run_cli("evaluate", data, *METRICS, "--no-progress", "--no-resume")
+    assert again.exit_code in (0, 1), again.output
+    assert "corrected by people's labels, 95% CI" in again.output
+    entry = _summary(tmp_path)
+    assert entry["corrected"]["n_labelled"] == 25
+    # one answer gains a statement, another sample's contexts change
+    rows = [json.loads(line) for line in data.read_text("utf-8").splitlines()]
+    rows[0]["answer"] += " It also comes with a free coffee mug."
+    rows[1]["contexts"] = ["Nothing here is about the question at all."]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    evaluate(stand_ins, data, *METRICS)
+    changed = _summary(tmp_path)
+    assert changed["corrected"]["n_labelled"] == 23
+    # the changed answer's old statements keep their labels; only the new one is missing
+    assert changed["labels_not_counted"]["incomplete"] == 1
+    assert first.run.id not in run_cli("runs", "show", "latest").output.split("run:")[1][:40]
+
+
+def test_labels_of_other_samples_carry_over_but_do_not_count_as_random(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    labelled_run(stand_ins, tmp_path, 25, n_samples=30)
+    bigger = demo_copies(tmp_path, 40)  # the first 30 ids are the same samples
+    evaluate(stand_ins, bigger, *METRICS)
+    entry = _summary(tmp_path)
+    assert entry["corrected"] is None
+    assert entry["labels_not_counted"]["chosen"] == 25
