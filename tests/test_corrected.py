@@ -250,3 +250,63 @@ def test_labels_of_other_samples_carry_over_but_do_not_count_as_random(
     entry = _summary(tmp_path)
     assert entry["corrected"] is None
     assert entry["labels_not_counted"]["chosen"] == 25
+
+
+def _stored_labels(review: ReviewRun) -> list:
+    store = LabelStore.open(review.db)
+    try:
+        return store.current(review.run.id)
+    finally:
+        store.close()
+
+
+def test_an_import_counts_for_the_estimate_only_when_said_random(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    labelled_run(stand_ins, tmp_path, 22, n_samples=30)
+    exported = tmp_path / "labels.jsonl"
+    assert run_cli("labels", "export", "latest", "-o", exported).exit_code == 0
+    written = [json.loads(line) for line in exported.read_text("utf-8").splitlines()]
+    assert {row["selection"] for row in written} == {RANDOM}  # the export says the mode
+    plain = [{k: v for k, v in row.items() if k != "selection"} for row in written]
+    exported.write_text("".join(json.dumps(r) + "\n" for r in plain), "utf-8")
+    # a run of more samples: the earlier run's labels carry over, but not as random ones
+    evaluate(stand_ins, demo_copies(tmp_path, 31), *METRICS)
+    assert _summary(tmp_path)["corrected"] is None
+    result = run_cli("labels", "import", exported, "--run", "latest")
+    assert result.exit_code == 0, result.output
+    assert "not counted for the mean corrected by labels" in result.output
+    again = load_review_run("latest")
+    assert {x.selection for x in _stored_labels(again)} == {CHOSEN}
+    result = run_cli("labels", "import", exported, "--run", "latest", "--random-sample")
+    assert result.exit_code == 0, result.output
+    assert {x.selection for x in _stored_labels(again)} == {RANDOM}
+    assert _summary(tmp_path)["corrected"]["n_labelled"] == 22
+
+
+@pytest.mark.parametrize(
+    ("row", "says"),
+    [
+        ({"sample_id": "nowhere", "metric": "faithfulness", "verdict": 0, "label": 1}, "no sample"),
+        (
+            {"sample_id": "billing-1-0", "metric": "faithfulness", "verdict": 0, "label": 1.5},
+            "[0, 1]",
+        ),
+        (
+            {"sample_id": "billing-1-0", "metric": "faithfulness", "label": 1, "selection": "x"},
+            "random or chosen",
+        ),
+    ],
+)
+def test_bad_label_files_store_nothing(
+    stand_ins: StandIns, tmp_path: Path, row: dict, says: str
+) -> None:
+    review = labelled_run(stand_ins, tmp_path, 0, n_samples=3)
+    good = {"sample_id": "billing-1-0", "metric": "faithfulness", "verdict": 0, "label": 1}
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(row) + "\n", "utf-8")
+    result = run_cli("labels", "import", path, "--run", "latest")
+    assert result.exit_code == 2
+    assert says in result.output and "line 2" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert _stored_labels(review) == []

@@ -131,15 +131,16 @@ class LabelStore:
         once."""
         stored = []
         with self._write("saving a label") as db:
-            held: dict[tuple[Any, ...], float] = {}
+            # a label unchanged in value and in how its sample was picked is not stored again
+            held: dict[tuple[Any, ...], tuple[float, str]] = {}
             if only_changes:  # a review page's label is always stored: read nothing for it
                 db.lock(f"labels of run {run_id}")  # another import waits until this commits
-                held = {(*c.item, c.reviewer): c.label for c in self.current(run_id)}
+                held = {(*c.item, c.reviewer): (c.label, c.selection) for c in self.current(run_id)}
             for label in labels:
                 key = (*label.item, label.reviewer)
-                if only_changes and held.get(key) == label.label:
+                if only_changes and held.get(key) == (label.label, label.selection):
                     continue
-                held[key] = label.label
+                held[key] = (label.label, label.selection)
                 cursor = db.execute(
                     "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, label, "
                     "reviewer, mark, created, source, selection) "
