@@ -21,6 +21,9 @@ const index = {
   marked: [], // per sample: how many of its items this reviewer's saved labels mark
   verdicts: 0, // this reviewer's saved labels: of verdicts, of scores
   scores: 0,
+  carried: new Map(), // item key -> a label carried over from an earlier run of the sample
+  random: new Set(), // samples (indexes) with a label made in the "label for the estimate" order
+  estimate: [], // the samples' indexes in the run's fixed random order
 };
 
 const $ = (id) => document.getElementById(id);
@@ -75,7 +78,47 @@ function indexRun(labels) {
     if (label.reviewer === state.data.reviewer) setMine(key, label);
     else if (index.others.has(key)) index.others.get(key).push(label);
     else index.others.set(key, [label]);
+    if (label.selection === "random" && index.sampleOf.has(key)) index.random.add(index.sampleOf.get(key));
   }
+  for (const label of state.data.corrected.carried) {
+    const key = keyOf(label.sample_id, label.metric, label.verdict);
+    index.carried.set(key, label);
+    if (label.selection === "random" && index.sampleOf.has(key)) index.random.add(index.sampleOf.get(key));
+  }
+  const at = new Map(state.data.samples.map((s, i) => [s.id, i]));
+  index.estimate = state.data.estimate_order.map((id) => at.get(id));
+}
+
+// whether a verdict has a label of anyone's, made on this run or carried over to it
+const labelled = (key) => index.mine.has(key) || index.others.has(key) || index.carried.has(key);
+
+// every verdict of the sample labelled: the sample has a person's value for the estimate
+function complete(i) {
+  const verdicts = index.items[i].filter((item) => item.kind === "verdict");
+  return verdicts.length > 0 && verdicts.every((item) => labelled(item.key));
+}
+
+// the verdicts still to label of a sample that has some labelled: what the estimate needs
+function missing(i) {
+  const verdicts = index.items[i].filter((item) => item.kind === "verdict");
+  const done = verdicts.filter((item) => labelled(item.key)).length;
+  return done ? verdicts.length - done : 0;
+}
+
+function drawCorrected() {
+  const counted = index.estimate.filter((i) => index.random.has(i) && complete(i)).length;
+  const lines = state.data.corrected.lines.map((line) => el("p", {}, line));
+  const mode = $("estimate").checked
+    ? el(
+        "p",
+        {},
+        el("b", {}, "Label for the estimate: "),
+        `${counted} complete samples labelled in this order (${state.data.min_labelled} give a corrected mean). `,
+        "Label every verdict of each sample in turn; stop anywhere. Labels made in another order ",
+        "are kept for calibrate, but do not count for the corrected mean.",
+      )
+    : null;
+  $("corrected").replaceChildren(mode, ...lines);
 }
 
 // this reviewer's saved label of an item (null: none), with the counts that depend on it
@@ -87,6 +130,7 @@ function setMine(key, label) {
   else index.mine.delete(key);
   if (!known || !change) return;
   index.marked[sample] += change;
+  if (label && label.selection === "random") index.random.add(sample);
   if (JSON.parse(key)[2] === null) index.scores += change;
   else index.verdicts += change;
 }
@@ -113,6 +157,8 @@ function listed() {
   const category = $("category").value;
   const failing = $("failing").checked;
   const todo = $("todo").checked;
+  // the run's fixed random order, whole samples, no filter: a random sample wherever it stops
+  if ($("estimate").checked) return index.estimate;
   let order = [];
   state.data.samples.forEach((sample, i) => {
     if (i !== state.sample) {
@@ -141,6 +187,7 @@ function render() {
   if ($("progress").textContent !== text) $("progress").textContent = text;
   if (drawn.sample !== state.sample) drawSample();
   else updateRows();
+  drawCorrected();
 }
 
 function entry(i) {
@@ -246,6 +293,11 @@ function rowOf(item, n) {
   };
   const others = othersNote(index.others.get(item.key), item);
   if (item.kind === "verdict") {
+    const carried = index.carried.get(item.key);
+    // shown by updateRows while the sample has other verdicts labelled and not this one
+    const note = carried
+      ? el("div", { class: "carried" }, `labelled in ${carried.source} (the same statement against the same text)`)
+      : el("div", { class: "missing", hidden: true }, "needs a label: the sample counts for the corrected mean only with every verdict labelled");
     const v = item.v;
     const said = el("span", { class: v.says_yes ? "yes" : "no" }, v.says_yes ? "yes" : "no");
     return el(
@@ -258,6 +310,7 @@ function rowOf(item, n) {
         el("div", { class: "text" }, `${v.noun}: `, el("b", {}, v.text)),
         v.rests_on ? el("div", { class: "rests" }, "rests on: ", el("q", {}, v.rests_on)) : null,
         others,
+        note,
       ),
       el("td", { class: "said" }, `${v.question} `, said),
       el("td", { class: "num", title: `raw P(yes) ${fmt(v.raw)}` }, fmt(v.probability)),
@@ -293,6 +346,8 @@ function updateRows() {
     if (unsaved) row.dataset.unsaved = "true";
     else delete row.dataset.unsaved;
     row.title = unsaved ? "not saved yet" : "";
+    const needs = row.querySelector(".missing");
+    if (needs) needs.hidden = Boolean(unsaved) || labelled(item.key) || !missing(state.sample);
     for (const button of row.querySelectorAll(".marks button")) {
       button.setAttribute("aria-pressed", String(button.dataset.mark === mark));
     }
@@ -373,7 +428,15 @@ function moveSample(delta, item) {
 
 function toggle(id) {
   $(id).checked = !$(id).checked;
-  render();
+  if (id === "estimate") startEstimate();
+  else render();
+}
+
+// the estimate's order starts at its first sample not yet complete
+function startEstimate() {
+  if (!$("estimate").checked) return render();
+  const next = index.estimate.find((i) => !complete(i));
+  show(next === undefined ? index.estimate[0] : next, 0);
 }
 
 // --- keys and start ----------------------------------------------------------------------
@@ -398,6 +461,7 @@ function onKey(event) {
     f: () => toggle("failing"),
     t: () => toggle("todo"),
     s: () => toggle("lowest"),
+    e: () => toggle("estimate"),
     "?": () => ($("help").hidden = !$("help").hidden),
     Escape: () => ($("help").hidden = true),
   };
@@ -424,11 +488,12 @@ async function start() {
   }
   const categories = [...new Set(state.data.samples.map((s) => s.category).filter(Boolean))].sort();
   for (const c of categories) $("category").append(el("option", { value: c }, c));
-  for (const id of ["category", "failing", "todo", "lowest"]) {
+  for (const id of ["category", "failing", "todo", "lowest", "estimate"]) {
     // a filter set by mouse gives the keys back to the page
     $(id).addEventListener("change", (event) => {
       event.target.blur();
-      render();
+      if (id === "estimate") startEstimate();
+      else render();
     });
   }
   $("undo").addEventListener("click", undo);

@@ -32,6 +32,10 @@ AGAINST: dict[str, tuple[str, ...]] = {
 }
 
 
+#: how a carried label's source begins ("run ID": the run it was made on)
+CARRIED = "run "
+
+
 def labelled_runs(store: RunStore, run: StoredRun) -> list[str]:
     """The other runs of the database that have labels, latest first."""
     with store.connection.translating("reading labels"):
@@ -100,5 +104,5 @@ def carried_labels(
             if carried is None or (*carried.item, carried.reviewer) in taken:
                 continue
             taken.add((*carried.item, carried.reviewer))
-            found.append(replace(carried, source=f"run {other_id}"))
+            found.append(replace(carried, source=f"{CARRIED}{other_id}"))
     return found
