@@ -76,9 +76,12 @@ def power_tuning(judge_all: np.ndarray, judge_labelled: np.ndarray, people: np.n
     return float(np.clip(covariance / ((1 + n / total) * spread), 0.0, 1.0))
 
 
-def _interval(centre: float, std_error: float) -> tuple[float, float]:
-    # a metric lives in [0, 1]: so does the interval of its mean
-    return (max(0.0, centre - Z95 * std_error), min(1.0, centre + Z95 * std_error))
+def _interval(
+    centre: float, std_error: float, bounds: tuple[float, float] = (0.0, 1.0)
+) -> tuple[float, float]:
+    # a metric lives in [0, 1] (a change of one in [-1, 1]): so does the interval of its mean
+    low, high = bounds
+    return (max(low, centre - Z95 * std_error), min(high, centre + Z95 * std_error))
 
 
 def corrected_mean(
@@ -86,11 +89,13 @@ def corrected_mean(
     judge_labelled: Sequence[float],
     people: Sequence[float],
     lam: float | None = None,
+    bounds: tuple[float, float] = (0.0, 1.0),
 ) -> Corrected:
     """PPI++ estimate of the mean people would give over the samples of `judge_all` (the
     judge's score on every sample, labelled ones included), from `people`'s values on
     the labelled samples and the judge's scores on those same samples, in the same order.
-    `lam` None: power-tuned. ValueError for fewer than two labelled samples."""
+    `lam` None: power-tuned; `bounds`: the values' range (a paired change: (-1, 1)), which
+    holds the mean and its intervals. ValueError for fewer than two labelled samples."""
     f_all = np.asarray(judge_all, dtype=np.float64)
     f_lab = np.asarray(judge_labelled, dtype=np.float64)
     y = np.asarray(people, dtype=np.float64)
@@ -108,11 +113,11 @@ def corrected_mean(
     labels_only = float(y.mean())
     labels_error = float(np.std(y, ddof=1) / np.sqrt(n))
     return Corrected(
-        mean=min(1.0, max(0.0, estimate)),
-        ci95=_interval(estimate, float(np.sqrt(variance))),
+        mean=min(bounds[1], max(bounds[0], estimate)),
+        ci95=_interval(estimate, float(np.sqrt(variance)), bounds),
         n_labelled=n,
         judge_mean=float(f_all.mean()),
         labels_only_mean=labels_only,
-        labels_only_ci95=_interval(labels_only, labels_error),
+        labels_only_ci95=_interval(labels_only, labels_error, bounds),
         lam=tuned,
     )

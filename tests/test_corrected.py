@@ -310,3 +310,36 @@ def test_bad_label_files_store_nothing(
     assert says in result.output and "line 2" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert _stored_labels(review) == []
+
+
+def test_diff_gives_the_paired_corrected_change_or_says_it_is_the_judges(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    from localeval.results.diff import corrected_change
+
+    labelled_run(stand_ins, tmp_path, 25, n_samples=30)
+    data = tmp_path / "demo-30.jsonl"
+    evaluate(stand_ins, data, *METRICS, "--no-resume")  # the labels carry over to it
+    result = run_cli("diff", "latest~1", "latest", "-o", tmp_path / "diff.json")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "Corrected by people's labels (paired" in said
+    assert "faithfulness: +0.000 [" in said and "from 25 samples labelled in both runs" in said
+    # fewer labels (the first runs' are of other samples than these): the judge's change
+    labelled_run(stand_ins, tmp_path, 4, n_samples=29)
+    evaluate(stand_ins, tmp_path / "demo-29.jsonl", *METRICS, "--no-resume")
+    few = " ".join(run_cli("diff", "latest~1", "latest").output.split())
+    assert "These changes are the judge's" in few
+    # the formula on differences: the judge's changes corrected by people's
+    from localeval.results.diff import MetricChange
+
+    ids = [f"s{i}" for i in range(40)]
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0, 1, 40)
+    new = np.clip(base + 0.2, 0, 1)
+    people_base = {s: 0.5 for s in ids[:30]}
+    people_new = {s: 0.4 for s in ids[:30]}  # people see a drop where the judge sees a rise
+    plain = MetricChange("faithfulness", 0.5, 0.7, 40, 0.2, (0.1, 0.3), "better")
+    found = corrected_change(plain, (base, new), ids, (people_base, people_new)).corrected
+    assert found is not None and found.mean == pytest.approx(-0.1, abs=1e-9)
+    assert found.ci95[0] <= -0.1 <= found.ci95[1]

@@ -240,6 +240,8 @@ class RunView:
     corrected_by_category: Mapping[str, Mapping[str, CorrectedSummary]] = field(
         default_factory=dict
     )
+    #: per metric, people's values of the samples labelled at random (a stored run's)
+    people: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def metrics(self) -> list[str]:

@@ -39,13 +39,21 @@ def stored_corrected(
     already; read from the store when its labels need them)."""
     if not any(metric in PERSON_VALUE for metric in run.info.metrics):
         return RunCorrected()
-    found: dict[str, MetricLabels] = {}
-    if store_has_labels(store):
-        read = list(samples) if samples is not None else list(store.sample_dicts(run))
-        labels = run_labels(store, run, read)
-        if labels:
-            found = people_values(read, labels)
-    return corrected_for(columns, run.info.metrics, found)
+    return corrected_for(columns, run.info.metrics, stored_people(store, run, samples))
+
+
+def stored_people(
+    store: RunStore, run: StoredRun, samples: Sequence[Mapping[str, Any]] | None = None
+) -> dict[str, MetricLabels]:
+    """Per metric with labels, people's values of a stored run's samples (its own labels
+    and those carried over); {} without a label in the database."""
+    if not any(metric in PERSON_VALUE for metric in run.info.metrics):
+        return {}
+    if not store_has_labels(store):
+        return {}
+    read = list(samples) if samples is not None else list(store.sample_dicts(run))
+    labels = run_labels(store, run, read)
+    return people_values(read, labels) if labels else {}
 
 
 def store_has_labels(store: RunStore) -> bool:
