@@ -79,6 +79,7 @@ def test_evaluate_passes_gates_and_writes_contract(
         "corrected",
         "labels_needed",
         "labels_not_counted",
+        "labels_disagreeing",
     }
     (sample,) = report["samples"]
     assert sample["sample_id"] == "q1" and sample["category"] == "history"
@@ -199,6 +200,7 @@ def test_undefined_scores_are_counted(stand_ins: StandIns, tmp_path: Path) -> No
         "corrected": None,
         "labels_needed": MIN_LABELLED,
         "labels_not_counted": {"chosen": 0, "incomplete": 0},
+        "labels_disagreeing": 0,
     }
     assert report["samples"][0]["scores"] == {"context_recall": None}
     assert report["samples"][0]["details"]["context_recall"] == {

@@ -68,6 +68,7 @@ def by_hand(review: ReviewRun, metric: str, n: int) -> tuple[list[float], list[f
     return judge_all, judge_lab, people
 
 
+@pytest.mark.both_stores
 @pytest.mark.parametrize("metric", ["faithfulness", "context_precision"])
 def test_results_json_holds_the_corrected_mean_of_the_formula(
     stand_ins: StandIns, tmp_path: Path, metric: str
@@ -217,6 +218,7 @@ def _summary(tmp_path: Path, metric: str = "faithfulness") -> dict:
     return json.loads(out.read_text("utf-8"))["summary"][metric]
 
 
+@pytest.mark.both_stores
 def test_labels_carry_over_to_a_later_run_of_the_same_samples(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
@@ -260,6 +262,7 @@ def _stored_labels(review: ReviewRun) -> list:
         store.close()
 
 
+@pytest.mark.both_stores
 def test_an_import_counts_for_the_estimate_only_when_said_random(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
@@ -343,3 +346,32 @@ def test_diff_gives_the_paired_corrected_change_or_says_it_is_the_judges(
     found = corrected_change(plain, (base, new), ids, (people_base, people_new)).corrected
     assert found is not None and found.mean == pytest.approx(-0.1, abs=1e-9)
     assert found.ci95[0] <= -0.1 <= found.ci95[1]
+
+
+def test_two_reviewers_who_disagree_count_as_their_mean(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    review = labelled_run(stand_ins, tmp_path, 20, n_samples=24)
+    sample = review.samples[0]["sample_id"]
+    verdicts = [v for v in review.verdicts[sample] if v.metric == "faithfulness"]
+    mine = _stored_labels(review)
+    first = next(
+        x
+        for x in mine
+        if (x.sample_id, x.metric, x.verdict) == (sample, "faithfulness", verdicts[0].index)
+    )
+    other = replace(first, reviewer="bo", label=1 - first.label, mark=None, id=None)
+    store = LabelStore.open(review.db)
+    try:
+        store.add(review.run.id, [other])
+    finally:
+        store.close()
+    entry = _summary(tmp_path)
+    assert entry["labels_disagreeing"] == 1
+    # people's value of that sample: the first verdict counts as the two reviewers' mean
+    judge_all, judge_lab, people = by_hand(review, "faithfulness", 20)
+    people[0] += (0.5 - other.label) / len(verdicts)  # by_hand read bo's, the latest
+    expected = corrected_mean(judge_all, judge_lab, people)
+    assert entry["corrected"]["mean"] == pytest.approx(round(expected.mean, 4))
+    shown = " ".join(run_cli("runs", "show", "latest").output.split())
+    assert "reviewers disagree on 1 verdicts (their mean counts)" in shown

@@ -37,6 +37,8 @@ class CorrectedSummary:
     n_incomplete: int = 0
     #: the samples the judge scored (None: not recorded)
     n_samples: int | None = None
+    #: verdicts whose reviewers' labels disagree (their mean is people's verdict)
+    n_disagreeing: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The summary entry's keys: `corrected`, `labels_needed`, `labels_not_counted`."""
@@ -44,6 +46,7 @@ class CorrectedSummary:
             "corrected": None if self.estimate is None else self.estimate.as_dict(),
             "labels_needed": self.needed,
             "labels_not_counted": {"chosen": self.n_chosen, "incomplete": self.n_incomplete},
+            "labels_disagreeing": self.n_disagreeing,
         }
 
     @property
@@ -57,10 +60,12 @@ def correct(
     people: Mapping[str, float],
     left_out: tuple[int, int] = (0, 0),
     minimum: int = MIN_LABELLED,
+    disagreeing: int = 0,
 ) -> CorrectedSummary:
     """The corrected mean of the judge's scores `judge` (NaN: undefined), one per sample of
     `sample_ids`, from people's values of the samples picked at random (`people`, by id);
-    `left_out`: (chosen, incomplete) labelled samples not counted."""
+    `left_out`: (chosen, incomplete) labelled samples not counted; `disagreeing`: verdicts
+    whose reviewers disagree."""
     scores = np.asarray(judge, dtype=np.float64)
     defined = ~np.isnan(scores)
     labelled = [i for i, s in enumerate(sample_ids) if s in people and defined[i]]
@@ -72,7 +77,9 @@ def correct(
             scores[labelled],
             [people[sample_ids[i]] for i in labelled],
         )
-    return CorrectedSummary(estimate, len(labelled), needed, *left_out, int(defined.sum()))
+    return CorrectedSummary(
+        estimate, len(labelled), needed, *left_out, int(defined.sum()), disagreeing
+    )
 
 
 def _pair(value: Any) -> tuple[float, float] | None:
@@ -94,8 +101,11 @@ def read_corrected(entry: Any) -> CorrectedSummary | None:
     counts = [v if isinstance(v, int) else 0 for v in (left.get("chosen"), left.get("incomplete"))]
     if not isinstance(needed, int):
         return None
+    disagreeing = entry.get("labels_disagreeing")
+    disagreeing = disagreeing if isinstance(disagreeing, int) else 0
     if not isinstance(given, Mapping):
-        return CorrectedSummary(None, max(0, MIN_LABELLED - needed), needed, *counts)
+        n_labelled = max(0, MIN_LABELLED - needed)
+        return CorrectedSummary(None, n_labelled, needed, *counts, None, disagreeing)
     labels_only = given.get("labels_only")
     labels_only = labels_only if isinstance(labels_only, Mapping) else {}
     values = (
@@ -109,7 +119,7 @@ def read_corrected(entry: Any) -> CorrectedSummary | None:
     if any(v is None for v in values) or not isinstance(values[2], int):
         return None
     estimate = Corrected(*values, lam=math.nan)  # type: ignore[arg-type]
-    return CorrectedSummary(estimate, estimate.n_labelled, needed, *counts)
+    return CorrectedSummary(estimate, estimate.n_labelled, needed, *counts, None, disagreeing)
 
 
 def _span(interval: tuple[float, float]) -> str:
@@ -125,6 +135,8 @@ def corrected_words(entry: CorrectedSummary, review: str) -> str:
     if entry.n_incomplete:
         left.append(f"{entry.n_incomplete} with verdicts still unlabelled")
     not_counted = f"; not counted: {', '.join(left)}" if left else ""
+    if entry.n_disagreeing:
+        not_counted += f"; reviewers disagree on {entry.n_disagreeing} verdicts (their mean counts)"
     found = entry.estimate
     wanted = entry.n_labelled + entry.needed
     if found is None and entry.n_samples is not None and entry.n_samples < wanted:
@@ -179,7 +191,9 @@ def corrected_for(
         found = labelled.get(metric, MetricLabels(metric))
         left_out = (found.n_chosen, len(found.missing))
         scores = columns.scores[metric]
-        overall[metric] = correct(scores, columns.sample_ids, found.counted, left_out)
+        overall[metric] = correct(
+            scores, columns.sample_ids, found.counted, left_out, disagreeing=found.disagreements
+        )
         for category, members in sorted(groups.items()):
             ids = [columns.sample_ids[i] for i in members]
             entry = correct(scores[members], ids, found.counted)
