@@ -375,3 +375,18 @@ def test_two_reviewers_who_disagree_count_as_their_mean(
     assert entry["corrected"]["mean"] == pytest.approx(round(expected.mean, 4))
     shown = " ".join(run_cli("runs", "show", "latest").output.split())
     assert "reviewers disagree on 1 verdicts (their mean counts)" in shown
+
+
+def test_a_metric_the_embedder_scores_has_no_corrected_mean(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    data = demo_copies(tmp_path, 4)
+    evaluate(stand_ins, data, "-m", "faithfulness", "-m", "context_precision")
+    summary = json.loads(
+        (lambda out: (run_cli("runs", "show", "latest", "-o", out), out)[1])(
+            tmp_path / "r.json"
+        ).read_text("utf-8")
+    )["summary"]
+    assert "labels_needed" in summary["faithfulness"]
+    # English chunks are the embedder's: no verdicts to label, so no line to chase
+    assert "labels_needed" not in summary["context_precision"]

@@ -124,7 +124,7 @@ def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
     columns = run.metric_columns()
     # a run held in memory has no labels (they are kept with a run of the history): each
     # metric says how many it would need, as a stored run without labels does
-    corrected = corrected_for(columns, run.info.metrics, {})
+    corrected = corrected_for(columns, run.info.metrics, {}, run.info.metric_settings)
     header, samples = run_report(
         run.info,
         run.usage,

@@ -19,7 +19,7 @@ from localeval.prediction_powered import (
     corrected_mean,
     labels_needed,
 )
-from localeval.results.person_values import PERSON_VALUE, MetricLabels
+from localeval.results.person_values import MetricLabels, judged_throughout
 from localeval.results.summary import NO_CATEGORY, ScoreColumns
 
 
@@ -177,16 +177,20 @@ class RunCorrected:
 
 
 def corrected_for(
-    columns: ScoreColumns, metrics: Sequence[str], labelled: Mapping[str, MetricLabels]
+    columns: ScoreColumns,
+    metrics: Sequence[str],
+    labelled: Mapping[str, MetricLabels],
+    settings: Mapping[str, Any],
 ) -> RunCorrected:
-    """The corrected summaries of a run's `metrics` that people's values are defined for."""
+    """The corrected summaries of a run's `metrics` that people's values are defined for
+    on every sample (`settings`: the run's metric settings)."""
     overall: dict[str, CorrectedSummary] = {}
     by_category: dict[str, dict[str, CorrectedSummary]] = {}
     groups: dict[str, list[int]] = {}
     for index, category in enumerate(columns.categories):
         groups.setdefault(category or NO_CATEGORY, []).append(index)
     for metric in metrics:
-        if metric not in PERSON_VALUE or metric not in columns.scores:
+        if not judged_throughout(metric, settings) or metric not in columns.scores:
             continue
         found = labelled.get(metric, MetricLabels(metric))
         left_out = (found.n_chosen, len(found.missing))

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from localeval.metrics import spec
 from localeval.metrics.answer_correctness import DEFAULT_BETA, by_length, f_beta
 from localeval.metrics.context_precision import average_precision
 from localeval.results.verdicts import Verdict, sample_verdicts
@@ -87,6 +88,22 @@ PERSON_VALUE: dict[str, ValueOf] = {
     "answer_relevancy": _only,
     "answer_correctness": _f_score,
 }
+
+
+def judged_throughout(metric: str, settings: Mapping[str, Any]) -> bool:
+    """Whether the judge's verdicts make the metric's score on every sample of a run with
+    these metric settings: context precision's only where its usefulness is the judge's
+    for every language (the embedder's scores have no verdicts to label)."""
+    found = spec(metric)
+    if metric not in PERSON_VALUE or found is None:
+        return False
+    if found.judged_part is None:
+        return True
+    own = settings.get(metric)
+    setting = own.get("usefulness") if isinstance(own, Mapping) else None
+    if not isinstance(setting, str):
+        return False
+    return {pair.partition("=")[2] for pair in setting.split()} == {"judge"}
 
 
 @dataclass

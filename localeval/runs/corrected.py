@@ -39,7 +39,9 @@ def stored_corrected(
     already; read from the store when its labels need them)."""
     if not any(metric in PERSON_VALUE for metric in run.info.metrics):
         return RunCorrected()
-    return corrected_for(columns, run.info.metrics, stored_people(store, run, samples))
+    return corrected_for(
+        columns, run.info.metrics, stored_people(store, run, samples), run.info.metric_settings
+    )
 
 
 def stored_people(

@@ -94,7 +94,7 @@ def stored_view(store: RunStore, run: StoredRun) -> RunView:
     diagnosis = None
     if any(s.get("diagnose") is True for s in run.info.metric_settings.values()):
         diagnosis = run_diagnosis(sample["details"] for sample in store.sample_dicts(run))
-    corrected = corrected_for(view.columns, run.info.metrics, labelled)
+    corrected = corrected_for(view.columns, run.info.metrics, labelled, run.info.metric_settings)
     return replace(
         view,
         corrected=corrected.overall,
