@@ -164,8 +164,20 @@ def corrected_line(metric: str, entry: CorrectedSummary, run_id: str | None) -> 
 
 
 def corrected_lines(corrected: Mapping[str, CorrectedSummary], run_id: str | None) -> list[str]:
-    """Every metric's corrected line, in the run's order."""
-    return [corrected_line(metric, entry, run_id) for metric, entry in corrected.items()]
+    """Every metric's corrected line, in the run's order; metrics that still need the same
+    labels share one ("faithfulness, context_recall: label 20 more samples ...")."""
+    review = f"`localeval review {run_id or 'RUN'}`"
+    groups: list[tuple[list[str], str]] = []
+    shared: dict[str, list[str]] = {}  # a request for labels, by its words: its metrics
+    for metric, entry in corrected.items():
+        words = corrected_words(entry, review)
+        if entry.estimate is None and words in shared:
+            shared[words].append(metric)
+            continue
+        groups.append(([metric], words))
+        if entry.estimate is None:
+            shared[words] = groups[-1][0]
+    return [f"{', '.join(metrics)}: {words}" for metrics, words in groups]
 
 
 @dataclass(frozen=True)
