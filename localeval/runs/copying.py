@@ -33,7 +33,9 @@ SAMPLE_FIELDS = (
 )
 SCORE_FIELDS = "run_id, sample_id, metric, score, undefined_reason, details"
 #: a label made, as it was made (its id is the order in its own store)
-LABEL_FIELDS = "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source"
+LABEL_FIELDS = (
+    "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source, selection"
+)
 
 
 @dataclass
