@@ -390,3 +390,24 @@ def test_a_metric_the_embedder_scores_has_no_corrected_mean(
     assert "labels_needed" in summary["faithfulness"]
     # English chunks are the embedder's: no verdicts to label, so no line to chase
     assert "labels_needed" not in summary["context_precision"]
+
+
+def test_every_report_says_a_gate_read_the_corrected_mean(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    labelled_run(stand_ins, tmp_path, 25, n_samples=30)
+    data = tmp_path / "demo-30.jsonl"
+    out = tmp_path / "results.json"
+    run_cli("evaluate", data, *METRICS, "--no-progress", "--no-resume", "-o", out)
+    gate = next(
+        g for g in json.loads(out.read_text("utf-8"))["gates"] if g["metric"] == "faithfulness"
+    )
+    assert gate["reads"] == "corrected" and len(gate["ci95"]) == 2
+    assert isinstance(gate["interval_straddles"], bool)
+    for kind in ("html", "md", "junit"):
+        page = tmp_path / f"gates.{kind}"
+        assert run_cli("report", out, "--format", kind, "-o", page).exit_code == 0
+        text = " ".join(page.read_text("utf-8").split())
+        assert "corrected by people&#x27;s labels, 95% CI" in text or (
+            "corrected by people's labels, 95% CI" in text
+        ), kind

@@ -19,7 +19,7 @@ from localeval.results import view
 from localeval.results.calibration import calibration_sentence
 from localeval.results.corrected import corrected_line
 from localeval.results.diagnosis import diagnosis_lines
-from localeval.results.gates import advice
+from localeval.results.gates import CORRECTED, advice
 from localeval.results.view import RunView, as_view
 
 
@@ -201,6 +201,10 @@ def _gates_list(run: RunView) -> str:
             f'<span class="badge {status}">{status.upper()}</span><b>{e(gate.metric)}</b> = '
             f"{view.fmt(gate.value)} {'≥' if gate.passed else '<'} {gate.threshold:.2f}"
         )
+        if gate.reads == CORRECTED or gate.needed:
+            # what the gate read: the mean corrected by labels, or why it had none
+            line += f'<p class="remedy">{e(gate.read_as().strip(" ()") or gate.title())}.</p>'
+
         found = None if gate.passed or gate.too_few_defined else advice(gate.metric)
         if gate.too_few_defined:
             line += f'<p class="remedy">{e(gate.title())}.</p>'

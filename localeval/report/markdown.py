@@ -112,7 +112,9 @@ def _failing(gate: GateResult) -> str:
     """A failing gate's line, with its likely cause and remedies."""
     value = "undefined" if gate.value is None else f"{gate.value:.3f}"
     name = md_code(gate.metric, in_table=False)
-    line = f"- {FAIL} {name} = {value}, below {gate.threshold:.2f}."
+    line = f"- {FAIL} {name} = {value}{gate.read_as()}, below {gate.threshold:.2f}."
+    if gate.needed:
+        return f"- {FAIL} {name}: {gate.labels_wanted()}."
     if gate.too_few_defined:
         total = (gate.n_defined or 0) + (gate.n_undefined or 0)
         return (

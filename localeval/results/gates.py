@@ -115,10 +115,7 @@ class GateResult:
     def title(self) -> str:
         """One line: why the gate failed."""
         if self.needed:
-            return (
-                f"{self.metric}: no mean corrected by people's labels to gate on "
-                f"(--gate-on corrected): label {self.needed} more samples at random"
-            )
+            return f"{self.metric}: {self.labels_wanted()}"
         if self.value is None:
             return (
                 f"{self.metric} = undefined for every sample, below the threshold "
@@ -134,6 +131,13 @@ class GateResult:
         return (
             f"{self.metric} = {self.value:.3f}{self.read_as()}, below the threshold "
             f"{self.threshold:.2f}"
+        )
+
+    def labels_wanted(self) -> str:
+        """Why a gate on the corrected mean had none to read."""
+        return (
+            "no mean corrected by people's labels to gate on (--gate-on corrected): label "
+            f"{self.needed} more samples at random"
         )
 
     def read_as(self) -> str:

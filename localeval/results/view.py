@@ -22,7 +22,7 @@ from localeval.metrics.explain import number, text
 from localeval.results.calibration import CalibrationStatus, calibration_status
 from localeval.results.corrected import CorrectedSummary, read_corrected
 from localeval.results.diagnosis import RunDiagnosis, run_diagnosis
-from localeval.results.gates import GateResult
+from localeval.results.gates import CORRECTED, JUDGE, GateResult
 from localeval.results.summary import ScoreColumns
 from localeval.stats import MetricSummary
 from localeval.verdict_maps import ReliabilityBin
@@ -89,9 +89,20 @@ def gate_results(results: Mapping[str, Any]) -> list[GateResult]:
                 _count(gate.get("n_defined")),
                 _count(gate.get("n_undefined")),
                 number(gate.get("min_defined")),
+                CORRECTED if gate.get("reads") == CORRECTED else JUDGE,
+                _interval(gate.get("ci95")),
+                _count(gate.get("labels_needed")),
             )
         )
     return gates
+
+
+def _interval(value: Any) -> tuple[float, float] | None:
+    """Two numbers, low then high, or None."""
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    low, high = number(value[0]), number(value[1])
+    return None if low is None or high is None or low > high else (low, high)
 
 
 def _count(value: Any) -> int | None:
