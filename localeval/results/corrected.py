@@ -215,3 +215,20 @@ def corrected_for(
             entry = correct(scores[members], ids, found.counted)
             by_category.setdefault(category, {})[metric] = entry
     return RunCorrected(overall, by_category)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def read_corrections(given: Any) -> dict[str, CorrectedSummary]:
+    """A results dict's summary's corrected means (`summary.METRIC.corrected`), by metric."""
+    found = {str(m): read_corrected(entry) for m, entry in _mapping(given).items()}
+    return {metric: entry for metric, entry in found.items() if entry is not None}
+
+
+def read_category_corrections(given: Any) -> dict[str, dict[str, CorrectedSummary]]:
+    """`summary_by_category`'s corrected means, by category and metric."""
+    return {
+        str(category): read_corrections(entries) for category, entries in _mapping(given).items()
+    }

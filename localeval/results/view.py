@@ -20,7 +20,11 @@ from localeval.metrics import spec
 from localeval.metrics.base import Evidence
 from localeval.metrics.explain import number, text
 from localeval.results.calibration import CalibrationStatus, calibration_status
-from localeval.results.corrected import CorrectedSummary, read_corrected
+from localeval.results.corrected import (
+    CorrectedSummary,
+    read_category_corrections,
+    read_corrections,
+)
 from localeval.results.diagnosis import RunDiagnosis, run_diagnosis
 from localeval.results.gates import CORRECTED, JUDGE, GateResult
 from localeval.results.summary import ScoreColumns
@@ -369,21 +373,8 @@ def read_run(results: Mapping[str, Any], label: str | None = None) -> RunView:
         read_usage(run.get("usage")),
         run_diagnosis(sample_details(results)),
         read_corrections(results.get("summary")),
-        {
-            str(category): read_corrections(entries)
-            for category, entries in _mapping(results.get("summary_by_category")).items()
-        },
+        read_category_corrections(results.get("summary_by_category")),
     )
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def read_corrections(given: Any) -> dict[str, CorrectedSummary]:
-    """A results dict's summary's corrected means (`summary.METRIC.corrected`), by metric."""
-    found = {str(m): read_corrected(entry) for m, entry in _mapping(given).items()}
-    return {metric: entry for metric, entry in found.items() if entry is not None}
 
 
 def _category_summaries(
