@@ -411,3 +411,20 @@ def test_every_report_says_a_gate_read_the_corrected_mean(
         assert "corrected by people&#x27;s labels, 95% CI" in text or (
             "corrected by people's labels, 95% CI" in text
         ), kind
+
+
+def test_the_worked_examples_labels_match_every_demo_statement(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    """docs/corrected-example.md imports examples/demo-labels.jsonl into a demo run."""
+    from review_runs import DEMO, demo_copy
+
+    evaluate(stand_ins, demo_copy(tmp_path), "-m", "faithfulness")
+    labels = DEMO.parent / "demo-labels.jsonl"
+    result = run_cli("labels", "import", labels, "--run", "latest", "--random-sample")
+    assert result.exit_code == 0, result.output
+    n = len(labels.read_text("utf-8").splitlines())
+    assert f"Imported {n} labels" in result.output and "0 matched no verdict" in result.output
+    review = load_review_run("latest")
+    statements = [v for s in review.verdicts.values() for v in s if v.metric == "faithfulness"]
+    assert len(statements) == n
