@@ -14,7 +14,7 @@ from review_runs import demo_copies, evaluate, run_cli
 from standins import StandIns
 
 from localeval.prediction_powered import MIN_LABELLED, corrected_mean
-from localeval.results.person_values import CHOSEN, PERSON_VALUE, RANDOM
+from localeval.results.person_values import CHOSEN, PERSON_VALUE, RANDOM, estimate_order
 from localeval.runs.labels import LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
 
@@ -104,14 +104,31 @@ def test_too_few_labels_say_how_many_more(stand_ins: StandIns, tmp_path: Path) -
     assert f"needs {MIN_LABELLED} labelled samples; this run has 12" in small
 
 
-def test_labels_picked_otherwise_do_not_count(stand_ins: StandIns, tmp_path: Path) -> None:
-    labelled_run(stand_ins, tmp_path, 25, selection=CHOSEN)
+def reached(review: ReviewRun, n: int) -> int:
+    """How many samples from the start of the estimate order are among the first `n` of
+    the file (the complete start of the order: the only ones a non-random pick counts)."""
+    ids = [s["sample_id"] for s in review.samples]
+    first = set(ids[:n])
+    count = 0
+    for sample_id in estimate_order(ids):
+        if sample_id not in first:
+            break
+        count += 1
+    return count
+
+
+def test_labels_picked_otherwise_count_only_where_the_estimate_order_reaches(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    review = labelled_run(stand_ins, tmp_path, 25, selection=CHOSEN)
     out = tmp_path / "results.json"
     assert run_cli("runs", "show", "latest", "-o", out).exit_code == 0
     entry = json.loads(out.read_text("utf-8"))["summary"]["faithfulness"]
+    counted = reached(review, 25)
+    assert counted < MIN_LABELLED  # the file's first 25 are not the order's first 20
     assert entry["corrected"] is None
-    assert entry["labels_needed"] == MIN_LABELLED
-    assert entry["labels_not_counted"]["chosen"] == 25
+    assert entry["labels_needed"] == MIN_LABELLED - counted
+    assert entry["labels_not_counted"]["chosen"] == 25 - counted
 
 
 def test_every_metric_made_of_verdicts_has_a_person_value() -> None:
@@ -250,8 +267,9 @@ def test_labels_of_other_samples_carry_over_but_do_not_count_as_random(
     bigger = demo_copies(tmp_path, 40)  # the first 30 ids are the same samples
     evaluate(stand_ins, bigger, *METRICS)
     entry = _summary(tmp_path)
+    counted = reached(load_review_run("latest"), 25)
     assert entry["corrected"] is None
-    assert entry["labels_not_counted"]["chosen"] == 25
+    assert entry["labels_not_counted"]["chosen"] == 25 - counted
 
 
 def _stored_labels(review: ReviewRun) -> list:
@@ -428,3 +446,33 @@ def test_the_worked_examples_labels_match_every_demo_statement(
     review = load_review_run("latest")
     statements = [v for s in review.verdicts.values() for v in s if v.metric == "faithfulness"]
     assert len(statements) == n
+
+
+def test_a_sample_skipped_in_the_estimate_order_ends_what_counts(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    """Labelled in the estimate order, the samples count up to the first one skipped: a
+    reviewer who passes over a hard sample cannot bias the estimate."""
+    evaluate(stand_ins, demo_copies(tmp_path, 30), *METRICS)
+    review = load_review_run("latest")
+    order = review.estimate_order()
+    assert order == estimate_order(s["sample_id"] for s in review.samples)
+    skipped = 22
+    chosen = order[:skipped] + order[skipped + 1 : 26]
+    made = []
+    for sample_id in chosen:
+        for v in review.verdicts[sample_id]:
+            made.append(review.label_for(sample_id, v.metric, v.index, "right", "ann"))
+    store = LabelStore.open(review.db)
+    try:
+        store.add(review.run.id, made)
+    finally:
+        store.close()
+    entry = _summary(tmp_path)
+    assert entry["corrected"]["n_labelled"] == skipped
+    assert entry["labels_not_counted"]["chosen"] == len(chosen) - skipped
+    exported = tmp_path / "labels.jsonl"
+    assert run_cli("labels", "export", "latest", "-o", exported).exit_code == 0
+    rows = [json.loads(line) for line in exported.read_text("utf-8").splitlines()]
+    counted = {r["sample_id"] for r in rows if r["selection"] == RANDOM}
+    assert counted == set(order[:skipped])  # the export says which count

@@ -352,7 +352,9 @@ def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
     try:
         page.press("e", saves=False)
         page.page.wait_for_selector("#corrected b")
-        assert "0 complete samples labelled in this order" in page.page.inner_text("#corrected")
+        assert "0 complete samples from the start of this order" in page.page.inner_text(
+            "#corrected"
+        )
         visited, people = [], {}
         for _ in range(len(review.samples)):
             sample_id = page.page.inner_text("main h2").split()[0]
@@ -371,7 +373,7 @@ def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
         page.load()
         page.press("e", saves=False)
         count = page.page.inner_text("#corrected")
-        assert f"{len(visited)} complete samples labelled in this order" in count
+        assert f"{len(visited)} complete samples from the start of this order" in count
         assert page.errors == []
     finally:
         page.close()

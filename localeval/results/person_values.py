@@ -17,6 +17,8 @@ it makes no person's value; it stays for calibrate.
 
 from __future__ import annotations
 
+import hashlib
+import random
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -141,7 +143,7 @@ def verdict_labels(labels: Iterable[Label]) -> dict[tuple[str, str, int], list[f
 
 
 def random_samples(labels: Iterable[Label]) -> set[str]:
-    """The samples labelled in a random order (whole samples are shown in it)."""
+    """The samples whose labels were imported as drawn at random."""
     return {label.sample_id for label in labels if label.selection == RANDOM}
 
 
@@ -175,15 +177,51 @@ def sample_labels(
             entry.random.add(sample_id)
 
 
+def estimate_order(sample_ids: Iterable[str]) -> list[str]:
+    """The samples in the order the review page's "label for the estimate" mode shows
+    them: shuffled with a seed of the sorted ids, so the same for every reviewer, visit
+    and run of the same samples (their labels carry over into the same order)."""
+    ids = list(sample_ids)
+    seed = hashlib.sha256("\n".join(sorted(ids)).encode("utf-8")).digest()[:8]
+    random.Random(int.from_bytes(seed, "big")).shuffle(ids)
+    return ids
+
+
+def complete_prefix(order: Sequence[str], entry: MetricLabels, judged: set[str]) -> set[str]:
+    """The samples of the estimate order's start whose every verdict is labelled (samples
+    the metric has no verdict on are passed over): a random sample of the run's, however
+    their labels were made. It ends at the first sample left unlabelled, so a sample
+    skipped (a hard one, say) cannot bias it."""
+    found: set[str] = set()
+    for sample_id in order:
+        if sample_id not in judged:
+            continue
+        if sample_id not in entry.values:
+            break
+        found.add(sample_id)
+    return found
+
+
 def people_values(
     samples: Iterable[Mapping[str, Any]], labels: Sequence[Label]
 ) -> dict[str, MetricLabels]:
-    """Per metric with labels, people's values of a run's samples (results.json samples)."""
+    """Per metric with labels, people's values of a run's samples (results.json samples).
+    A sample counts for the estimate (`random`) when it lies in the complete start of the
+    estimate order, or when its labels were imported as drawn at random."""
     labelled = verdict_labels(labels)
-    random = random_samples(labels)
+    imported_random = random_samples(labels)
     labelled_ids = {key[0] for key in labelled}
     into: dict[str, MetricLabels] = {}
+    ids: list[str] = []
+    judged: dict[str, set[str]] = defaultdict(set)
     for sample in samples:
+        ids.append(sample["sample_id"])
+        verdicts = sample_verdicts(sample)
+        for verdict in verdicts:
+            judged[verdict.metric].add(sample["sample_id"])
         if sample["sample_id"] in labelled_ids:
-            sample_labels(sample, sample_verdicts(sample), labelled, into, random)
+            sample_labels(sample, verdicts, labelled, into, imported_random)
+    order = estimate_order(ids)
+    for metric, entry in into.items():
+        entry.random |= complete_prefix(order, entry, judged[metric])
     return into

@@ -15,7 +15,6 @@ its host.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from importlib import resources
 from typing import Any
 
@@ -27,7 +26,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from localeval.errors import UsageError
-from localeval.results.person_values import CHOSEN, SELECTIONS
 from localeval.runs.labels import LabelStore
 from localeval.runs.review_items import ReviewRun
 
@@ -96,15 +94,10 @@ class ReviewApi:
         ):
             return _error("a label names sample_id, metric, mark, verdict (an index or null)", 400)
         sample_id, metric, mark = fields
-        selection = body.get("selection", CHOSEN)
-        if selection not in SELECTIONS:
-            return _error(f"a label's selection is {' or '.join(SELECTIONS)}", 400)
         try:
             label = self.review.label_for(sample_id, metric, verdict, mark, self.reviewer)
         except UsageError as exc:
             return _error(str(exc), 400)
-        # made in the "label for the estimate" order: its sample was picked at random
-        label = replace(label, selection=selection)
 
         def save(store: LabelStore) -> dict[str, Any]:
             (saved,) = store.add(self.review.run.id, [label])

@@ -20,17 +20,29 @@ function missing(i) {
   return done ? verdicts.length - done : 0;
 }
 
+// the samples from the start of the estimate order with every verdict labelled, up to the
+// first one without (samples without verdicts passed over): those the estimate counts
+function completeStart() {
+  let counted = 0;
+  for (const i of index.estimate) {
+    if (!index.items[i].some((item) => item.kind === "verdict")) continue;
+    if (!complete(i)) break;
+    counted += 1;
+  }
+  return counted;
+}
+
 function drawCorrected() {
-  const counted = index.estimate.filter((i) => index.random.has(i) && complete(i)).length;
+  const counted = completeStart();
   const lines = state.data.corrected.lines.map((line) => el("p", {}, line));
   const mode = $("estimate").checked
     ? el(
         "p",
         {},
         el("b", {}, "Label for the estimate: "),
-        `${counted} complete samples labelled in this order (${state.data.min_labelled} give a corrected mean). `,
-        "Label every verdict of each sample in turn; stop anywhere. Labels made in another order ",
-        "are kept for calibrate, but do not count for the corrected mean.",
+        `${counted} complete samples from the start of this order (${state.data.min_labelled} give a corrected mean). `,
+        "Label every verdict of each sample in turn, skipping none; stop anywhere. Samples ",
+        "labelled elsewhere count only where this order reaches them.",
       )
     : null;
   $("corrected").replaceChildren(mode, ...lines);

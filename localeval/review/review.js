@@ -22,7 +22,6 @@ const index = {
   verdicts: 0, // this reviewer's saved labels: of verdicts, of scores
   scores: 0,
   carried: new Map(), // item key -> a label carried over from an earlier run of the sample
-  random: new Set(), // samples (indexes) with a label made in the "label for the estimate" order
   estimate: [], // the samples' indexes in the run's fixed random order
 };
 
@@ -78,12 +77,9 @@ function indexRun(labels) {
     if (label.reviewer === state.data.reviewer) setMine(key, label);
     else if (index.others.has(key)) index.others.get(key).push(label);
     else index.others.set(key, [label]);
-    if (label.selection === "random" && index.sampleOf.has(key)) index.random.add(index.sampleOf.get(key));
   }
   for (const label of state.data.corrected.carried) {
-    const key = keyOf(label.sample_id, label.metric, label.verdict);
-    index.carried.set(key, label);
-    if (label.selection === "random" && index.sampleOf.has(key)) index.random.add(index.sampleOf.get(key));
+    index.carried.set(keyOf(label.sample_id, label.metric, label.verdict), label);
   }
   const at = new Map(state.data.samples.map((s, i) => [s.id, i]));
   index.estimate = state.data.estimate_order.map((id) => at.get(id));
@@ -99,7 +95,6 @@ function setMine(key, label) {
   else index.mine.delete(key);
   if (!known || !change) return;
   index.marked[sample] += change;
-  if (label && label.selection === "random") index.random.add(sample);
   if (JSON.parse(key)[2] === null) index.scores += change;
   else index.verdicts += change;
 }

@@ -94,9 +94,7 @@ function send() {
 function label(item, mark) {
   if (item.kind === "verdict" && !["right", "wrong"].includes(mark)) return;
   if (item.kind === "score" && !["too_high", "right", "too_low"].includes(mark)) return;
-  // made in the "label for the estimate" order, the sample was picked at random
-  const selection = $("estimate").checked ? "random" : "chosen";
-  const body = { sample_id: state.data.samples[state.sample].id, metric: item.metric, verdict: item.verdict, mark, selection };
+  const body = { sample_id: state.data.samples[state.sample].id, metric: item.metric, verdict: item.verdict, mark };
   outbox.push({ kind: "label", key: item.key, body });
   if (index.items[state.sample].findIndex((i) => i.key === item.key) === state.item) step(1);
   else render();

@@ -30,7 +30,7 @@ from typing import Any
 from localeval.data.csv_rows import cell_number
 from localeval.data.file_rows import file_rows
 from localeval.errors import DatasetError, UsageError
-from localeval.results.person_values import CHOSEN, RANDOM, SELECTIONS
+from localeval.results.person_values import CHOSEN, RANDOM, SELECTIONS, people_values
 from localeval.results.verdicts import MEANINGS
 from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label
 from localeval.runs.review_items import ReviewRun
@@ -61,7 +61,11 @@ def label_kind(review: ReviewRun, label: Label) -> str:
 
 
 def export_rows(review: ReviewRun, labels: Sequence[Label]) -> list[dict[str, Any]]:
-    """Each label as a row of the file, in the order they were made."""
+    """Each label as a row of the file, in the order they were made; its `selection`
+    random where its sample counts for the estimate (the complete start of the estimate
+    order, or imported as random), so that an import elsewhere counts it too."""
+    found = people_values(review.samples, labels)
+    counted = {s for entry in found.values() for s in entry.random}
     rows = []
     for label in labels:
         row: dict[str, Any] = {"sample_id": label.sample_id, "metric": label.metric}
@@ -74,7 +78,7 @@ def export_rows(review: ReviewRun, labels: Sequence[Label]) -> list[dict[str, An
             "reviewer": label.reviewer,
             "time": label.created,
             # whether the sample was picked at random: the corrected estimate counts it only then
-            "selection": label.selection,
+            "selection": RANDOM if label.sample_id in counted else label.selection,
         }
         rows.append(row)
     return rows

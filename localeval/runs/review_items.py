@@ -6,8 +6,6 @@ same samples find their items in localeval.runs.label_files.
 
 from __future__ import annotations
 
-import hashlib
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +18,7 @@ from localeval.metrics.base import LIKELIER
 from localeval.prediction_powered import MIN_LABELLED
 from localeval.results.corrected import corrected_lines
 from localeval.results.gates import DEFAULT_THRESHOLDS
+from localeval.results.person_values import estimate_order
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
 from localeval.results.verdicts import Verdict, sample_verdicts
@@ -121,14 +120,9 @@ class ReviewRun:
         }
 
     def estimate_order(self) -> list[str]:
-        """The samples' ids in the order the page's "label for the estimate" mode shows
-        them: shuffled with a seed of the run's id, so the same for every reviewer and
-        every visit; labelling whole samples in it and stopping anywhere leaves a simple
-        random sample of the run's."""
-        ids = [s["sample_id"] for s in self.samples]
-        seed = int.from_bytes(hashlib.sha256(self.run.id.encode("utf-8")).digest()[:8], "big")
-        random.Random(seed).shuffle(ids)
-        return ids
+        """The samples' ids in the page's "label for the estimate" order (a shuffle fixed
+        by the run's samples: results.person_values.estimate_order)."""
+        return estimate_order(s["sample_id"] for s in self.samples)
 
     def corrected_page(self) -> dict[str, Any]:
         """What the page shows of the means corrected by the labels made so far (and
