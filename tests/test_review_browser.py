@@ -374,6 +374,8 @@ def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
         page.press("e", saves=False)
         count = page.page.inner_text("#corrected")
         assert f"{len(visited)} complete samples from the start of this order" in count
+        # the page shows the corrected mean too, as every summary does
+        assert f"corrected by {len(visited)} labelled samples" in " ".join(count.split())
         assert page.errors == []
     finally:
         page.close()
