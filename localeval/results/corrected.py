@@ -31,7 +31,7 @@ class CorrectedSummary:
     estimate: Corrected | None
     n_labelled: int
     needed: int
-    #: complete samples labelled in an order that was not random (kept for calibrate)
+    #: complete samples outside the estimate's random sample (kept for calibrate)
     n_chosen: int = 0
     #: samples with some of their verdicts labelled and some not
     n_incomplete: int = 0
@@ -131,7 +131,10 @@ def corrected_words(entry: CorrectedSummary, review: str) -> str:
     or how many more samples to label, and how (`review`: the review command as shown)."""
     left = []
     if entry.n_chosen:
-        left.append(f"{entry.n_chosen} labelled in an order not random (kept for calibrate)")
+        left.append(
+            f"{entry.n_chosen} labelled where the estimate's random order has not reached "
+            "(kept for calibrate)"
+        )
     if entry.n_incomplete:
         left.append(f"{entry.n_incomplete} with verdicts still unlabelled")
     not_counted = f"; not counted: {', '.join(left)}" if left else ""
