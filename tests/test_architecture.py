@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval", "localeval.errors"),
     (
         "localeval.stats",
+        "localeval.prediction_powered",
         "localeval.text",
         "localeval.schema",
         "localeval.verdict_maps",

@@ -14,6 +14,7 @@ from fakes import FakeEmbedder, ScriptedJudge
 from standins import StandIns, models_toml
 
 from localeval.cli import main
+from localeval.prediction_powered import MIN_LABELLED
 
 QUESTION = "When was the tower finished?"
 ROW = {
@@ -70,7 +71,16 @@ def test_evaluate_passes_gates_and_writes_contract(
     }
     assert report["run"]["usage"]["judge_calls"] == 4
     assert report["summary"]["faithfulness"]["mean"] == pytest.approx(0.95)
-    assert set(report["summary"]["faithfulness"]) == {"mean", "n", "n_undefined", "ci95"}
+    assert set(report["summary"]["faithfulness"]) == {
+        "mean",
+        "n",
+        "n_undefined",
+        "ci95",
+        "corrected",
+        "labels_needed",
+        "labels_not_counted",
+        "labels_disagreeing",
+    }
     (sample,) = report["samples"]
     assert sample["sample_id"] == "q1" and sample["category"] == "history"
     assert sample["details"]["faithfulness"]["statements"] == ["It was finished in 1889."]
@@ -187,6 +197,10 @@ def test_undefined_scores_are_counted(stand_ins: StandIns, tmp_path: Path) -> No
         "n": 0,
         "n_undefined": 1,
         "ci95": None,
+        "corrected": None,
+        "labels_needed": MIN_LABELLED,
+        "labels_not_counted": {"chosen": 0, "incomplete": 0},
+        "labels_disagreeing": 0,
     }
     assert report["samples"][0]["scores"] == {"context_recall": None}
     assert report["samples"][0]["details"]["context_recall"] == {

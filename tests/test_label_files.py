@@ -105,7 +105,7 @@ def test_verdicts_of_the_same_text_or_of_none_keep_their_own_labels(
     second = repeating_run(stand_ins, tmp_path, "--no-resume")
     assert second.run.id != first.run.id
     result = run_cli("labels", "import", exported, "--run", "latest")
-    assert (result.exit_code, result.output) == (
+    assert (result.exit_code, result.stdout) == (
         0,
         f"Imported {len(made)} labels into run {second.run.id}; 0 were there already, "
         "0 matched no verdict or score of the run\n",
@@ -217,7 +217,7 @@ def test_labels_go_through_a_csv_file_and_back(stand_ins: StandIns, tmp_path: Pa
     result = run_cli("labels", "export", "latest", "-o", exported)
     assert result.exit_code == 0, result.output
     header, cells = exported.read_text("utf-8").splitlines()[0], rows_of_csv(exported)
-    assert header == "sample_id,metric,verdict,text,label,label_kind,mark,reviewer,time"
+    assert header == "sample_id,metric,verdict,text,label,label_kind,mark,reviewer,time,selection"
     # a score's verdict and text cells are empty, as is the empty chunk's text
     assert ["s1", "context_precision", "", "", "0.0"] in [row[:5] for row in cells]
     assert ["s1", "context_precision", "2", ""] in [row[:4] for row in cells]
@@ -246,7 +246,7 @@ def test_a_hand_written_csv_file_is_read_as_numbers(stand_ins: StandIns, tmp_pat
         "utf-8",
     )
     result = run_cli("labels", "import", labels, "--run", "latest", "--reviewer", "bo")
-    assert (result.exit_code, result.output) == (
+    assert (result.exit_code, result.stdout) == (
         0,
         f"Imported 3 labels into run {review.run.id}; 0 were there already, 0 matched no "
         "verdict or score of the run\n",
@@ -282,7 +282,9 @@ def test_a_verdict_found_by_number_must_still_say_the_rows_text(
         0,
         f"Imported 1 labels into run {review.run.id}; 0 were there already, 1 matched no "
         "verdict or score of the run\n",
-        f"Unmatched rows of {labels} (lines): 2\n",
+        "1 of the labels imported are of samples not said to be drawn at random: kept for "
+        "calibrate, not counted for the mean corrected by labels (--random-sample says the "
+        f"file's samples were)\nUnmatched rows of {labels} (lines): 2\n",
     )
     assert [x[:4] for x in item_labels(review)] == [
         ("faithfulness", statement.index, statement.text, 1.0)

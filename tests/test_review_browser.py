@@ -332,3 +332,66 @@ def test_a_key_press_on_a_run_of_2000_samples_takes_under_50_ms(
         assert page.errors == []
     finally:
         page.close()
+
+
+def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
+    browser: Any, stand_ins: StandIns, tmp_path: Path
+) -> None:
+    """The demo's samples (three times over: more than the minimum) labelled on the real
+    page in the "label for the estimate" order; the corrected faithfulness `runs show`
+    prints then equals the PPI++ formula computed here from what was clicked."""
+    import numpy as np
+
+    from localeval.prediction_powered import MIN_LABELLED, Z95
+
+    data = demo_copies(tmp_path, 24)
+    evaluate(stand_ins, data, "-m", "faithfulness")
+    review = load_review_run("latest")
+    started = ReviewServer("--reviewer", "alice")
+    page = Page(browser, started.url)
+    try:
+        page.press("e", saves=False)
+        page.page.wait_for_selector("#corrected b")
+        assert "0 complete samples from the start of this order" in page.page.inner_text(
+            "#corrected"
+        )
+        visited, people = [], {}
+        for _ in range(len(review.samples)):
+            sample_id = page.page.inner_text("main h2").split()[0]
+            visited.append(sample_id)
+            verdicts = [v for v in review.verdicts[sample_id] if v.metric == "faithfulness"]
+            # wrong on the first statement, right on the rest: people's value by hand
+            marks = ["w"] + ["r"] * (len(verdicts) - 1)
+            page.press(*marks)
+            truth = [v.says_yes != (n == 0) for n, v in enumerate(verdicts)]
+            people[sample_id] = sum(truth) / len(truth)
+            page.press("n", saves=False)
+        # a seeded order: not the file's, and the same on the next visit
+        assert sorted(visited) == sorted(s["sample_id"] for s in review.samples)
+        assert visited != [s["sample_id"] for s in review.samples]
+        assert visited == review.estimate_order()
+        page.load()
+        page.press("e", saves=False)
+        count = page.page.inner_text("#corrected")
+        assert f"{len(visited)} complete samples from the start of this order" in count
+        # the page shows the corrected mean too, as every summary does
+        assert f"corrected by {len(visited)} labelled samples" in " ".join(count.split())
+        assert page.errors == []
+    finally:
+        page.close()
+        assert started.stop() == 0
+    judge_all = np.array([s["scores"]["faithfulness"] for s in review.samples])
+    judge_lab = np.array([review.score(s, "faithfulness") for s in visited])
+    y = np.array([people[s] for s in visited])
+    n, total = len(y), len(judge_all)
+    assert n >= MIN_LABELLED
+    # PPI++ written out again, independently of the module
+    cov = np.mean((y - y.mean()) * (judge_lab - judge_lab.mean()))
+    lam = min(1.0, max(0.0, cov / ((1 + n / total) * np.var(np.r_[judge_lab, judge_all], ddof=1))))
+    mean = lam * judge_all.mean() + np.mean(y - lam * judge_lab)
+    half = Z95 * np.sqrt(
+        lam**2 * np.var(judge_all, ddof=1) / total + np.var(y - lam * judge_lab, ddof=1) / n
+    )
+    shown = " ".join(run_cli("runs", "show", "latest").output.split())
+    low, high = max(0.0, mean - half), min(1.0, mean + half)
+    assert f"faithfulness: {mean:.3f} [{low:.3f}, {high:.3f}] corrected by {n} labelled" in shown

@@ -226,3 +226,31 @@ def test_a_database_before_the_speed_table_gets_it_and_keeps_its_runs(db: Locati
     )
     assert store.connection.execute("SELECT model, measured FROM model_speed").fetchone()[0] == "j"
     store.close()
+
+
+def test_labels_from_before_the_selection_column_read_as_chosen(db: Location) -> None:
+    """The migration that records how a label's sample was picked, on a database just
+    before it: its labels read back, as picked otherwise than at random (they may have
+    been the worst first), and a new label says random."""
+    from localeval.results.person_values import CHOSEN, RANDOM
+    from localeval.runs.labels import Label, LabelStore
+
+    version = next(i for i, sql in enumerate(MIGRATIONS) if "ADD COLUMN selection" in sql)
+    old = database_at_version(db, version)
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 1, '', '[\"faithfulness\"]', '{}', '{}', 'v')"
+    )
+    old.execute(
+        "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, label, reviewer, "
+        "created, source) VALUES ('r', 's1', 'faithfulness', 0, 'x', 1.0, 'ann', 't', 'review')"
+    )
+    old.close()
+
+    store = LabelStore.open(db)
+    assert [label.selection for label in store.current("r")] == [CHOSEN]
+    new = Label("s1", "faithfulness", 1, "y", 0.0, "ann", selection=RANDOM)
+    store.add("r", [new])
+    assert [label.selection for label in store.current("r")] == [CHOSEN, RANDOM]
+    store.close()

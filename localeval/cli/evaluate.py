@@ -32,7 +32,7 @@ from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import readable_data
 from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
 from localeval.metrics import REGISTRY, metric_options
-from localeval.results.gates import DEFAULT_MIN_DEFINED
+from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
 from localeval.results.model import SampleResult
 from localeval.runs.estimate import cluster_division, estimate_evaluation, speed_kept
 from localeval.runs.evaluation import Evaluation
@@ -227,6 +227,15 @@ def show(outcome: EvaluationOutcome) -> None:
     help="A gate fails, whatever its mean, when fewer than this share of the samples have a "
     "score for its metric (the rest undefined).",
 )
+@click.option(
+    "--gate-on",
+    type=click.Choice(GATE_ON),
+    default=AUTO,
+    show_default=True,
+    help="Which mean a gate reads: the judge's; the one corrected by your team's labels "
+    "(a gate with too few labelled samples fails, saying how many more); auto: the "
+    "corrected one where the run has enough labels, else the judge's.",
+)
 @judge_option
 @embedder_option
 @models_option
@@ -303,6 +312,7 @@ def evaluate(
     output: Path | None,
     thresholds: tuple[str, ...],
     min_defined: float,
+    gate_on: str,
     judge_name: str | None,
     embedder_name: str | None,
     models_path: str | None,
@@ -350,6 +360,7 @@ def evaluate(
         use_cache=use_cache,
         metric_options=options,
         min_defined=min_defined,
+        gate_on=gate_on,
         shard=shard,
         budget=Budget(max_minutes, max_calls),
         ray=ray_settings(ray_address, ray_actors, ray_threads),

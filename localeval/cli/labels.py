@@ -68,21 +68,32 @@ def labels_export(run: str, output: Path | None, db_path: Location | None) -> No
     metavar="NAME",
     help="Whose labels the rows without a `reviewer` are (default: the OS user).",
 )
+@click.option(
+    "--random-sample",
+    is_flag=True,
+    help="The file's samples were drawn at random from the run's (or labelled in the review "
+    'page\'s "label for the estimate" order): their labels then count for the mean '
+    "corrected by labels. Without it, a row counts only where its `selection` says random.",
+)
 @db_option
 @translate_errors
-def labels_import(file: Path, run: str, reviewer: str | None, db_path: Location | None) -> None:
+def labels_import(
+    file: Path, run: str, reviewer: str | None, random_sample: bool, db_path: Location | None
+) -> None:
     """Label RUN from FILE's rows (JSONL, JSON or CSV): a verdict by its `verdict` number
     where the run's verdict of that number says the row's `text`, else by its text; a row
     with neither labels the sample's score. Rows the run has no item for are counted and
     left out; a row that is already its reviewer's label is not stored again, so importing
     a file twice stores it once."""
-    from localeval.runs.label_files import plan_import, read_label_rows
+    from localeval.results.person_values import RANDOM
+    from localeval.runs.label_files import check_samples, plan_import, read_label_rows
     from localeval.runs.labels import LabelStore
     from localeval.runs.review_items import load_review_run
 
     rows = read_label_rows(file)
     review = load_review_run(run, db_path)
-    plan = plan_import(review, rows, reviewer or default_reviewer(), str(file))
+    check_samples(review, rows, file)
+    plan = plan_import(review, rows, reviewer or default_reviewer(), str(file), random_sample)
     store = LabelStore.open(review.db)
     try:
         stored = store.add(review.run.id, plan.labels, only_changes=True)
@@ -93,6 +104,14 @@ def labels_import(file: Path, run: str, reviewer: str | None, db_path: Location 
         f"{len(plan.labels) - len(stored)} were there already, {len(plan.unmatched)} matched "
         "no verdict or score of the run"
     )
+    not_random = sum(label.selection != RANDOM for label in stored)
+    if not_random:
+        echo(
+            f"{not_random} of the labels imported are of samples not said to be drawn "
+            "at random: kept for calibrate, not counted for the mean corrected by labels "
+            "(--random-sample says the file's samples were)",
+            err=True,
+        )
     if plan.superseded:
         echo(
             f"Left out {plan.superseded} rows of {file} for a later row of the same item and "

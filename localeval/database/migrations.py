@@ -175,6 +175,13 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX run_labels_undone_by_run ON run_labels_undone (run_id);
     """,
+    # 13: how a label's sample was picked (localeval.runs.labels): 'random' (the review
+    #    page's "label for the estimate" order, or an import said to be a random sample),
+    #    which the corrected estimate may use; 'chosen' (worst first, a search, an import
+    #    of unknown selection), kept for calibrate only
+    """
+    ALTER TABLE run_labels ADD COLUMN selection TEXT NOT NULL DEFAULT 'chosen';
+    """,
 ]
 
 #: the schema version a database has once every migration is applied

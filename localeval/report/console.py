@@ -9,6 +9,7 @@ from localeval.judge import Usage
 from localeval.pairwise.judge import PairVerdict
 from localeval.pairwise.rows import PairRow, PairwiseSummary, verdict_label
 from localeval.results.calibration import calibration_sentence
+from localeval.results.corrected import corrected_lines
 from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import GateResult
 from localeval.results.view import RunView
@@ -65,6 +66,8 @@ def run_summary(view: RunView, from_judge: Sequence[str] = (), judge: str | None
         parts.append(categories)
     if view.calibration is not None:
         parts.append(textwrap.fill(calibration_sentence(view.calibration), WIDTH))
+    if view.corrected:
+        parts.append(corrected_text(view))
     if view.diagnosis is not None:
         lines = (textwrap.fill(line, WIDTH) for line in diagnosis_lines(view.diagnosis))
         parts.append("Diagnosis (answer_correctness --diagnose):\n" + "\n".join(lines))
@@ -73,6 +76,20 @@ def run_summary(view: RunView, from_judge: Sequence[str] = (), judge: str | None
     if view.usage is not None:
         parts.append(usage_text(view.usage))
     return "\n\n".join(parts)
+
+
+def corrected_text(view: RunView) -> str:
+    """The means people would give, from the team's labels (or how to get them), overall
+    and for each category that has enough labels."""
+    lines = ["Corrected by people's labels (the mean people would give, 95% interval):"]
+    wrap = textwrap.TextWrapper(WIDTH, initial_indent="  ", subsequent_indent="    ")
+    for line in corrected_lines(view.corrected, view.run_id):
+        lines += wrap.wrap(printable(line))
+    for category, entries in view.corrected_by_category.items():
+        found = {m: e for m, e in entries.items() if e.estimate is not None}
+        for line in corrected_lines(found, view.run_id):
+            lines += wrap.wrap(printable(f"category {category}, {line}"))
+    return "\n".join(lines)
 
 
 def gates_text(
@@ -87,7 +104,10 @@ def gates_text(
         )
     for gate in gates:
         if gate.passed:
-            lines.append(f"  PASS  {gate.metric} = {_number(gate.value)} >= {gate.threshold:.2f}")
+            lines.append(
+                f"  PASS  {gate.metric} = {_number(gate.value)}{gate.read_as()} >= "
+                f"{gate.threshold:.2f}"
+            )
         else:
             lines.append(f"  FAIL  {gate.explanation()}")
     return "\n".join(lines)

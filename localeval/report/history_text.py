@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from localeval.prediction_powered import MIN_LABELLED
 from localeval.results.diff import Comparison, MetricChange
 from localeval.runs.records import StoredRun
 from localeval.text import printable
@@ -126,6 +127,7 @@ def comparison_text(comparison: Comparison) -> str:
         lines.append(f"Not in both runs, not compared: {', '.join(comparison.not_compared)}.")
     lines.append("")
     lines += _change_rows(comparison.metrics)
+    lines += corrected_change_lines(comparison.metrics)
     for category, changes in comparison.by_category.items():
         lines.append("")
         lines += _change_rows(changes, title=f"category: {printable(category)}")
@@ -144,6 +146,30 @@ def comparison_text(comparison: Comparison) -> str:
             )
             lines += [f"      {printable(line)}" for line in mover.evidence]
     return "\n".join(lines)
+
+
+def corrected_change_lines(changes: list[MetricChange]) -> list[str]:
+    """The changes people would see, where both runs have enough samples labelled at
+    random in common; else a line saying the changes above are the judge's."""
+    found = [c for c in changes if c.corrected is not None]
+    if not found:
+        most = max((c.n_labelled_in_both for c in changes), default=0)
+        return [
+            "",
+            f"These changes are the judge's: the runs have {most} samples labelled at random "
+            f"in common ({MIN_LABELLED} give the change people would see).",
+        ]
+    lines = ["", "Corrected by people's labels (paired, on the samples both runs labelled):"]
+    for change in found:
+        c = change.corrected
+        assert c is not None
+        judge = f"{_signed(change.change)}" if change.change is not None else "-"
+        lines.append(
+            f"  {printable(change.metric)}: {_signed(c.mean)} [{_signed(c.ci95[0])}, "
+            f"{_signed(c.ci95[1])}] from {c.n_labelled} samples labelled in both runs "
+            f"(the judge's change {judge})"
+        )
+    return lines
 
 
 def regression_text(comparison: Comparison, max_drop: float) -> str:

@@ -17,8 +17,9 @@ from localeval.report.radar import Series, metrics_chart_svg
 from localeval.report.reliability import reliability_svg
 from localeval.results import view
 from localeval.results.calibration import calibration_sentence
+from localeval.results.corrected import corrected_line
 from localeval.results.diagnosis import diagnosis_lines
-from localeval.results.gates import advice
+from localeval.results.gates import CORRECTED, advice
 from localeval.results.view import RunView, as_view
 
 
@@ -135,12 +136,43 @@ def _calibration(run: RunView) -> str:
                 f'<figure class="panel">{reliability_svg(kind, bins, ece)}'
                 f"<figcaption class='muted'>{e(caption)}</figcaption></figure>"
             )
-    note = "low" if status.uncalibrated else "muted"
+    # what a reader can act on first: the means people would give, or how to get them; the
+    # judge's own scale below it, as a note rather than an alarm
     return (
-        f"<section><h2>Calibration</h2><p class='{note}'>{e(calibration_sentence(status))}</p>"
+        f"<section><h2>Calibration</h2>{_corrected(run)}"
+        f"<p class='muted'>{e(calibration_sentence(status))}</p>"
         + (f'<div class="overview">{"".join(figures)}</div>' if figures else "")
         + "</section>"
     )
+
+
+def _corrected(run: RunView) -> str:
+    """The means corrected by people's labels, beside the judge's own and the labels'
+    alone, in a table; for a metric without enough labels, how many more and how."""
+    if not run.corrected:
+        return ""
+    rows, needs = [], []
+    for metric, entry in run.corrected.items():
+        found = entry.estimate
+        if found is None:
+            needs.append(f"<li>{e(corrected_line(metric, entry, run.run_id))}</li>")
+            continue
+        low, high = found.ci95
+        only_low, only_high = found.labels_only_ci95
+        rows.append(
+            f"<tr><td>{e(metric)}</td><td>{found.mean:.3f}</td><td>[{low:.3f}, {high:.3f}]"
+            f"</td><td>{found.judge_mean:.3f}</td><td>{found.n_labelled}</td>"
+            f"<td>{found.labels_only_mean:.3f} [{only_low:.3f}, {only_high:.3f}]</td></tr>"
+        )
+    table = (
+        "<table class='corrected'><thead><tr><th>metric</th><th>mean people would give</th>"
+        "<th>95% CI</th><th>judge's mean</th><th>labelled samples</th><th>labels alone</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        if rows
+        else ""
+    )
+    listed = f"<ul class='corrected-needs'>{''.join(needs)}</ul>" if needs else ""
+    return f"<h3>Corrected by people's labels</h3>{table}{listed}"
 
 
 def _diagnosis(run: RunView) -> str:
@@ -169,6 +201,10 @@ def _gates_list(run: RunView) -> str:
             f'<span class="badge {status}">{status.upper()}</span><b>{e(gate.metric)}</b> = '
             f"{view.fmt(gate.value)} {'≥' if gate.passed else '<'} {gate.threshold:.2f}"
         )
+        if gate.reads == CORRECTED or gate.needed:
+            # what the gate read: the mean corrected by labels, or why it had none
+            line += f'<p class="remedy">{e(gate.read_as().strip(" ()") or gate.title())}.</p>'
+
         found = None if gate.passed or gate.too_few_defined else advice(gate.metric)
         if gate.too_few_defined:
             line += f'<p class="remedy">{e(gate.title())}.</p>'

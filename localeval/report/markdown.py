@@ -13,6 +13,7 @@ from typing import Any
 
 from localeval.results import view
 from localeval.results.calibration import calibrated_on
+from localeval.results.corrected import corrected_words
 from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import GateResult, advice
 from localeval.results.view import RunView, as_view
@@ -58,6 +59,7 @@ def render_markdown(
     lines = [f"### {headline}", "", _run_line(run), ""]
     lines += _calibration(run)
     lines += _summary_table(run, base)
+    lines += _corrected(run)
     if failed:
         lines += ["", "**Failing gates**", ""]
         lines += [_failing(gate) for gate in failed]
@@ -94,11 +96,25 @@ def _calibration(run: RunView) -> list[str]:
     return lines
 
 
+def _corrected(run: RunView) -> list[str]:
+    """The means people would give, from the team's labels, or how many more to label."""
+    if not run.corrected:
+        return []
+    # our words and numbers; a metric's name in a code span, as any text from a results file
+    lines = ["", "**Corrected by people's labels** (the mean people would give, 95% CI)", ""]
+    for metric, entry in run.corrected.items():
+        review = md_code(f"localeval review {run.run_id or 'RUN'}", in_table=False)
+        lines.append(f"- {md_code(metric, in_table=False)}: {corrected_words(entry, review)}")
+    return lines
+
+
 def _failing(gate: GateResult) -> str:
     """A failing gate's line, with its likely cause and remedies."""
     value = "undefined" if gate.value is None else f"{gate.value:.3f}"
     name = md_code(gate.metric, in_table=False)
-    line = f"- {FAIL} {name} = {value}, below {gate.threshold:.2f}."
+    line = f"- {FAIL} {name} = {value}{gate.read_as()}, below {gate.threshold:.2f}."
+    if gate.needed:
+        return f"- {FAIL} {name}: {gate.labels_wanted()}."
     if gate.too_few_defined:
         total = (gate.n_defined or 0) + (gate.n_undefined or 0)
         return (

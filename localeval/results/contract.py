@@ -4,7 +4,7 @@ renamed), written streaming and atomically, and read back with its shape checked
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -13,10 +13,12 @@ from localeval.data.samples import Sample
 from localeval.data.textstream import text_chunks
 from localeval.errors import DatasetError
 from localeval.judge import Usage
+from localeval.results.corrected import CorrectedSummary, corrected_for
 from localeval.results.files import OutputTarget, Protected, open_output, output_target
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, RunResult, SampleResult
 from localeval.results.summary import ScoreColumns, samples_with_sub_scores
+from localeval.stats import MetricSummary
 
 
 def sample_inputs(sample: Sample) -> dict[str, Any]:
@@ -68,12 +70,19 @@ def run_object(info: RunInfo, usage: Usage) -> dict[str, Any]:
     return run
 
 
+#: per metric, and per category per metric, its corrected summary
+CorrectedTables = tuple[
+    Mapping[str, CorrectedSummary], Mapping[str, Mapping[str, CorrectedSummary]]
+]
+
+
 def run_report(
     info: RunInfo,
     usage: Usage,
     columns: ScoreColumns,
     gates: Sequence[GateResult] | Sequence[dict[str, Any]],
     samples: Callable[[], Iterable[dict[str, Any]]],
+    corrected: CorrectedTables | None = None,
 ) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     """A run's results.json, built here for every command and the Python API alike: its
     header (the run and its usage, the summaries overall and per category with the
@@ -82,15 +91,17 @@ def run_report(
 
     `columns`: the scores of the run's metrics, in sample order; `samples()`: the samples
     as results.json holds them, in the same order (called twice when a metric declares
-    sub-scores, read one sample at a time)."""
+    sub-scores, read one sample at a time); `corrected`: the metrics' means corrected by
+    people's labels, overall and per category, each beside its metric's summary."""
     details = (sample["details"] for sample in samples())
     reported = columns.with_sub_scores(info.metrics, details)
     names = [name for name in reported.scores if name not in columns.scores]
+    overall, by_category = corrected if corrected is not None else ({}, {})
     header = {
         "run": run_object(info, usage),
-        "summary": {m: s.as_dict() for m, s in reported.summaries().items()},
+        "summary": _with_corrected(reported.summaries(), overall),
         "summary_by_category": {
-            category: {m: s.as_dict() for m, s in metrics.items()}
+            category: _with_corrected(metrics, by_category.get(category, {}))
             for category, metrics in reported.summaries_by_category().items()
         },
         "gates": [g if isinstance(g, dict) else g.as_dict() for g in gates],
@@ -98,14 +109,29 @@ def run_report(
     return header, samples_with_sub_scores(samples(), info.metrics, names)
 
 
+def _with_corrected(
+    summaries: Mapping[str, MetricSummary], corrected: Mapping[str, CorrectedSummary]
+) -> dict[str, Any]:
+    """Each metric's summary entry, with its corrected mean where it has one."""
+    return {
+        m: {**s.as_dict(), **(corrected[m].as_dict() if m in corrected else {})}
+        for m, s in summaries.items()
+    }
+
+
 def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
     """results.json of a run held in memory (run_report)."""
+    columns = run.metric_columns()
+    # a run held in memory has no labels (they are kept with a run of the history): each
+    # metric says how many it would need, as a stored run without labels does
+    corrected = corrected_for(columns, run.info.metrics, {}, run.info.metric_settings)
     header, samples = run_report(
         run.info,
         run.usage,
-        run.metric_columns(),
+        columns,
         gates,
         lambda: (sample_to_dict(s) for s in run.samples),
+        (corrected.overall, corrected.by_category),
     )
     return {**header, "samples": list(samples)}
 

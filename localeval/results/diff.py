@@ -10,7 +10,8 @@ fails a metric only when it is worse by more than a tolerance AND its interval e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.metrics.base import Details
 from localeval.metrics.explain import generic_changes
+from localeval.prediction_powered import MIN_LABELLED, Corrected, corrected_mean
 from localeval.results.comparability import comparability_warnings
 from localeval.results.summary import NO_CATEGORY
 from localeval.results.view import RunView
@@ -64,6 +66,10 @@ class MetricChange:
     change: float | None  # mean of NEW - BASE over the paired samples
     ci95: tuple[float, float] | None
     verdict: str
+    #: the change people would see: PPI++ on the paired changes, from the samples both
+    #: runs have labelled at random (None: fewer than MIN_LABELLED), and how many those are
+    corrected: Corrected | None = None
+    n_labelled_in_both: int = 0
 
     def worse_than(self, max_drop: float) -> bool:
         """The regression gate: a drop beyond the tolerance that the interval says is real."""
@@ -83,7 +89,33 @@ class MetricChange:
             "change": self.change,
             "ci95": list(self.ci95) if self.ci95 is not None else None,
             "verdict": self.verdict,
+            "corrected": None if self.corrected is None else self.corrected.as_dict(),
+            "n_labelled_in_both": self.n_labelled_in_both,
         }
+
+
+def corrected_change(
+    change: MetricChange,
+    scores: tuple[np.ndarray, np.ndarray],
+    sample_ids: list[str],
+    people: tuple[Mapping[str, float], Mapping[str, float]],
+) -> MetricChange:
+    """The change with the one people would see, where both runs have labelled the same
+    samples at random (the common part of two random samples is one): the judge's paired
+    changes on every sample, corrected by people's paired changes on those."""
+    base, new = scores
+    both = ~np.isnan(base) & ~np.isnan(new)
+    common = [k for k, s in enumerate(sample_ids) if both[k] and s in people[0] and s in people[1]]
+    if len(common) < MIN_LABELLED or not common:
+        return replace(change, n_labelled_in_both=len(common))
+    differences = new - base
+    found = corrected_mean(
+        differences[both],
+        differences[common],
+        [people[1][sample_ids[k]] - people[0][sample_ids[k]] for k in common],
+        bounds=(-1.0, 1.0),
+    )
+    return replace(change, corrected=found, n_labelled_in_both=len(common))
 
 
 @dataclass(frozen=True)
@@ -233,7 +265,15 @@ def compare_runs(base: RunView, new: RunView, top: int = DEFAULT_TOP) -> Compari
         n_shared=n_shared,
         n_base_only=len(base.columns.sample_ids) - n_shared,
         n_new_only=len(new.columns.sample_ids) - n_shared,
-        metrics=[compare_metric(m, *paired[m]) for m in metrics],
+        metrics=[
+            corrected_change(
+                compare_metric(m, *paired[m]),
+                paired[m],
+                shared_ids,
+                (base.people.get(m, {}), new.people.get(m, {})),
+            )
+            for m in metrics
+        ],
         by_category=by_category,
         movers=movers,
         not_compared=list(dict.fromkeys(not_compared)),

@@ -13,6 +13,7 @@ from typing import Any
 
 from localeval.errors import UsageError
 from localeval.metrics import REGISTRY, OnFirstUse, spec
+from localeval.results.corrected import CorrectedSummary
 from localeval.stats import MetricSummary
 
 
@@ -27,6 +28,10 @@ DEFAULT_THRESHOLDS: Mapping[str, float] = OnFirstUse(_declared_gates)
 #: a mean over fewer than half the samples says more about which rows were scorable than
 #: about the system (`evaluate --min-defined`)
 DEFAULT_MIN_DEFINED = 0.5
+#: which mean a gate reads (`evaluate --gate-on`): the judge's; the one corrected by
+#: people's labels; or that one where the run has enough labels, else the judge's
+JUDGE, CORRECTED, AUTO = "judge", "corrected", "auto"
+GATE_ON = (JUDGE, CORRECTED, AUTO)
 
 
 def advice(metric: str) -> tuple[str, tuple[str, ...]] | None:
@@ -50,6 +55,18 @@ class GateResult:
     n_undefined: int | None = None
     #: the share of defined samples the gate needed
     min_defined: float | None = None
+    #: what the gate read: JUDGE (the judge's mean) or CORRECTED (the mean corrected by
+    #: people's labels, whose 95% interval is `interval`); `needed`: the labelled samples
+    #: still needed where --gate-on corrected found too few
+    reads: str = JUDGE
+    interval: tuple[float, float] | None = None
+    needed: int | None = None
+
+    @property
+    def straddles(self) -> bool:
+        """Whether the corrected mean's interval holds the threshold: the gate's side of it
+        is not settled by the labels so far."""
+        return self.interval is not None and self.interval[0] < self.threshold <= self.interval[1]
 
     @classmethod
     def from_dict(cls, entry: Mapping[str, Any]) -> GateResult:
@@ -62,6 +79,9 @@ class GateResult:
             entry.get("n_defined"),
             entry.get("n_undefined"),
             entry.get("min_defined"),
+            entry.get("reads", JUDGE),
+            _interval(entry.get("ci95")),
+            entry.get("labels_needed"),
         )
 
     def as_dict(self) -> dict[str, object]:
@@ -71,6 +91,10 @@ class GateResult:
             "value": self.value,
             "passed": self.passed,
         }
+        if self.reads != JUDGE:
+            entry.update(reads=self.reads, ci95=self.interval, interval_straddles=self.straddles)
+        if self.needed:
+            entry.update(labels_needed=self.needed, reason=self.title())
         if self.too_few_defined:  # the counts are the reason: kept with it
             entry.update(
                 n_defined=self.n_defined,
@@ -90,6 +114,8 @@ class GateResult:
 
     def title(self) -> str:
         """One line: why the gate failed."""
+        if self.needed:
+            return f"{self.metric}: {self.labels_wanted()}"
         if self.value is None:
             return (
                 f"{self.metric} = undefined for every sample, below the threshold "
@@ -102,7 +128,26 @@ class GateResult:
                 f"samples ({self.n_undefined} undefined): a gate needs at least "
                 f"{self.min_defined:.0%} of the samples scored (--min-defined)"
             )
-        return f"{self.metric} = {self.value:.3f}, below the threshold {self.threshold:.2f}"
+        return (
+            f"{self.metric} = {self.value:.3f}{self.read_as()}, below the threshold "
+            f"{self.threshold:.2f}"
+        )
+
+    def labels_wanted(self) -> str:
+        """Why a gate on the corrected mean had none to read."""
+        return (
+            "no mean corrected by people's labels to gate on (--gate-on corrected): label "
+            f"{self.needed} more samples at random"
+        )
+
+    def read_as(self) -> str:
+        """What the value is, when it is not the judge's mean: " (corrected by people's
+        labels, 95% CI [a, b], which holds the threshold)"."""
+        if self.reads != CORRECTED or self.interval is None:
+            return ""
+        low, high = self.interval
+        holds = "holds the threshold" if self.straddles else "clear of the threshold"
+        return f" (corrected by people's labels, 95% CI [{low:.3f}, {high:.3f}], {holds})"
 
     def explanation(self) -> str:
         """One paragraph for a failing gate: metric, value, threshold, cause and remedies."""
@@ -214,12 +259,17 @@ def evaluate_gates(
     summaries: Mapping[str, MetricSummary],
     thresholds: Mapping[str, float],
     min_defined: float = DEFAULT_MIN_DEFINED,
+    corrected: Mapping[str, CorrectedSummary] | None = None,
+    gate_on: str = AUTO,
 ) -> list[GateResult]:
     """A gate for each evaluated metric that has a threshold.
 
     A metric with a score for fewer than `min_defined` of the samples fails its gate (and
     one undefined for every sample always does): a gate that passes on no evidence would
-    hide a broken dataset.
+    hide a broken dataset. `gate_on` (GATE_ON) says which mean a gate reads of a metric
+    with a corrected summary in `corrected`: AUTO the corrected mean where there are enough
+    labels, else the judge's; CORRECTED only the corrected one (too few labels fail the
+    gate, saying how many more); JUDGE always the judge's.
     """
     results = []
     for metric, summary in summaries.items():
@@ -227,12 +277,21 @@ def evaluate_gates(
             continue
         threshold = thresholds[metric]
         enough = summary.n >= min_defined * (summary.n + summary.n_undefined)
-        passed = summary.mean is not None and enough and summary.mean >= threshold
-        results.append(
-            GateResult(
-                metric, threshold, summary.mean, passed, summary.n, summary.n_undefined, min_defined
+        counts = (summary.n, summary.n_undefined, min_defined)
+        entry = (corrected or {}).get(metric) if gate_on != JUDGE else None
+        found = entry.estimate if entry is not None else None
+        if found is not None:
+            passed = enough and found.mean >= threshold
+            results.append(
+                GateResult(metric, threshold, found.mean, passed, *counts, CORRECTED, found.ci95)
             )
-        )
+        elif entry is not None and gate_on == CORRECTED:
+            results.append(
+                GateResult(metric, threshold, None, False, *counts, CORRECTED, None, entry.needed)
+            )
+        else:
+            passed = summary.mean is not None and enough and summary.mean >= threshold
+            results.append(GateResult(metric, threshold, summary.mean, passed, *counts))
     return results
 
 
@@ -246,6 +305,17 @@ def check_overrides(
     overrides = parse_thresholds(given, frozenset(known))
     check_thresholds_run(overrides, metrics)
     return overrides
+
+
+def _interval(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return float(value[0]), float(value[1])
+    return None
+
+
+def check_gate_on(gate_on: str) -> None:
+    if gate_on not in GATE_ON:
+        raise UsageError(f"--gate-on {gate_on}: one of {', '.join(GATE_ON)}")
 
 
 def check_min_defined(share: float) -> None:

@@ -20,8 +20,13 @@ from localeval.metrics import spec
 from localeval.metrics.base import Evidence
 from localeval.metrics.explain import number, text
 from localeval.results.calibration import CalibrationStatus, calibration_status
+from localeval.results.corrected import (
+    CorrectedSummary,
+    read_category_corrections,
+    read_corrections,
+)
 from localeval.results.diagnosis import RunDiagnosis, run_diagnosis
-from localeval.results.gates import GateResult
+from localeval.results.gates import CORRECTED, JUDGE, GateResult
 from localeval.results.summary import ScoreColumns
 from localeval.stats import MetricSummary
 from localeval.verdict_maps import ReliabilityBin
@@ -88,9 +93,20 @@ def gate_results(results: Mapping[str, Any]) -> list[GateResult]:
                 _count(gate.get("n_defined")),
                 _count(gate.get("n_undefined")),
                 number(gate.get("min_defined")),
+                CORRECTED if gate.get("reads") == CORRECTED else JUDGE,
+                _interval(gate.get("ci95")),
+                _count(gate.get("labels_needed")),
             )
         )
     return gates
+
+
+def _interval(value: Any) -> tuple[float, float] | None:
+    """Two numbers, low then high, or None."""
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    low, high = number(value[0]), number(value[1])
+    return None if low is None or high is None or low > high else (low, high)
 
 
 def _count(value: Any) -> int | None:
@@ -234,6 +250,13 @@ class RunView:
     usage: Usage | None = None
     #: which part of the pipeline failed (answer_correctness --diagnose), or None
     diagnosis: RunDiagnosis | None = None
+    #: per metric made of verdicts, its mean corrected by people's labels; per category
+    corrected: Mapping[str, CorrectedSummary] = field(default_factory=dict)
+    corrected_by_category: Mapping[str, Mapping[str, CorrectedSummary]] = field(
+        default_factory=dict
+    )
+    #: per metric, people's values of the samples labelled at random (a stored run's)
+    people: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def metrics(self) -> list[str]:
@@ -349,6 +372,8 @@ def read_run(results: Mapping[str, Any], label: str | None = None) -> RunView:
         samples,
         read_usage(run.get("usage")),
         run_diagnosis(sample_details(results)),
+        read_corrections(results.get("summary")),
+        read_category_corrections(results.get("summary_by_category")),
     )
 
 

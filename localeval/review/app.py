@@ -38,6 +38,7 @@ ASSETS = {
     "/": ("page.html", "text/html; charset=utf-8"),
     "/review.js": ("review.js", "text/javascript; charset=utf-8"),
     "/saving.js": ("saving.js", "text/javascript; charset=utf-8"),
+    "/estimate.js": ("estimate.js", "text/javascript; charset=utf-8"),
     "/review.css": ("review.css", "text/css; charset=utf-8"),
 }
 HOSTS = ["127.0.0.1", "localhost"]
@@ -78,6 +79,7 @@ class ReviewApi:
                 **self.page,
                 "reviewer": self.reviewer,
                 "labels": [label.as_dict() for label in store.current(self.review.run.id)],
+                "corrected": self.review.corrected_page(),
             }
         )
 

@@ -21,6 +21,8 @@ const index = {
   marked: [], // per sample: how many of its items this reviewer's saved labels mark
   verdicts: 0, // this reviewer's saved labels: of verdicts, of scores
   scores: 0,
+  carried: new Map(), // item key -> a label carried over from an earlier run of the sample
+  estimate: [], // the samples' indexes in the run's fixed random order
 };
 
 const $ = (id) => document.getElementById(id);
@@ -76,7 +78,13 @@ function indexRun(labels) {
     else if (index.others.has(key)) index.others.get(key).push(label);
     else index.others.set(key, [label]);
   }
+  for (const label of state.data.corrected.carried) {
+    index.carried.set(keyOf(label.sample_id, label.metric, label.verdict), label);
+  }
+  const at = new Map(state.data.samples.map((s, i) => [s.id, i]));
+  index.estimate = state.data.estimate_order.map((id) => at.get(id));
 }
+
 
 // this reviewer's saved label of an item (null: none), with the counts that depend on it
 function setMine(key, label) {
@@ -113,6 +121,8 @@ function listed() {
   const category = $("category").value;
   const failing = $("failing").checked;
   const todo = $("todo").checked;
+  // the run's fixed random order, whole samples, no filter: a random sample wherever it stops
+  if ($("estimate").checked) return index.estimate;
   let order = [];
   state.data.samples.forEach((sample, i) => {
     if (i !== state.sample) {
@@ -141,6 +151,7 @@ function render() {
   if ($("progress").textContent !== text) $("progress").textContent = text;
   if (drawn.sample !== state.sample) drawSample();
   else updateRows();
+  drawCorrected();
 }
 
 function entry(i) {
@@ -246,6 +257,11 @@ function rowOf(item, n) {
   };
   const others = othersNote(index.others.get(item.key), item);
   if (item.kind === "verdict") {
+    const carried = index.carried.get(item.key);
+    // shown by updateRows while the sample has other verdicts labelled and not this one
+    const note = carried
+      ? el("div", { class: "carried" }, `labelled in ${carried.source} (the same statement against the same text)`)
+      : el("div", { class: "missing", hidden: true }, "needs a label: the sample counts for the corrected mean only with every verdict labelled");
     const v = item.v;
     const said = el("span", { class: v.says_yes ? "yes" : "no" }, v.says_yes ? "yes" : "no");
     return el(
@@ -258,6 +274,7 @@ function rowOf(item, n) {
         el("div", { class: "text" }, `${v.noun}: `, el("b", {}, v.text)),
         v.rests_on ? el("div", { class: "rests" }, "rests on: ", el("q", {}, v.rests_on)) : null,
         others,
+        note,
       ),
       el("td", { class: "said" }, `${v.question} `, said),
       el("td", { class: "num", title: `raw P(yes) ${fmt(v.raw)}` }, fmt(v.probability)),
@@ -293,6 +310,8 @@ function updateRows() {
     if (unsaved) row.dataset.unsaved = "true";
     else delete row.dataset.unsaved;
     row.title = unsaved ? "not saved yet" : "";
+    const needs = row.querySelector(".missing");
+    if (needs) needs.hidden = Boolean(unsaved) || labelled(item.key) || !missing(state.sample);
     for (const button of row.querySelectorAll(".marks button")) {
       button.setAttribute("aria-pressed", String(button.dataset.mark === mark));
     }
@@ -373,8 +392,10 @@ function moveSample(delta, item) {
 
 function toggle(id) {
   $(id).checked = !$(id).checked;
-  render();
+  if (id === "estimate") startEstimate();
+  else render();
 }
+
 
 // --- keys and start ----------------------------------------------------------------------
 
@@ -398,6 +419,7 @@ function onKey(event) {
     f: () => toggle("failing"),
     t: () => toggle("todo"),
     s: () => toggle("lowest"),
+    e: () => toggle("estimate"),
     "?": () => ($("help").hidden = !$("help").hidden),
     Escape: () => ($("help").hidden = true),
   };
@@ -424,11 +446,12 @@ async function start() {
   }
   const categories = [...new Set(state.data.samples.map((s) => s.category).filter(Boolean))].sort();
   for (const c of categories) $("category").append(el("option", { value: c }, c));
-  for (const id of ["category", "failing", "todo", "lowest"]) {
+  for (const id of ["category", "failing", "todo", "lowest", "estimate"]) {
     // a filter set by mouse gives the keys back to the page
     $(id).addEventListener("change", (event) => {
       event.target.blur();
-      render();
+      if (id === "estimate") startEstimate();
+      else render();
     });
   }
   $("undo").addEventListener("click", undo);

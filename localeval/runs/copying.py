@@ -34,7 +34,9 @@ SAMPLE_FIELDS = (
 )
 SCORE_FIELDS = "run_id, sample_id, metric, score, undefined_reason, details"
 #: a label made, as it was made (its id is the order in its own store)
-LABEL_FIELDS = "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source"
+LABEL_FIELDS = (
+    "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source, selection"
+)
 #: which label an undo took back (run_labels_undone): the label as it was made, in columns
 #: that never change, so that an undo still names its label once labels gain columns
 UNDONE_FIELDS = "run_id, sample_id, metric, verdict, text, mark, label, reviewer, created, source"

@@ -40,6 +40,7 @@ from localeval.results.contract import check_output, write_results
 from localeval.results.diff import Comparison, compare_runs
 from localeval.results.files import OutputTarget, database_files
 from localeval.results.gates import (
+    check_gate_on,
     check_max_drop,
     check_min_defined,
     check_overrides,
@@ -96,6 +97,7 @@ class Evaluation:
         self.metrics = [build_metric(n, options) for n in self.names]
         self.overrides = check_overrides(request.thresholds, self.names, metric_names())
         check_min_defined(request.min_defined)
+        check_gate_on(request.gate_on)
         request.budget.check()
         if request.ray is not None:
             request.ray.check()
@@ -366,7 +368,13 @@ class Evaluation:
     ) -> EvaluationOutcome:
         # with the sub-scores (each rubric criterion), summarised like metrics of their own
         view = stored_view(self.store, run)
-        gates = evaluate_gates(view.summaries, thresholds, self.request.min_defined)
+        gates = evaluate_gates(
+            view.summaries,
+            thresholds,
+            self.request.min_defined,
+            view.corrected,
+            self.request.gate_on,
+        )
         run = self.store.complete(run.id, gates)
         return EvaluationOutcome(run, replace(view, gates=tuple(gates)), from_judge, judge)
 

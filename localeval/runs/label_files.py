@@ -31,6 +31,7 @@ from localeval.data.csv_rows import cell_number
 from localeval.data.file_rows import file_rows
 from localeval.data.samples import NUL, NUL_PROBLEM
 from localeval.errors import DatasetError, UsageError
+from localeval.results.person_values import CHOSEN, RANDOM, SELECTIONS, people_values
 from localeval.results.verdicts import MEANINGS
 from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label
 from localeval.runs.review_items import ReviewRun
@@ -46,6 +47,7 @@ COLUMNS = (
     "mark",
     "reviewer",
     "time",
+    "selection",
 )
 
 
@@ -60,7 +62,11 @@ def label_kind(review: ReviewRun, label: Label) -> str:
 
 
 def export_rows(review: ReviewRun, labels: Sequence[Label]) -> list[dict[str, Any]]:
-    """Each label as a row of the file, in the order they were made."""
+    """Each label as a row of the file, in the order they were made; its `selection`
+    random where its sample counts for the estimate (the complete start of the estimate
+    order, or imported as random), so that an import elsewhere counts it too."""
+    found = people_values(review.samples, labels)
+    counted = {s for entry in found.values() for s in entry.random}
     rows = []
     for label in labels:
         row: dict[str, Any] = {"sample_id": label.sample_id, "metric": label.metric}
@@ -72,6 +78,8 @@ def export_rows(review: ReviewRun, labels: Sequence[Label]) -> list[dict[str, An
             "mark": label.mark,
             "reviewer": label.reviewer,
             "time": label.created,
+            # whether the sample was picked at random: the corrected estimate counts it only then
+            "selection": RANDOM if label.sample_id in counted else label.selection,
         }
         rows.append(row)
     return rows
@@ -103,6 +111,8 @@ class LabelRow:
     reviewer: str | None
     mark: str | None
     time: str | None
+    #: how the row's sample was picked (SELECTIONS); None: not said
+    selection: str | None = None
 
     @property
     def of_verdict(self) -> bool:
@@ -152,7 +162,13 @@ def _label_row(row: dict[str, Any], path: Path, line: int) -> LabelRow:
         raise DatasetError(str(path), f"unknown mark {mark!r}", line, "mark")
     text = _string(row, "text", path, line)
     reviewer, time = _string(row, "reviewer", path, line), _string(row, "time", path, line)
-    return LabelRow(line, sample_id, metric, verdict, text, float(value), reviewer, mark, time)
+    selection = _string(row, "selection", path, line) or None
+    if selection is not None and selection not in SELECTIONS:
+        problem = f"must be {' or '.join(SELECTIONS)}, got {selection!r}"
+        raise DatasetError(str(path), problem, line, "selection")
+    return LabelRow(
+        line, sample_id, metric, verdict, text, float(value), reviewer, mark, time, selection
+    )
 
 
 def read_label_rows(path: Path) -> list[LabelRow]:
@@ -205,12 +221,31 @@ def _by_text(review: ReviewRun, row: LabelRow, who: str, taken: set[_Key]) -> in
     return None
 
 
+def check_samples(review: ReviewRun, rows: Sequence[LabelRow], path: Path) -> None:
+    """DatasetError naming the first row whose sample the run does not have: a file of
+    another dataset's labels, or ids that do not match, would otherwise store nothing
+    of it without a word."""
+    for row in rows:
+        if review.sample(row.sample_id) is None:
+            raise DatasetError(
+                str(path),
+                f"run {review.run.id} has no sample '{row.sample_id}'; nothing was imported",
+                row.line,
+                "sample_id",
+            )
+
+
 def plan_import(
-    review: ReviewRun, rows: Sequence[LabelRow], reviewer: str, source: str
+    review: ReviewRun,
+    rows: Sequence[LabelRow],
+    reviewer: str,
+    source: str,
+    random_sample: bool = False,
 ) -> ImportPlan:
     """The labels to store for `rows` (a row without a reviewer is `reviewer`'s), in the
     file's order: first each row whose verdict number still holds its text takes that
-    verdict, then the other verdict rows are matched by their text."""
+    verdict, then the other verdict rows are matched by their text. `random_sample`: the
+    file's samples were drawn at random (else each row's `selection`, chosen when none)."""
     items: list[_Key | None] = [None] * len(rows)
     for n, row in enumerate(rows):
         if _named_item(review, row):
@@ -225,7 +260,7 @@ def plan_import(
                 taken.add(items[n])
     last = {key: n for n, key in enumerate(items) if key is not None}
     labels = [
-        _label(review, rows[n], key, source)
+        _label(review, rows[n], key, source, random_sample)
         for n, key in enumerate(items)
         if key is not None and last[key] == n
     ]
@@ -234,7 +269,7 @@ def plan_import(
     return ImportPlan(labels, unmatched, superseded)
 
 
-def _label(review: ReviewRun, row: LabelRow, key: _Key, source: str) -> Label:
+def _label(review: ReviewRun, row: LabelRow, key: _Key, source: str, random_sample: bool) -> Label:
     sample_id, metric, verdict, who = key
     found = review.verdict(sample_id, metric, verdict) if verdict is not None else None
     label = Label(sample_id, metric, verdict, found.text if found else "", row.label, who)
@@ -243,6 +278,7 @@ def _label(review: ReviewRun, row: LabelRow, key: _Key, source: str) -> Label:
         mark=_mark_here(review, label, row.mark),
         created=row.time or label.created,
         source=source,
+        selection=RANDOM if random_sample else row.selection or CHOSEN,
     )
 
 

@@ -22,10 +22,12 @@ from typing import Any
 from localeval.database import LOCKED, Database, Location, StoreError, open_store
 from localeval.errors import UsageError
 from localeval.results.model import now
+from localeval.results.person_values import CHOSEN
 
 #: what a reviewer may say of a verdict, and of a sample's score
 VERDICT_MARKS = ("right", "wrong")
 SCORE_MARKS = ("too_high", "right", "too_low")
+
 #: how long a write waits for another process's write to end before saying so
 BUSY_MS = 5000
 
@@ -46,6 +48,8 @@ class Label:
     created: str = field(default_factory=now)
     #: "review", or the file it was imported from
     source: str = "review"
+    #: how its sample was picked: RANDOM (it may count for the corrected estimate) or CHOSEN
+    selection: str = CHOSEN
     id: int | None = None
 
     @property
@@ -63,6 +67,7 @@ class Label:
             "reviewer": self.reviewer,
             "time": self.created,
             "source": self.source,
+            "selection": self.selection,
         }
 
 
@@ -85,7 +90,7 @@ def check_unlocked(db: Location, wait_s: float = 1.0) -> None:
         raise UsageError(locked_message(db))
 
 
-_COLUMNS = "sample_id, metric, verdict, text, label, reviewer, mark, created, source, id"
+_COLUMNS = "sample_id, metric, verdict, text, label, reviewer, mark, created, source, selection, id"
 
 
 def _label(row: tuple[Any, ...]) -> Label:
@@ -127,18 +132,20 @@ class LabelStore:
         once."""
         stored = []
         with self._write("saving a label") as db:
-            held: dict[tuple[Any, ...], float] = {}
+            # a label unchanged in value and in how its sample was picked is not stored again
+            held: dict[tuple[Any, ...], tuple[float, str]] = {}
             if only_changes:  # a review page's label is always stored: read nothing for it
                 db.lock(f"labels of run {run_id}")  # another import waits until this commits
-                held = {(*c.item, c.reviewer): c.label for c in self.current(run_id)}
+                held = {(*c.item, c.reviewer): (c.label, c.selection) for c in self.current(run_id)}
             for label in labels:
                 key = (*label.item, label.reviewer)
-                if only_changes and held.get(key) == label.label:
+                if only_changes and held.get(key) == (label.label, label.selection):
                     continue
-                held[key] = label.label
+                held[key] = (label.label, label.selection)
                 cursor = db.execute(
                     "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, label, "
-                    "reviewer, mark, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "reviewer, mark, created, source, selection) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "RETURNING id",
                     (
                         run_id,
@@ -151,6 +158,7 @@ class LabelStore:
                         label.mark,
                         label.created,
                         label.source,
+                        label.selection,
                     ),
                 )
                 stored.append(replace(label, id=cursor.fetchone()[0]))

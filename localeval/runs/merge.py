@@ -191,7 +191,8 @@ def merge_shards(refs: Sequence[str], store: RunStore, output: Path | None = Non
         store.record_sample(run.id, position, _result(sample, metrics, usage))
     # sub-scores ("rubric.accuracy") from the details stored, as for any run
     view = stored_view(store, run)
-    gates = evaluate_gates(view.summaries, _thresholds(shards[0][1]))
+    # labels of earlier runs of these samples carry over: a gate reads them as evaluate's does
+    gates = evaluate_gates(view.summaries, _thresholds(shards[0][1]), corrected=view.corrected)
     run = store.complete(run.id, gates)
     if target is not None:
         write_results(target, *stored_report(store, run))

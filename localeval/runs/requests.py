@@ -17,7 +17,7 @@ from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.judge import Usage
 from localeval.results.diagnosis import RunDiagnosis
 from localeval.results.diff import DEFAULT_MAX_DROP
-from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
+from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GateResult
 from localeval.results.model import SampleResult
 from localeval.results.view import RunView
 from localeval.runs.records import StoredRun
@@ -116,6 +116,8 @@ class EvaluationRequest:
     metric_options: Mapping[str, Any] = field(default_factory=dict)
     #: the share of samples that must have a score for a metric's gate to pass
     min_defined: float = DEFAULT_MIN_DEFINED
+    #: which mean a gate reads: the judge's, the one corrected by labels, or auto (GATE_ON)
+    gate_on: str = AUTO
     #: how messages and the run history name the data (default: its path, made printable;
     #: "<stdin>" for data read from standard input)
     data_label: str | None = None

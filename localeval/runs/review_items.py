@@ -15,9 +15,15 @@ from typing import Any
 from localeval.database import Location, default_db_path
 from localeval.errors import UsageError
 from localeval.metrics.base import LIKELIER
+from localeval.prediction_powered import MIN_LABELLED
+from localeval.results.corrected import corrected_lines
 from localeval.results.gates import DEFAULT_THRESHOLDS
+from localeval.results.person_values import estimate_order
 from localeval.results.refs import RunRef
+from localeval.results.summary import ScoreColumns
 from localeval.results.verdicts import Verdict, sample_verdicts
+from localeval.runs.carried_labels import CARRIED
+from localeval.runs.corrected import run_labels, stored_corrected
 from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
 from localeval.runs.records import StoredRun
 from localeval.runs.sources import open_history
@@ -109,7 +115,37 @@ class ReviewRun:
             "samples": [self._page_sample(s) for s in self.samples],
             "n_verdicts": self.n_verdicts,
             "n_scores": self.n_scores,
+            "estimate_order": self.estimate_order(),
+            "min_labelled": MIN_LABELLED,
         }
+
+    def estimate_order(self) -> list[str]:
+        """The samples' ids in the page's "label for the estimate" order (a shuffle fixed
+        by the run's samples: results.person_values.estimate_order)."""
+        return estimate_order(s["sample_id"] for s in self.samples)
+
+    def corrected_page(self) -> dict[str, Any]:
+        """What the page shows of the means corrected by the labels made so far (and
+        carried over from earlier runs): a line per metric, and the carried labels."""
+        columns = ScoreColumns.of(
+            [s["sample_id"] for s in self.samples],
+            [s.get("category") for s in self.samples],
+            {m: [self.score(s["sample_id"], m) for s in self.samples] for m in self.metrics},
+        )
+        store = open_history(self.db)
+        try:
+            found = stored_corrected(store, self.run, columns, self.samples)
+            labels = run_labels(store, self.run, self.samples)
+        finally:
+            store.close()
+        return {
+            "lines": corrected_lines(found.overall, self.run.id),
+            "carried": [x.as_dict() for x in labels if x.source.startswith(CARRIED)],
+        }
+
+    @property
+    def metrics(self) -> list[str]:
+        return self.run.info.metrics
 
     def _page_sample(self, sample: Mapping[str, Any]) -> dict[str, Any]:
         sample_id = sample["sample_id"]

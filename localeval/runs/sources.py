@@ -3,7 +3,7 @@ file, or the run history. Reports and comparisons read runs through here."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -11,12 +11,15 @@ from typing import Any
 from localeval.database import Location, default_db_path, store_exists
 from localeval.errors import UsageError
 from localeval.results.contract import read_results_file, run_object, run_report
+from localeval.results.corrected import corrected_for
 from localeval.results.diagnosis import run_diagnosis
 from localeval.results.gates import GateResult
+from localeval.results.person_values import MetricLabels
 from localeval.results.refs import RunRef
 from localeval.results.scores import results_file_scores
 from localeval.results.summary import ScoreColumns
 from localeval.results.view import RunView
+from localeval.runs.corrected import stored_corrected, stored_people
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 
@@ -26,12 +29,15 @@ def stored_report(
 ) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     """A stored run's results.json (run_report): its header, and its samples streamed from
     the database one at a time."""
+    columns = store.score_columns(run)
+    corrected = stored_corrected(store, run, columns)
     return run_report(
         run.info,
         store.usage(run.id),
-        store.score_columns(run),
+        columns,
         run.gates or [],
         lambda: store.sample_dicts(run),
+        (corrected.overall, corrected.by_category),
     )
 
 
@@ -57,16 +63,24 @@ def results_dict(store: RunStore, run: StoredRun) -> dict[str, Any]:
     return {**header, "samples": list(samples)}
 
 
-def stored_run_scores(store: RunStore, run: StoredRun, label: str) -> RunView:
+def stored_run_scores(
+    store: RunStore,
+    run: StoredRun,
+    label: str,
+    labelled: Mapping[str, MetricLabels] | None = None,
+) -> RunView:
     """A stored run as one side of a comparison: its scores, its evidence read only for the
-    samples shown, no summaries."""
+    samples shown, people's values of the samples labelled at random (`labelled`: what
+    its labels make, when read already), no summaries."""
     usage = store.usage(run.id)
+    people = labelled if labelled is not None else stored_people(store, run)
     return RunView(
         label,
         run_object(run.info, usage),
         store.score_columns(run),
         lambda s, m: store.sample_details(run.id, s, m),
         usage=usage,
+        people={metric: found.counted for metric, found in people.items()},
     )
 
 
@@ -74,13 +88,17 @@ def stored_view(store: RunStore, run: StoredRun) -> RunView:
     """A stored run as `runs show`, `runs merge` and `evaluate` show it: its scores and
     their summaries with the sub-scores, overall and per category, the gates it recorded,
     what it cost, and its diagnosis when it asked for one. Its samples are not held."""
-    view = stored_run_scores(store, run, run.id)
+    labelled = stored_people(store, run)
+    view = stored_run_scores(store, run, run.id, labelled)
     reported = report_columns(store, run, view.columns)
     diagnosis = None
     if any(s.get("diagnose") is True for s in run.info.metric_settings.values()):
         diagnosis = run_diagnosis(sample["details"] for sample in store.sample_dicts(run))
+    corrected = corrected_for(view.columns, run.info.metrics, labelled, run.info.metric_settings)
     return replace(
         view,
+        corrected=corrected.overall,
+        corrected_by_category=corrected.by_category,
         summaries=reported.summaries(),
         by_category=reported.summaries_by_category(),
         gates=tuple(GateResult.from_dict(g) for g in run.gates or []),
