@@ -238,6 +238,7 @@ def evaluate(
     thresholds: Mapping[str, float] | None = None,
     db: str | os.PathLike[str] | Location | DefaultDb | None = DEFAULT_DB,
     min_defined: float = DEFAULT_MIN_DEFINED,
+    gate_on: str = "auto",
     use_cache: bool = True,
     skip_invalid: bool = False,
     resume: bool = True,
@@ -253,6 +254,8 @@ def evaluate(
     found as by the command line). thresholds: metric -> minimum mean, over the defaults.
     db: the run history the run is kept in (a file, a postgresql:// URL; default as the
     command line's); None keeps no run (the cache is then the default database's).
+    gate_on: which mean a gate reads, as --gate-on: "judge", "corrected" (people's labels,
+    prediction-powered) or "auto" (corrected where the run has enough labels).
     use_cache=False asks the models afresh; skip_invalid: leave out invalid rows (each a
     warning) instead of raising; resume=False starts a new run rather than continuing an
     interrupted one of the same evaluation; options: the metrics' own (as the command
@@ -286,6 +289,7 @@ def evaluate(
             use_cache=use_cache,
             metric_options=_metric_options(options or {}),
             min_defined=min_defined,
+            gate_on=gate_on,
             data_label=label,
         )
         events = _Events(progress, kept=db is not None)

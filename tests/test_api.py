@@ -214,6 +214,11 @@ def test_diff_and_report(tmp_path: Path) -> None:
             "thresholds: 'faithfulness' must be a number between 0 and 1",
         ),
         (
+            lambda: localeval.evaluate([ROW], ["faithfulness"], gate_on="people"),
+            UsageError,
+            "--gate-on people: one of judge, corrected, auto",
+        ),
+        (
             lambda: localeval.evaluate([ROW], ["faithfulness"], judge="nobody"),
             UsageError,
             "nobody",
