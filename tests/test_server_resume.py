@@ -121,7 +121,9 @@ def test_ctrl_c_with_samples_in_flight_stops_at_once_and_resumes(
         fake.holds, fake.hang_s = asks_after(3), HANG_S
         env = environment(tmp_path, fake.url, "stopped")
         process = subprocess.Popen(command(out), env=env, stderr=subprocess.PIPE, text=True)
-        wait_until(lambda: fake.held == 3, process)
+        # the signal once the three hang and the three samples before are stored
+        db = tmp_path / "stopped.db"
+        wait_until(lambda: fake.held == 3 and stored_in_unfinished_run(db) == 3, process)
         process.send_signal(stop)
         _, stderr = process.communicate(timeout=HANG_S / 2)
         assert process.returncode == status, stderr
