@@ -449,6 +449,27 @@ def test_a_port_where_something_else_listens_is_one_line_and_exit_2(
     assert db_runs(tmp_path / "localeval-test.db") == []  # nothing started
 
 
+def test_sigterm_while_joining_is_terminated_not_a_failed_join(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ray.init takes SIGTERM with a handler of its own (sys.exit(15)), which said "cannot
+    join the Ray cluster …: 15" (exit 2): the signal is given back to the process's."""
+    ray = pytest.importorskip("ray")
+    use_fake(tmp_path, monkeypatch, 0.0)
+
+    def init_taking_sigterm(**_: Any) -> None:
+        signal.signal(signal.SIGTERM, lambda number, _: sys.exit(number))  # as ray.init does
+        signal.raise_signal(signal.SIGTERM)  # the signal arrives while it joins
+
+    monkeypatch.setattr(ray, "init", init_taking_sigterm)
+    monkeypatch.setattr(cluster_join, "check_reachable", lambda address: None)
+    data = write_data(tmp_path / "data.jsonl", 2)
+    result = evaluate(data, tmp_path / "out.json", "--ray", "127.0.0.1:6379")
+    assert result.exit_code == 143, result.output
+    assert result.stderr.endswith("\nTerminated.\n")
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the command's own is gone too
+
+
 @pytest.mark.parametrize("where", ["--ray", "RAY_ADDRESS"])
 def test_a_ray_client_address_is_refused_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
