@@ -313,7 +313,9 @@ def test_a_driver_interrupted_or_killed_resumes_sending_only_what_did_not_finish
         wait_until(lambda at=at: stored_in_unfinished_run(db) >= at, process)
         # the actors held still until the driver is gone: the run cannot finish before the
         # signal is taken, however slowly the driver gets to it
-        with frozen(actor_processes()):
+        actors = actor_processes()
+        assert actors, "no actor of this cluster is running"
+        with frozen(actors):
             process.send_signal(stop)
             _, stderr = process.communicate(timeout=120)
         kept = stored_in_unfinished_run(db)
