@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,17 @@ from localeval.database import Database, Location, ServerUrl
 
 #: `pytester` runs a project test suite that uses the rag_quality fixture (test_testing.py)
 pytest_plugins = ["pytester"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A pytest started in the background by a shell without job control (`pytest &` in a
+    script or a CI step) inherits SIGINT ignored, and so would every process it starts: the
+    tests that press Ctrl-C on a localeval process would press it in vain (the process runs
+    on to the end). Handled here as Python does by default, SIGINT reaches the children
+    with its default action (an exec resets a handler, never an ignored signal)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 #: the stores a test marked `both_stores` runs against, one after the other
 STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]

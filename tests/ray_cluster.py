@@ -6,7 +6,7 @@ authentication is on, as Ray's own default for local clusters, with a token of t
 session's that the drivers the tests start are given.
 
 Also what the tests look for in its processes: the scoring actors, by the title Ray gives
-their processes."""
+their processes and the session's token in their environment."""
 
 from __future__ import annotations
 
@@ -119,15 +119,22 @@ def _wait_until_healthy(
 
 
 def actor_processes(prefix: str = ACTOR) -> list[int]:
-    """The processes of scoring actors now (by their title), oldest first."""
+    """The processes of this session's scoring actors now (by their title), oldest first:
+    those of this session's cluster alone (its token in their environment), never another
+    test session's on the same machine."""
+    token = os.environ.get("RAY_AUTH_TOKEN", "")
+    ours = f"RAY_AUTH_TOKEN={token}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             title = (entry / "cmdline").read_bytes().decode(errors="replace")
+            if not title.startswith(prefix):
+                continue
+            if token and ours not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
         except OSError:
             continue
-        if title.startswith(prefix):
-            found.append(int(entry.name))
+        found.append(int(entry.name))
     return sorted(found)

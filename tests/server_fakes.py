@@ -70,6 +70,11 @@ class FakeServer:
         self.reply: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
         self.shape = "completions"  # or "chat": logprobs as chat completions give them
         self.delay_s = 0.0
+        #: a test's choice of completions (by their body) that the fake holds for `hang_s`
+        #: each: requests held in flight at a known point of a run, whatever its pace
+        self.holds: Callable[[dict[str, Any]], bool] | None = None
+        self.hang_s = 0.0
+        self.held = 0  # completions held now
         self.in_flight = 0
         self.most_in_flight = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -185,13 +190,16 @@ class FakeServer:
                     fake.authorizations.append(self.headers.get("Authorization"))
                     fake.in_flight += 1
                     fake.most_in_flight = max(fake.most_in_flight, fake.in_flight)
+                    held = self.path == "/v1/completions" and bool(fake.holds and fake.holds(body))
+                    fake.held += held
                 try:
-                    if fake.delay_s:
-                        time.sleep(fake.delay_s)
+                    if delay := fake.hang_s if held else fake.delay_s:
+                        time.sleep(delay)
                     status, reply = fake.answer(self.path, body)
                 finally:
                     with fake.lock:
                         fake.in_flight -= 1
+                        fake.held -= held
                 data = (reply if isinstance(reply, str) else json.dumps(reply)).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

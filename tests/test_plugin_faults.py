@@ -15,10 +15,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
-from localeval.engine import checked_result
+from localeval.cli.options import Terminated
+from localeval.data.samples import Sample
+from localeval.engine import checked_result, score_metric
 from localeval.metrics.base import MetricResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,11 +147,14 @@ def test_ctrl_c_in_a_plugin_still_stops_the_run(plugins: Path, tmp_path: Path, d
     env = {**environment(plugins, tmp_path), "FAULTS_WAITING": str(waiting)}
     command = [sys.executable, "-m", "localeval.cli", "evaluate", str(data), "-m", "waits"]
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not waiting.exists() and time.monotonic() < deadline and process.poll() is None:
+    # Ctrl-C once the plugin is inside score() for s2 (it says so in the file), never sooner
+    deadline = time.monotonic() + 600  # a bound on a failure, not a window to act in
+    while not waiting.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the plugin never started scoring s2"
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=600)
     (run_id,) = run_ids(plugins, tmp_path)
     assert (process.returncode, stderr.splitlines()[-2:]) == (
         130,
@@ -158,6 +164,31 @@ def test_ctrl_c_in_a_plugin_still_stops_the_run(plugins: Path, tmp_path: Path, d
             "Interrupted.",
         ],
     )
+
+
+class Interrupted:
+    """A plugin's metric (not localeval's module) inside whose score() the signal lands."""
+
+    name = "waits"
+    needs = ("answer",)
+    uses_judge = uses_embedder = False
+
+    def __init__(self, signal: type[KeyboardInterrupt]):
+        self.signal = signal
+
+    def score(self, sample: Sample, tools: Any) -> MetricResult:
+        raise self.signal()
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, Terminated])
+def test_ctrl_c_inside_a_plugins_score_is_neither_its_failure_nor_undefined(
+    stop: type[KeyboardInterrupt],
+) -> None:
+    """Ctrl-C (or SIGTERM) inside score() stops the run: never MetricFailed, never an
+    undefined score."""
+    with pytest.raises(stop) as raised:
+        score_metric(Sample("s2", "Q2?", answer="It is 2."), Interrupted(stop), cast(Any, None))
+    assert type(raised.value) is stop
 
 
 def test_a_plugins_impossible_result_is_undefined_with_the_reason(

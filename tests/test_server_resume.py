@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +46,33 @@ def comparable(path: Path) -> dict[str, Any]:
     return data
 
 
-def wait_for_samples(db: Path, count: int, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while stored_in_unfinished_run(db) < count:
+#: how long a request the fake holds hangs: far longer than any stop may take under load
+HANG_S = 300.0
+
+
+def asks_after(count: int) -> Callable[[dict[str, Any]], bool]:
+    """Whether a completion asks about a demo sample after the first `count` (its
+    question or answer, each the demo's only, is in the prompt; contexts are shared)."""
+    rows = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()]
+    texts = [text for row in rows[count:] for text in (row["question"], row["answer"])]
+    return lambda body: any(text in body["prompt"] for text in texts)
+
+
+def wait_until(ready: Callable[[], bool], process: subprocess.Popen[str]) -> None:
+    """Until `ready()`, while the process runs (the deadline only bounds a failure)."""
+    deadline = time.monotonic() + 600
+    while not ready():
         assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "no samples stored"
+        assert time.monotonic() < deadline, "never ready"
         time.sleep(0.02)
 
 
+def wait_for_samples(db: Path, count: int, process: subprocess.Popen[str]) -> None:
+    wait_until(lambda: stored_in_unfinished_run(db) >= count, process)
+
+
 def reference(tmp_path: Path) -> dict[str, Any]:
+    """The results of a run never interrupted."""
     with FakeServer() as fake:
         out = tmp_path / "whole.json"
         env = environment(tmp_path, fake.url, "whole")
@@ -97,20 +116,23 @@ def test_ctrl_c_with_samples_in_flight_stops_at_once_and_resumes(
     whole = reference(tmp_path)
     out = tmp_path / "resumed.json"
     with FakeServer() as fake:
-        fake.delay_s = 0.2  # slow requests: Ctrl-C lands while three are in flight
+        # the judge's requests for the samples after the third hang: each of the three
+        # streams holds one in flight, and the stop must not wait for them
+        fake.holds, fake.hang_s = asks_after(3), HANG_S
         env = environment(tmp_path, fake.url, "stopped")
         process = subprocess.Popen(command(out), env=env, stderr=subprocess.PIPE, text=True)
-        wait_for_samples(tmp_path / "stopped.db", 1, process)
-        fake.delay_s = 30.0  # each stream's next request hangs: the stop must not wait for it
-        time.sleep(1.0)
-        started = time.monotonic()
+        # the signal once the three hang and the three samples before are stored
+        db = tmp_path / "stopped.db"
+        wait_until(lambda: fake.held == 3 and stored_in_unfinished_run(db) == 3, process)
         process.send_signal(stop)
-        _, stderr = process.communicate(timeout=30)
-        stopped_in = time.monotonic() - started
+        _, stderr = process.communicate(timeout=HANG_S / 2)
         assert process.returncode == status, stderr
-        assert stopped_in < 3.0  # not after the requests in flight (30 s each)
-        assert stderr.endswith(f"re-run the same command to continue it.\n{said}\n"), stderr
-        fake.delay_s = 0.0
+        # it stopped while the three were still in flight at the server, not after them
+        assert fake.held == 3
+        assert stderr.endswith(
+            f"saved with 3 of 8 samples scored; re-run the same command to continue it.\n{said}\n"
+        ), stderr
+        fake.holds = None
         done = subprocess.run(command(out), env=env, capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
     assert "Resuming run" in done.stderr

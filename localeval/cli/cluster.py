@@ -41,7 +41,7 @@ def ray_options(command: F) -> F:
         default=None,
         metavar="[ADDRESS]",
         help="Score the samples on a Ray cluster (pip install 'localeval[ray]'): the one at "
-        "ADDRESS (HOST:PORT, ray://HOST:PORT), else the one RAY_ADDRESS names, else a local "
+        "ADDRESS (the head's HOST:PORT), else the one RAY_ADDRESS names, else a local "
         "one started for the run. This process keeps the run, the cache and the gates; "
         "every node needs the model files at models.toml's paths (docs/scale.md). Put DATA "
         "before a bare --ray.",

@@ -86,7 +86,13 @@ class Terminated(KeyboardInterrupt):
     run is kept and reported the same way."""
 
 
+#: set once SIGTERM arrived: code that catches the KeyboardInterrupt and raises one of its
+#: own (Ray's, where the signal lands in its wait) loses the Terminated type, not this
+_SIGTERM_RECEIVED = threading.Event()
+
+
 def _terminate(signum: int, frame: FrameType | None) -> None:
+    _SIGTERM_RECEIVED.set()
     raise Terminated()
 
 
@@ -97,6 +103,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _SIGTERM_RECEIVED.clear()
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         yield
@@ -118,10 +125,10 @@ def translate_errors(command: F) -> F:
                 traceback.print_exception(exc.__cause__)  # a plugin's own error, say
             echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)
-        except Terminated:
-            echo("Terminated.", err=True)
-            sys.exit(EXIT_TERMINATED)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
+            if isinstance(stop, Terminated) or _SIGTERM_RECEIVED.is_set():
+                echo("Terminated.", err=True)
+                sys.exit(EXIT_TERMINATED)
             echo("Interrupted.", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):

@@ -14,26 +14,23 @@ dataset order. Ray restarts an actor whose process dies and runs its samples aga
 (`RESTARTS`), so a sample is scored once: neither lost nor stored twice. The actors start
 at the first miss: a warm re-run starts none.
 
-Ray is an optional dependency (localeval[ray]), imported only when a run asks for it.
+Ray is an optional dependency (localeval[ray]), imported only when a run asks for it
+(localeval.runs.cluster_join joins the cluster).
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import socket
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from localeval.config import ModelsConfig
 from localeval.data.samples import Sample
 from localeval.database import Database
 from localeval.engine import Score, score_metric
-from localeval.errors import LocalevalError, UsageError
+from localeval.errors import LocalevalError
 from localeval.metrics import Metric
 from localeval.results.model import SampleResult
 from localeval.runs.cluster_actor import (
@@ -44,7 +41,8 @@ from localeval.runs.cluster_actor import (
     WorkerJob,
     code_digest,
 )
-from localeval.runs.requests import ClusterPlan, RaySettings
+from localeval.runs.cluster_join import Connection
+from localeval.runs.requests import RaySettings
 from localeval.tools.remote import CacheMiss, Chosen, DriverTools, Found, keep_entries
 
 #: samples an actor holds at once: one it scores, one waiting
@@ -66,96 +64,16 @@ class ClusterError(LocalevalError):
         self.exit_code = exit_code
 
 
-def import_ray() -> ModuleType:
-    """Ray, or a one-line UsageError saying how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise UsageError(
-            "--ray needs Ray, which is not installed here: pip install 'localeval[ray]'"
-        ) from None
-    return ray
+class ClusterLost(ClusterError):
+    """The cluster lost what the run needs (an actor that died past Ray's restarts, its
+    node, an object): not a bug of localeval's nor bad input; the run is kept for the same
+    command to continue it."""
 
+    #: docs/reference.md
+    EXIT_CODE = 4
 
-def resolved_address(address: str | None) -> str | None:
-    """The cluster to join: the address given, else RAY_ADDRESS's (None: start one here)."""
-    if address in (None, "", "auto"):
-        return os.environ.get("RAY_ADDRESS") or None
-    return address
-
-
-def check_reachable(address: str, timeout: float = 5.0) -> None:
-    """UsageError unless something listens at the address: Ray itself waits minutes, then
-    exits the process, before it says that a cluster is not there."""
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        raise UsageError(f"--ray {address}: give the cluster's HOST:PORT or ray://HOST:PORT")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
-    except OSError as exc:
-        reason = exc.strerror or str(exc) or type(exc).__name__
-        raise UsageError(f"cannot reach the Ray cluster at {address}: {reason}") from None
-
-
-class Connection:
-    """This process joined to a Ray cluster (or one started here) for a piece of work; a
-    cluster started here stops at `close()`, one joined is only left."""
-
-    def __init__(self, settings: RaySettings):
-        self.ray = import_ray()
-        address = resolved_address(settings.address)
-        #: "" for a cluster started here
-        self.address = address or ""
-        self.joined = False
-        if self.ray.is_initialized():
-            return  # this process is a driver already (a Python caller's ray.init)
-        if address not in (None, "local", "auto"):  # "auto": RAY_ADDRESS said so; Ray finds it
-            check_reachable(address)
-        quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
-        try:
-            if address is None or address == "local":
-                self.ray.init(address="local", include_dashboard=False, **quiet)
-            else:
-                self.ray.init(address=address, **quiet)
-        except (ConnectionError, RuntimeError, TimeoutError, ValueError, SystemExit) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(
-                f"cannot join the Ray cluster at {self.address or 'here'}: {reason} (where "
-                "the cluster uses token authentication, set RAY_AUTH_MODE=token and its "
-                "RAY_AUTH_TOKEN)"
-            ) from None
-        self.joined = True
-
-    def plan(self, settings: RaySettings, need_bytes: int = 0) -> ClusterPlan:
-        """How many actors of how many threads fill the cluster's nodes (each node's CPUs,
-        and its memory when the models' size is known), or those the settings ask for."""
-        nodes = [n["Resources"] for n in self.ray.nodes() if n.get("Alive")]
-        cpus = [int(n.get("CPU", 0)) for n in nodes]
-        if not cpus or max(cpus) < 1:
-            raise UsageError(f"the Ray cluster at {self.address or 'here'} has no CPUs to score on")
-        threads = settings.threads or default_threads(cpus)
-        if threads > max(cpus):
-            raise UsageError(
-                f"--ray-threads {threads}: no node of the cluster has that many CPUs "
-                f"(the largest has {max(cpus)})"
-            )
-        fits = 0
-        for node, node_cpus in zip(nodes, cpus, strict=True):
-            by_memory = int(node.get("memory", 0) // need_bytes) if need_bytes else node_cpus
-            fits += min(node_cpus // threads, by_memory)
-        actors = settings.actors or max(1, fits)
-        return ClusterPlan(self.address, actors, threads, len(nodes), sum(cpus))
-
-    def close(self) -> None:
-        if self.joined:
-            self.ray.shutdown()
-            self.joined = False
-
-
-def default_threads(cpus: Sequence[int]) -> int:
-    """Each actor's threads when not given: one (many one-thread actors score more samples
-    an hour than fewer with several threads: docs/scale.md), on the cluster's CPUs."""
-    return 1
+    def __init__(self, message: str):
+        super().__init__(message, self.EXIT_CODE)
 
 
 def actor_bytes(models: ModelsConfig, chosen: Chosen) -> int:
@@ -341,14 +259,18 @@ class RayScoring:
         try:
             return self.ray.get(reference)
         except exceptions.RayActorError as exc:
-            raise ClusterError(
+            raise ClusterLost(
                 f"a Ray actor died {doing}, past the {RESTARTS} restarts and retries Ray was "
                 f"allowed: {_first_line(exc)}"
             ) from None
-        except exceptions.RayError as exc:
+        except exceptions.RayTaskError as exc:  # the actor's own code raised: a bug
             cause = getattr(exc, "cause", None) or exc
             raise ClusterError(
                 f"a Ray worker failed {doing}: {type(cause).__name__}: {_first_line(cause)}"
+            ) from None
+        except exceptions.RayError as exc:  # a node, a worker process or an object lost
+            raise ClusterLost(
+                f"the Ray cluster failed {doing}: {type(exc).__name__}: {_first_line(exc)}"
             ) from None
 
     def _started(self, actor: Actor, started: Started) -> None:

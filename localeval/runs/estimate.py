@@ -14,7 +14,8 @@ from localeval.backends import judge_backend
 from localeval.config import ModelsConfig
 from localeval.data.samples import read_samples
 from localeval.engine import score_metric
-from localeval.runs.cluster import Connection, actor_bytes
+from localeval.runs.cluster import actor_bytes
+from localeval.runs.cluster_join import Connection
 from localeval.runs.evaluation import Evaluation
 from localeval.runs.requests import ClusterPlan
 from localeval.tools.estimate import Counting, Estimate

@@ -50,7 +50,8 @@ from localeval.results.gates import (
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.view import RunView
-from localeval.runs.cluster import RayScoring, import_ray
+from localeval.runs.cluster import RayScoring
+from localeval.runs.cluster_join import import_ray
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun
 from localeval.runs.requests import (

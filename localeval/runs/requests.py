@@ -51,7 +51,7 @@ class Budget:
 class RaySettings:
     """Where and how samples are scored on a Ray cluster (localeval.runs.cluster).
 
-    `address`: a cluster's (host:port, ray://host:port), or None for the cluster
+    `address`: a cluster's head (host:port), or None for the cluster
     RAY_ADDRESS names, else a local one started for the run. `actors` and `threads` (each
     actor's CPUs, its models' threads): None for what fills the cluster.
     """
