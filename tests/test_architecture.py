@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval", "localeval.errors"),
     (
         "localeval.stats",
+        "localeval.sequences",
         "localeval.text",
         "localeval.schema",
         "localeval.verdict_maps",

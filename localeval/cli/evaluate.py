@@ -28,10 +28,12 @@ from localeval.cli.options import (
     translate_errors,
 )
 from localeval.cli.progress import Progress
+from localeval.cli.until_decided import decided
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import readable_data
 from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
 from localeval.metrics import REGISTRY, metric_options
+from localeval.results.decision import DEFAULT_MARGIN
 from localeval.results.gates import DEFAULT_MIN_DEFINED
 from localeval.results.model import SampleResult
 from localeval.runs.estimate import cluster_division, estimate_evaluation, speed_kept
@@ -259,6 +261,23 @@ def show(outcome: EvaluationOutcome) -> None:
     "if a metric regressed (see --max-drop).",
 )
 @max_drop_option
+@click.option(
+    "--until-decided",
+    is_flag=True,
+    help="With --baseline: score the samples in a seeded random order and stop as soon as "
+    "every gated metric is decided: better or worse (its 95% anytime-valid confidence "
+    "sequence of NEW - BASE excludes 0) or no change (it lies within +-margin). The run is "
+    "kept, stopped: the same command without this option scores the rest. Exit 1 if a "
+    "metric is worse.",
+)
+@click.option(
+    "--margin",
+    type=float,
+    default=None,
+    metavar="M",
+    help=f"With --until-decided: a mean change within +-M is no change [default: "
+    f"{DEFAULT_MARGIN:g}].",
+)
 @cache_option(
     "Answer judge calls and embeddings made before from the local cache (re-runs of "
     "unchanged data cost nothing); --no-cache asks the models again."
@@ -312,6 +331,8 @@ def evaluate(
     new_run: bool,
     baseline: str | None,
     max_drop: float,
+    until_decided: bool,
+    margin: float | None,
     use_cache: bool,
     skip_invalid: bool,
     shard: str | None,
@@ -353,6 +374,8 @@ def evaluate(
         shard=shard,
         budget=Budget(max_minutes, max_calls),
         ray=ray_settings(ray_address, ray_actors, ray_threads),
+        until_decided=until_decided,
+        margin=margin,
     )
     if estimate_only and (max_minutes is not None or max_calls is not None):
         raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
@@ -385,6 +408,8 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
         if request.output is not None:
             evaluation.write_results(outcome, request.output)
             echo(f"Results written to {request.output}")
+        if outcome.until_decided is not None:
+            return decided(evaluation, outcome)
         echo(f"Run {outcome.run.id} saved in {evaluation.store.path}")
         passed = outcome.passed
         comparison = evaluation.compare_with_baseline(outcome)

@@ -1,0 +1,33 @@
+"""What `localeval evaluate --until-decided` says at the end (the command is cli/evaluate.py)."""
+
+from __future__ import annotations
+
+from localeval.cli.options import echo
+from localeval.report.decision_text import decision_text
+from localeval.results.comparability import comparability_warnings
+from localeval.results.decision import WORSE
+from localeval.runs.evaluation import Evaluation
+from localeval.runs.requests import EvaluationOutcome
+from localeval.text import printable
+
+
+def decided(evaluation: Evaluation, outcome: EvaluationOutcome) -> bool:
+    """--until-decided: the verdicts, and where the run is; whether no metric got worse
+    (and, for a run the data's end completed, every gate passed)."""
+    report, run, baseline = outcome.until_decided or {}, outcome.run, evaluation.baseline
+    label = baseline.label if baseline is not None else "the baseline"
+    warnings = []
+    if baseline is not None:
+        warnings = comparability_warnings(baseline.run, outcome.view.run, list(report["verdicts"]))
+    echo("\n" + decision_text(report, label, warnings))
+    if run.complete:
+        echo(f"Run {run.id} saved in {evaluation.store.path}")
+    else:
+        data = printable(str(evaluation.request.data_label or evaluation.request.data))
+        echo(
+            f"Run {run.id} is kept, stopped by design, with {run.n_done} of {run.n_samples} "
+            f"samples scored: `localeval evaluate {data}` (without --until-decided) scores "
+            f"the rest. Saved in {evaluation.store.path}"
+        )
+    worse = [m for m, v in report["verdicts"].items() if v == WORSE]
+    return not worse and (outcome.passed or not run.complete)
