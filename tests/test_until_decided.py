@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 from fakes import UNSUPPORTED, FakeEmbedder, HashJudge
+from script_modules import load_script
 from standins import StandIns, models_toml
 
 from localeval.cli import main
@@ -227,3 +228,12 @@ def test_sequence_on_its_own_scale_and_verdicts() -> None:
     for bad in (0.0, 1.0, -0.5, math.nan, math.inf):
         with pytest.raises(UsageError):
             check_margin(bad)
+
+
+def test_simulation_shows_the_naive_bootstrap_wrong_far_more_often() -> None:
+    """scripts/simulate_decisions.py, small: with nothing changed, the sequence is rarely
+    wrong and the fixed-sample bootstrap looked at after every sample often is."""
+    simulate = load_script("simulate_decisions")
+    row = simulate.scenario(np.random.default_rng(2), 60, 200, 0.0, 0.05, 0.05)
+    assert row["wrong_better_or_worse"] <= 0.05
+    assert row["naive_bootstrap_wrong"] >= 0.2
