@@ -351,8 +351,9 @@ def evaluate(
     scored: after Ctrl-C or a crash, running the same command again continues the run.
 
     Exit status: 0 all gates pass (or --estimate), 1 a gate (or the --baseline
-    regression gate) failed, 2 bad usage or input, 3 internal error, 124 stopped at
-    --max-minutes or --max-calls (the run is kept: the same command continues it).
+    regression gate) failed or --until-decided found a metric worse, 2 bad usage or
+    input, 3 internal error, 124 stopped at --max-minutes or --max-calls (the run is
+    kept: the same command continues it).
     """
     request = EvaluationRequest(
         data,
