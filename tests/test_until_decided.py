@@ -73,6 +73,7 @@ def baseline_run(tmp_path: Path, unsupported: bool = False) -> None:
     assert run("evaluate", base, *FAITHFULNESS).exit_code == 0
 
 
+@pytest.mark.both_stores
 def test_worse_is_decided_early_kept_stopped_and_completed_later(tmp_path: Path) -> None:
     baseline_run(tmp_path)
     new = version(tmp_path / "new.jsonl", unsupported=True)
