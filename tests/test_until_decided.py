@@ -108,6 +108,26 @@ def test_worse_is_decided_early_kept_stopped_and_completed_later(tmp_path: Path)
     assert "INCOMPLETE" not in run("runs", "list").stdout
 
 
+def test_a_comparison_stopped_part_way_goes_on_where_it_was(tmp_path: Path) -> None:
+    base = version(tmp_path / "base.jsonl")
+    assert run("evaluate", base, *FAITHFULNESS, "-o", tmp_path / "base.json").exit_code == 0
+    new = version(tmp_path / "new.jsonl", unsupported=True)
+    args = [*FAITHFULNESS, "--baseline", tmp_path / "base.json", "--until-decided"]
+    stopped = run("evaluate", new, *args, "--max-calls", "5")
+    assert stopped.exit_code == 124, stopped.output
+    went_on = run("evaluate", new, *args, "-o", tmp_path / "on.json")
+    assert went_on.exit_code == 1 and "Resuming run" in went_on.stderr
+    alone = run(
+        "evaluate", new, *args, "--db", tmp_path / "other.db", "-o", tmp_path / "alone.json"
+    )
+    assert alone.exit_code == 1
+    on, uninterrupted = results(tmp_path / "on.json"), results(tmp_path / "alone.json")
+    assert on["run"]["until_decided"] == uninterrupted["run"]["until_decided"]
+    assert [s["sample_id"] for s in on["samples"]] == [
+        s["sample_id"] for s in uninterrupted["samples"]
+    ]
+
+
 def test_better_is_decided_and_exits_0(tmp_path: Path) -> None:
     baseline_run(tmp_path, unsupported=True)
     new = version(tmp_path / "new.jsonl")

@@ -340,14 +340,14 @@ class Evaluation:
             self.events.scored(result)
             spent += result.usage
             scored += 1
-            limit = budget.spent(time.monotonic() - started, spent.judge_calls)
-            if limit is not None:
-                raise BudgetSpent(limit, scored, time.monotonic() - started, spent.judge_calls)
-            if self.deciding is not None:
+            if self.deciding is not None:  # decided first: a decided run has not stopped short
                 comparison = self.deciding.comparison
                 comparison.observe(result.sample.sample_id, result.scores())
                 if comparison.decided():
                     raise Decided
+            limit = budget.spent(time.monotonic() - started, spent.judge_calls)
+            if limit is not None:
+                raise BudgetSpent(limit, scored, time.monotonic() - started, spent.judge_calls)
 
         return on_scored
 
