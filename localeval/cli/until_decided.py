@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from localeval.cli.options import echo
+from localeval.report.console import WIDTH
 from localeval.report.decision_text import decision_text
 from localeval.results.comparability import comparability_warnings
 from localeval.results.decision import WORSE
@@ -18,16 +21,18 @@ def decided(evaluation: Evaluation, outcome: EvaluationOutcome) -> bool:
     label = baseline.label if baseline is not None else "the baseline"
     warnings = []
     if baseline is not None:
-        warnings = comparability_warnings(baseline.run, outcome.view.run, list(report["verdicts"]))
+        metrics = list(report["verdicts"])
+        warnings = comparability_warnings(baseline.run, outcome.view.run, metrics, True)
     echo("\n" + decision_text(report, label, warnings))
     if run.complete:
         echo(f"Run {run.id} saved in {evaluation.store.path}")
     else:
         data = printable(str(evaluation.request.data_label or evaluation.request.data))
-        echo(
+        kept = (
             f"Run {run.id} is kept, stopped by design, with {run.n_done} of {run.n_samples} "
             f"samples scored: `localeval evaluate {data}` (without --until-decided) scores "
             f"the rest. Saved in {evaluation.store.path}"
         )
+        echo(textwrap.fill(kept, WIDTH, break_on_hyphens=False, break_long_words=False))
     worse = [m for m, v in report["verdicts"].items() if v == WORSE]
     return not worse and (outcome.passed or not run.complete)

@@ -3,9 +3,11 @@ with its confidence sequence."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from localeval.report.console import WIDTH
 from localeval.results.decision import UNDECIDED
 from localeval.text import printable
 
@@ -19,13 +21,13 @@ def decision_text(report: dict[str, Any], baseline: str, warnings: Sequence[str]
         head = f"Decided after {scored} of {total} samples ({share})"
     else:
         head = f"Not decided: all {scored} samples that can be paired were scored ({share})"
-    lines = [
-        f"{head}, against {printable(baseline)}.",
-        f"NEW - BASE, 95% anytime-valid confidence sequences (the 5% split over "
-        f"{len(verdicts)} metric{'s' * (len(verdicts) != 1)}); no change: within "
-        f"+-{report['margin']:g}.",
-    ]
-    lines += [f"Warning: {w}." for w in warnings]
+    metrics = f"{len(verdicts)} metric{'s' * (len(verdicts) != 1)}"
+    head += (
+        f", against {printable(baseline)}: NEW - BASE, 95% anytime-valid confidence "
+        f"sequences (the 5% split over {metrics}); no change: within +-{report['margin']:g}."
+    )
+    lines = [textwrap.fill(head, WIDTH, break_on_hyphens=False)]
+    lines += [textwrap.fill(f"Warning: {w}.", WIDTH) for w in warnings]
     width = max(len(m) for m in verdicts)
     for metric, verdict in verdicts.items():
         shown = report["metrics"][metric]
