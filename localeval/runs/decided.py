@@ -17,7 +17,7 @@ from pathlib import Path
 from localeval.data.samples import Sample, read_samples
 from localeval.data.shards import Shard
 from localeval.errors import UsageError
-from localeval.results.decision import SequentialComparison, check_margin, scoring_order
+from localeval.results.decision import DEFAULT_MARGIN, SequentialComparison, scoring_order
 from localeval.results.view import RunView
 from localeval.runs.history import RunStore
 from localeval.runs.records import StoredRun, ignore_invalid
@@ -51,18 +51,14 @@ def start_deciding(
         return None
     if baseline is None:
         raise UsageError("--until-decided compares with a run: give --baseline RUN")
-    if margin is not None:
-        check_margin(margin)
     metrics = [m for m in gated if m in baseline.columns.scores]
     if not metrics:
         raise UsageError(
             f"--until-decided: the --baseline run {baseline.label} holds none of this run's "
             f"gated metrics ({', '.join(gated) or 'none'})"
         )
-    comparison = (
-        SequentialComparison(baseline, metrics)
-        if margin is None
-        else SequentialComparison(baseline, metrics, margin)
+    comparison = SequentialComparison(
+        baseline, metrics, DEFAULT_MARGIN if margin is None else margin
     )
     paired = comparison.pairs_with(sample_ids)
     if not paired:
