@@ -28,12 +28,11 @@ from localeval.cli.options import (
     translate_errors,
 )
 from localeval.cli.progress import Progress
-from localeval.cli.until_decided import decided
+from localeval.cli.until_decided import decided, until_decided_options
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import readable_data
 from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
 from localeval.metrics import REGISTRY, metric_options
-from localeval.results.decision import DEFAULT_MARGIN
 from localeval.results.gates import DEFAULT_MIN_DEFINED
 from localeval.results.model import SampleResult
 from localeval.runs.estimate import cluster_division, estimate_evaluation, speed_kept
@@ -261,23 +260,7 @@ def show(outcome: EvaluationOutcome) -> None:
     "if a metric regressed (see --max-drop).",
 )
 @max_drop_option
-@click.option(
-    "--until-decided",
-    is_flag=True,
-    help="With --baseline: score the samples in a seeded random order and stop as soon as "
-    "every gated metric is decided: better or worse (its 95% anytime-valid confidence "
-    "sequence of NEW - BASE excludes 0) or no change (it lies within +-margin). The run is "
-    "kept, stopped: the same command without this option scores the rest. Exit 1 if a "
-    "metric is worse.",
-)
-@click.option(
-    "--margin",
-    type=float,
-    default=None,
-    metavar="M",
-    help=f"With --until-decided: a mean change within +-M is no change [default: "
-    f"{DEFAULT_MARGIN:g}].",
-)
+@until_decided_options
 @cache_option(
     "Answer judge calls and embeddings made before from the local cache (re-runs of "
     "unchanged data cost nothing); --no-cache asks the models again."
