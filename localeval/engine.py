@@ -310,13 +310,20 @@ def score_samples(
     on_scored: Callable[[SampleResult], None] | None = None,
     scheduler: Scheduler | None = None,
     shard: Shard | None = None,
+    order: Sequence[int] | None = None,
 ) -> Scored:
     """Score every sample the sink lacks with every metric and hand it to the sink (only
-    the samples of `shard`, when one is given, under their positions in the whole data)."""
+    the samples of `shard`, when one is given, under their positions in the whole data).
+    `order`: the positions to score, in this order (the others are left out); the samples
+    are then held in memory. None: all, in the data's order."""
     tally = Scored()
 
     def jobs() -> Iterator[tuple[int, Sample]]:
-        for position, sample in enumerate(samples):
+        indexed: Iterable[tuple[int, Sample]] = enumerate(samples)
+        if order is not None:
+            held = list(samples)
+            indexed = ((position, held[position]) for position in order)
+        for position, sample in indexed:
             if shard is not None and not shard.holds(sample.sample_id):
                 continue
             if sink.has(position, sample):

@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "localeval.stats",
         "localeval.prediction_powered",
+        "localeval.sequences",
         "localeval.text",
         "localeval.schema",
         "localeval.verdict_maps",

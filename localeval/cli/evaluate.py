@@ -28,6 +28,7 @@ from localeval.cli.options import (
     translate_errors,
 )
 from localeval.cli.progress import Progress
+from localeval.cli.until_decided import decided, until_decided_options
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import readable_data
 from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
@@ -268,6 +269,7 @@ def show(outcome: EvaluationOutcome) -> None:
     "if a metric regressed (see --max-drop).",
 )
 @max_drop_option
+@until_decided_options
 @cache_option(
     "Answer judge calls and embeddings made before from the local cache (re-runs of "
     "unchanged data cost nothing); --no-cache asks the models again."
@@ -322,6 +324,8 @@ def evaluate(
     new_run: bool,
     baseline: str | None,
     max_drop: float,
+    until_decided: bool,
+    margin: float | None,
     use_cache: bool,
     skip_invalid: bool,
     shard: str | None,
@@ -340,8 +344,9 @@ def evaluate(
     scored: after Ctrl-C or a crash, running the same command again continues the run.
 
     Exit status: 0 all gates pass (or --estimate), 1 a gate (or the --baseline
-    regression gate) failed, 2 bad usage or input, 3 internal error, 124 stopped at
-    --max-minutes or --max-calls (the run is kept: the same command continues it).
+    regression gate) failed or --until-decided found a metric worse, 2 bad usage or
+    input, 3 internal error, 124 stopped at --max-minutes or --max-calls (the run is
+    kept: the same command continues it).
     """
     request = EvaluationRequest(
         data,
@@ -364,6 +369,8 @@ def evaluate(
         shard=shard,
         budget=Budget(max_minutes, max_calls),
         ray=ray_settings(ray_address, ray_actors, ray_threads),
+        until_decided=until_decided,
+        margin=margin,
     )
     if estimate_only and (max_minutes is not None or max_calls is not None):
         raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
@@ -396,6 +403,8 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
         if request.output is not None:
             evaluation.write_results(outcome, request.output)
             echo(f"Results written to {request.output}")
+        if outcome.until_decided is not None:
+            return decided(evaluation, outcome)
         echo(f"Run {outcome.run.id} saved in {evaluation.store.path}")
         passed = outcome.passed
         comparison = evaluation.compare_with_baseline(outcome)

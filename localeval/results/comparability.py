@@ -59,9 +59,11 @@ def _flat(report: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def comparability_warnings(
-    base: dict[str, Any], new: dict[str, Any], metrics: list[str]
+    base: dict[str, Any], new: dict[str, Any], metrics: list[str], new_answers: bool = False
 ) -> list[str]:
-    """Why the two runs' scores may differ for reasons other than the system under test."""
+    """Why the two runs' scores may differ for reasons other than the system under test.
+    `new_answers`: the runs are two answer versions of the same samples (--until-decided),
+    so that their data files differ is expected, not warned."""
     warnings = []
     if not _same_model(base.get("judge"), new.get("judge")):
         warnings.append(
@@ -103,7 +105,7 @@ def comparability_warnings(
             "comparable"
         )
     base_data, new_data = base.get("dataset_sha256"), new.get("dataset_sha256")
-    if base_data and new_data and base_data != new_data:
+    if base_data and new_data and base_data != new_data and not new_answers:
         warnings.append(
             f"the runs used different datasets (sha256 {base_data[:12]} vs {new_data[:12]}): "
             "samples are paired by sample_id, and a changed sample is not the same test"

@@ -15,13 +15,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
 from localeval.backends.files import sha256_file
-from localeval.config import load_models_config
-from localeval.data.samples import DatasetWarning, Sample, check_answered, read_samples
+from localeval.config import JudgeConfig, load_models_config
+from localeval.data.samples import DatasetWarning, check_answered, read_samples
 from localeval.data.shards import Shard
 from localeval.data.stdin import is_pipe
 from localeval.database import Database, default_db_path
@@ -52,8 +52,9 @@ from localeval.results.refs import RunRef
 from localeval.results.view import RunView
 from localeval.runs.cluster import RayScoring
 from localeval.runs.cluster_join import import_ray
-from localeval.runs.history import RunStore
-from localeval.runs.records import StoredRun
+from localeval.runs.decided import Decided, data_sample_ids, deciding_order, start_deciding
+from localeval.runs.history import RunSink, RunStore
+from localeval.runs.records import StoredRun, ignore_invalid, skipped_row
 from localeval.runs.requests import (
     EvaluationEvents,
     EvaluationOutcome,
@@ -174,6 +175,16 @@ class Evaluation:
         self.target: StoredRun | None = None
         if request.resume is not None and request.resume != RESUME_MATCHING:
             self.target = check_resume_target(self.store, request.resume, self.dataset, self.names)
+        thresholds = self._gates()[0]
+        ids = data_sample_ids(request.data, self.label, self.shard) if request.until_decided else []
+        self.deciding = start_deciding(
+            request.until_decided, request.margin, self.baseline, list(thresholds), ids
+        )
+        if self.deciding is not None and self.deciding.n_paired < self.deciding.n_samples:
+            self.events.noted(
+                f"the --baseline run holds {self.deciding.n_paired} of the "
+                f"{self.deciding.n_samples} samples: only those are scored and decide"
+            )
         if warning := self._embedder_language_warning():
             self.events.warned(warning)
         self.events.loaded(self.dataset.n_samples, len(self.skipped), self.names)
@@ -217,14 +228,21 @@ class Evaluation:
     def close(self) -> None:
         self.store.close()
 
-    def run(self) -> EvaluationOutcome:
-        """Score the samples into the run history and complete the run with its gates."""
-        request, metrics = self.request, self.metrics
-        judged = {m.name for m in metrics if m.uses_judge}
-        judge_config = self.models.judge(request.judge) if judged and self.tools is None else None
+    def _gates(self) -> tuple[dict[str, float], list[str], JudgeConfig | None]:
+        """The run's gates (metric: threshold), the metrics whose threshold is the judge's
+        own (models.toml), and that judge's entry."""
+        judged = {m.name for m in self.metrics if m.uses_judge}
+        wanted = judged and self.tools is None  # models given as they are bring no entry
+        judge_config = self.models.judge(self.request.judge) if wanted else None
         judge_thresholds = judge_config.thresholds if judge_config else {}
         plan = plan_gates(self.names, on_judge_scale(judged), judge_thresholds, self.overrides)
-        thresholds, from_judge = plan.thresholds, plan.from_judge
+        return plan.thresholds, plan.from_judge, judge_config
+
+    def run(self) -> EvaluationOutcome:
+        """Score the samples into the run history and complete the run with its gates (or,
+        --until-decided, keep it stopped once the comparison is decided)."""
+        request, metrics = self.request, self.metrics
+        thresholds, from_judge, judge_config = self._gates()
         with ExitStack() as cluster:
             cache = self._cache(cluster)
             scheduler = None
@@ -249,7 +267,15 @@ class Evaluation:
                 "evaluate it again to start a new run"
             )
         judge = judge_config.name if judge_config else None
-        return self._complete(run, thresholds, from_judge, judge)
+        if self.deciding is None:
+            return self._complete(run, thresholds, from_judge, judge)
+        stored = self.store.get(run.id)
+        report = self.deciding.comparison.report(stored.n_samples)
+        if stored.n_done < stored.n_samples:
+            self.store.release(run.id)  # stopped by design: `evaluate` without it goes on
+            view = stored_view(self.store, stored)
+            return EvaluationOutcome(stored, view, from_judge, judge, until_decided=report)
+        return replace(self._complete(run, thresholds, from_judge, judge), until_decided=report)
 
     def _cache(self, opened: ExitStack) -> Database | None:
         """The judge/embedding cache's connection: the run history's own database, or the
@@ -304,13 +330,20 @@ class Evaluation:
         scheduler: Scheduler | None = None,
     ) -> None:
         """Score what the run lacks; on any failure, Ctrl-C or SIGTERM say what is kept."""
-        on_invalid = _ignore if self.request.skip_invalid else None
+        on_invalid = ignore_invalid if self.request.skip_invalid else None
         rows = read_samples(self.request.data, on_invalid, name=self.label)
+        order = None
+        if self.deciding is not None:
+            rows = list(rows)
+            order = deciding_order(self.store, run, rows, self.deciding, self.shard)
         self.events.scoring(run)
         try:
             sink = RunSink(self.store, run)
             on_scored = self._within_budget()
-            score_samples(rows, metrics, tools, sink, on_scored, scheduler, self.shard)
+            if self.deciding is None or not self.deciding.comparison.decided():
+                score_samples(rows, metrics, tools, sink, on_scored, scheduler, self.shard, order)
+        except Decided:
+            pass  # the run stays claimed until run() has read it
         except BaseException:
             self.events.scoring_ended()
             self._stopped(run, resumed)
@@ -329,6 +362,11 @@ class Evaluation:
             self.events.scored(result)
             spent += result.usage
             scored += 1
+            if self.deciding is not None:  # decided first: a decided run has not stopped short
+                comparison = self.deciding.comparison
+                comparison.observe(result.sample.sample_id, result.scores())
+                if comparison.decided():
+                    raise Decided
             limit = budget.spent(time.monotonic() - started, spent.judge_calls)
             if limit is not None:
                 raise BudgetSpent(limit, scored, time.monotonic() - started, spent.judge_calls)
@@ -383,6 +421,8 @@ class Evaluation:
         """The run's results.json, streamed from the database; the path is checked again,
         since hours may have passed since it was."""
         header, samples = stored_report(self.store, outcome.run)
+        if outcome.until_decided is not None:
+            header["run"]["until_decided"] = outcome.until_decided
         try:
             write_results(check_output(path, self._inputs()), header, samples)
         except UsageError as exc:
@@ -398,29 +438,3 @@ class Evaluation:
         return compare_runs(
             self.baseline, stored_run_scores(self.store, outcome.run, outcome.run.id)
         )
-
-
-@dataclass
-class RunSink:
-    """The run history as the engine's sink: each sample committed as it is scored."""
-
-    store: RunStore
-    run: StoredRun
-
-    def has(self, position: int, sample: Sample) -> bool:
-        return bool(self.run.n_done) and self.store.has_sample(self.run.id, sample.sample_id)
-
-    def add(self, position: int, result: SampleResult) -> None:
-        self.store.record_sample(self.run.id, position, result)
-
-
-def skipped_row(error: DatasetError) -> dict[str, object]:
-    """A row --skip-invalid left out, as results.json lists it (`row`: in a JSON array)."""
-    row: dict[str, object] = {"file": error.path, "line": error.line, "field": error.field}
-    if error.row is not None:
-        row["row"] = error.row
-    return {**row, "reason": error.detail}
-
-
-def _ignore(_error: DatasetError) -> None:
-    """Invalid rows on the second pass: already reported by the scan."""

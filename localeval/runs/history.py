@@ -18,9 +18,11 @@ import datetime as dt
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from localeval import __version__
+from localeval.data.samples import Sample
 from localeval.database import Database, Location, StoreError, default_db_path, open_store
 from localeval.errors import RunInUseError, UsageError
 from localeval.results.contract import sample_inputs
@@ -338,3 +340,17 @@ def stored_owner(text: str | None) -> str:
 
 def _like_prefix(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+@dataclass
+class RunSink:
+    """The run history as the engine's sink: each sample committed as it is scored."""
+
+    store: RunStore
+    run: StoredRun
+
+    def has(self, position: int, sample: Sample) -> bool:
+        return bool(self.run.n_done) and self.store.has_sample(self.run.id, sample.sample_id)
+
+    def add(self, position: int, result: SampleResult) -> None:
+        self.store.record_sample(self.run.id, position, result)

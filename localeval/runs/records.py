@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.errors import UsageError
+from localeval.errors import DatasetError, UsageError
 from localeval.results.model import RunInfo
 from localeval.runs.lease import Owner
 
@@ -165,3 +165,15 @@ def not_resumable(run: StoredRun) -> UsageError:
         f"run {run.id} can never be resumed: {run.invalid}; evaluate without --resume to "
         "start a new run"
     )
+
+
+def skipped_row(error: DatasetError) -> dict[str, object]:
+    """A row --skip-invalid left out, as results.json lists it (`row`: in a JSON array)."""
+    row: dict[str, object] = {"file": error.path, "line": error.line, "field": error.field}
+    if error.row is not None:
+        row["row"] = error.row
+    return {**row, "reason": error.detail}
+
+
+def ignore_invalid(_error: DatasetError) -> None:
+    """Invalid rows on a second pass over the data: the first one reported them."""

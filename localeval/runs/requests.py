@@ -127,6 +127,10 @@ class EvaluationRequest:
     budget: Budget = field(default_factory=Budget)
     #: score on a Ray cluster (None: in this process)
     ray: RaySettings | None = None
+    #: score in a seeded random order and stop once the comparison with `baseline` is
+    #: decided (localeval.runs.decided), with this margin for "no change" (None: the default)
+    until_decided: bool = False
+    margin: float | None = None
 
 
 class EvaluationEvents:
@@ -187,6 +191,9 @@ class EvaluationOutcome:
     #: metrics whose gate is the judge's own threshold (models.toml), and that judge
     from_judge: list[str]
     judge: str | None
+    #: --until-decided: results.json's `run.until_decided` (the run is complete only when
+    #: the data's end came first)
+    until_decided: dict[str, Any] | None = None
 
     @property
     def summaries(self) -> Mapping[str, MetricSummary]:
