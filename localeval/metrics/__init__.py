@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from typing import Any, TypeVar, overload
 
 from localeval.metrics.base import (
+    EmbedsByLanguage,
     Metric,
     MetricOption,
     MetricResult,
@@ -153,6 +154,7 @@ __all__ = [
     "PLUGIN_PROBLEMS",
     "RAG_METRICS",
     "REGISTRY",
+    "EmbedsByLanguage",
     "Metric",
     "MetricOptions",
     "MetricResult",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from localeval.data.samples import Sample
 from localeval.embedder import Embedder
@@ -62,6 +62,16 @@ class Metric(Protocol):
     uses_embedder: bool
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult: ...
+
+
+@runtime_checkable
+class EmbedsByLanguage(Protocol):
+    """A metric that uses the embedder for some languages only (context precision: the
+    judge reads Chinese samples), so the run loads the embedder only when a sample needs it."""
+
+    def embeds_in(self, language: str) -> bool:
+        """Whether samples in `language` are embedded."""
+        ...
 
 
 Details = Mapping[str, Any]
