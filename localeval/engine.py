@@ -44,9 +44,11 @@ from localeval.metrics import (
     Metric,
     MetricOptions,
     MetricResult,
+    MetricWithSettings,
     Tools,
     build_metric,
     metric_names,
+    public_settings,
 )
 from localeval.results.model import RunInfo, RunResult, SampleResult, new_run_id, now
 
@@ -67,12 +69,11 @@ def order_metrics(names: Iterable[str]) -> list[str]:
 
 
 def metric_settings(metric: Metric) -> dict[str, Any]:
-    """A metric's settings: its public attributes that are plain values (e.g. n_questions)."""
-    return {
-        name: value
-        for name, value in sorted(vars(metric).items())
-        if not name.startswith("_") and isinstance(value, str | int | float | bool)
-    }
+    """A metric's settings as its run records them: its `settings()`, or for a plugin's
+    metric that has none, its public plain-valued attributes (public_settings)."""
+    if isinstance(metric, MetricWithSettings):
+        return dict(metric.settings())
+    return public_settings(metric)
 
 
 def describe_run(

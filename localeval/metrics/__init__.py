@@ -19,10 +19,13 @@ from typing import Any, TypeVar, overload
 from localeval.metrics.base import (
     EmbedsByLanguage,
     Metric,
+    MetricBase,
     MetricOption,
     MetricResult,
     MetricSpec,
+    MetricWithSettings,
     Tools,
+    public_settings,
 )
 from localeval.metrics.plugins import load_plugins
 
@@ -156,9 +159,11 @@ __all__ = [
     "REGISTRY",
     "EmbedsByLanguage",
     "Metric",
+    "MetricBase",
     "MetricOptions",
     "MetricResult",
     "MetricSpec",
+    "MetricWithSettings",
     "OnFirstUse",
     "Tools",
     "build_metric",
@@ -166,5 +171,6 @@ __all__ = [
     "metric_names",
     "metric_options",
     "on_judge_scale",
+    "public_settings",
     "spec",
 ]
