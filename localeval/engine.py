@@ -37,16 +37,18 @@ from localeval.errors import (
     UsageError,
     VerdictUnreadable,
 )
-from localeval.judge import Usage
+from localeval.judge import CancellableJudge, ConcurrentJudge, Usage
 from localeval.metrics import (
     PLUGIN_PROBLEMS,
     RAG_METRICS,
     Metric,
     MetricOptions,
     MetricResult,
+    MetricWithSettings,
     Tools,
     build_metric,
     metric_names,
+    public_settings,
 )
 from localeval.results.model import RunInfo, RunResult, SampleResult, new_run_id, now
 
@@ -67,12 +69,11 @@ def order_metrics(names: Iterable[str]) -> list[str]:
 
 
 def metric_settings(metric: Metric) -> dict[str, Any]:
-    """A metric's settings: its public attributes that are plain values (e.g. n_questions)."""
-    return {
-        name: value
-        for name, value in sorted(vars(metric).items())
-        if not name.startswith("_") and isinstance(value, str | int | float | bool)
-    }
+    """A metric's settings as its run records them: its `settings()`, or for a plugin's
+    metric that has none, its public plain-valued attributes (public_settings)."""
+    if isinstance(metric, MetricWithSettings):
+        return dict(metric.settings())
+    return public_settings(metric)
 
 
 def describe_run(
@@ -277,9 +278,10 @@ def _work(todo: queue.Queue[tuple[Sample, Future[SampleResult]] | None], score: 
 def scheduler_for(tools: Tools) -> Scheduler:
     """`InFlight` for a judge that holds several samples in flight, else `Sequential`."""
     judge = tools.judge
-    concurrency = getattr(judge, "concurrency", 1)
-    if judge is not None and concurrency > 1 and hasattr(judge, "session"):
-        return InFlight(concurrency, getattr(judge, "cancel", None))
+    if isinstance(judge, ConcurrentJudge) and judge.concurrency > 1:
+        return InFlight(
+            judge.concurrency, judge.cancel if isinstance(judge, CancellableJudge) else None
+        )
     return Sequential()
 
 
@@ -287,7 +289,7 @@ def sample_tools(tools: Tools) -> Tools:
     """The tools for one sample: with a session of the judge when samples are in flight
     (its own usage counter, so that each sample's cost is its own)."""
     judge = tools.judge
-    if judge is None or getattr(judge, "concurrency", 1) <= 1 or not hasattr(judge, "session"):
+    if not isinstance(judge, ConcurrentJudge) or judge.concurrency <= 1:
         return tools
     return dataclasses.replace(tools, judge=judge.session())
 

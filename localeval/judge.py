@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from localeval.schema import Schema
 
@@ -168,4 +168,34 @@ class Judge(Protocol):
 
     def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
         """Whether the prompt plus `reserve` generated tokens fit the context window."""
+        ...
+
+
+# -- a judge's optional abilities: tested at run time (isinstance), so runtime-checkable --
+
+
+@runtime_checkable
+class JudgeWithSessions(Protocol):
+    """A judge that hands out sessions: a judge for one sample, with its own usage counter
+    (and, for a server judge, its own connection)."""
+
+    def session(self) -> Judge:
+        """A judge for one sample, sharing this one's model."""
+        ...
+
+
+@runtime_checkable
+class ConcurrentJudge(JudgeWithSessions, Protocol):
+    """A judge that holds `concurrency` samples in flight, each through its own session;
+    more than 1 makes the run score samples concurrently (engine.InFlight)."""
+
+    concurrency: int
+
+
+@runtime_checkable
+class CancellableJudge(Protocol):
+    """A judge whose requests in progress can be stopped (samples in flight, Ctrl-C)."""
+
+    def cancel(self) -> None:
+        """Stop every request in progress now."""
         ...

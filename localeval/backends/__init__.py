@@ -20,13 +20,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from localeval.errors import ConfigError
 
 if TYPE_CHECKING:  # the protocols only: importing them would import numpy
     from localeval.embedder import Embedder  # noqa: F401 (named in JudgeBackend's alias)
-    from localeval.judge import Judge, ModelIdentity  # noqa: F401
+    from localeval.judge import Judge, JudgeSpeed, ModelIdentity
 
 DEFAULT_JUDGE_BACKEND = "llama-cpp"
 DEFAULT_EMBEDDER_BACKEND = "sentence-transformers"
@@ -69,6 +69,32 @@ class Backend(Protocol[M]):
     def status(self, settings: Any) -> ModelStatus:
         """For `localeval models`: whether the model is there and usable."""
         ...
+
+
+@runtime_checkable
+class CountingBackend(Protocol):
+    """A judge backend that can estimate a run: a stand-in judge that counts what each call
+    would cost, without loading the model (`evaluate --estimate`)."""
+
+    def counter(self, name: str, settings: Any) -> Judge:
+        """The counting stand-in for the entry's judge."""
+        ...
+
+
+@runtime_checkable
+class MeasuringBackend(Protocol):
+    """A judge backend that can time its judge on this machine (kept per machine)."""
+
+    def measure(self, name: str, settings: Any) -> JudgeSpeed:
+        """The judge's speed here, measured now."""
+        ...
+
+
+@runtime_checkable
+class ConcurrentSettings(Protocol):
+    """An entry's settings that allow samples in flight (a server judge's `concurrency`)."""
+
+    concurrency: int
 
 
 JudgeBackend = Backend["Judge"]

@@ -17,11 +17,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from typing import Any, TypeVar, overload
 
 from localeval.metrics.base import (
+    EmbedsByLanguage,
     Metric,
+    MetricBase,
     MetricOption,
     MetricResult,
     MetricSpec,
+    MetricWithSettings,
     Tools,
+    public_settings,
 )
 from localeval.metrics.plugins import load_plugins
 
@@ -153,10 +157,13 @@ __all__ = [
     "PLUGIN_PROBLEMS",
     "RAG_METRICS",
     "REGISTRY",
+    "EmbedsByLanguage",
     "Metric",
+    "MetricBase",
     "MetricOptions",
     "MetricResult",
     "MetricSpec",
+    "MetricWithSettings",
     "OnFirstUse",
     "Tools",
     "build_metric",
@@ -164,5 +171,6 @@ __all__ = [
     "metric_names",
     "metric_options",
     "on_judge_scale",
+    "public_settings",
     "spec",
 ]

@@ -35,6 +35,7 @@ from localeval.metrics.base import (
     Details,
     Evidence,
     EvidenceTable,
+    MetricBase,
     MetricOption,
     MetricResult,
     MetricSpec,
@@ -122,7 +123,7 @@ UNITS = {
 }
 
 
-class AnswerCorrectness:
+class AnswerCorrectness(MetricBase):
     name = NAME
     needs = ("question", "answer", "reference_answer")
     uses_judge = True
@@ -134,10 +135,14 @@ class AnswerCorrectness:
         self.beta = beta
         #: also judge each statement against each retrieved chunk (RAGChecker's figures)
         self.diagnose = diagnose
-        if statements is not None:
-            # recorded with the run's settings only when given (the prompt set's choice
-            # otherwise, which its version records)
-            self.statements = statements
+        #: which side's statements are the judge's claims; None: the prompt set's choice
+        self.statements = statements
+
+    def settings(self) -> dict[str, Any]:
+        # the statements' units are recorded only when given: the prompt set's choice
+        # otherwise, which its version records
+        given = {} if self.statements is None else {"statements": self.statements}
+        return {"beta": self.beta, "diagnose": self.diagnose, **given}
 
     def modes(self, tools: Tools, language: str) -> tuple[StatementMode, StatementMode]:
         """How the answer's and the reference's statements are made: the prompt set's
@@ -145,10 +150,9 @@ class AnswerCorrectness:
         rag = tools.prompts.rag
         answer = rag.statement_mode(NAME, language)
         reference = rag.statement_mode(f"{NAME}.reference", language)
-        given = getattr(self, "statements", None)
-        if given is None:
+        if self.statements is None:
             return answer, reference
-        claims = UNITS[given]
+        claims = UNITS[self.statements]
         return replace(answer, claims=claims[0]), replace(reference, claims=claims[1])
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:

@@ -30,6 +30,7 @@ from localeval.metrics.base import (
     Details,
     Evidence,
     EvidenceTable,
+    MetricBase,
     MetricOption,
     MetricResult,
     MetricSpec,
@@ -50,7 +51,7 @@ DEFAULT_QUESTIONS = 0
 MAX_QUESTIONS = 10
 
 
-class AnswerRelevancy:
+class AnswerRelevancy(MetricBase):
     name = "answer_relevancy"
     needs = ("question", "answer")
     uses_judge = True

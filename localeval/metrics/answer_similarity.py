@@ -14,10 +14,17 @@ from __future__ import annotations
 
 from localeval.data.samples import Sample
 from localeval.embedder import cosine
-from localeval.metrics.base import MetricResult, MetricSpec, Tools, missing_field, require_embedder
+from localeval.metrics.base import (
+    MetricBase,
+    MetricResult,
+    MetricSpec,
+    Tools,
+    missing_field,
+    require_embedder,
+)
 
 
-class AnswerSimilarity:
+class AnswerSimilarity(MetricBase):
     name = "answer_similarity"
     needs = ("answer", "reference_answer")
     uses_judge = False

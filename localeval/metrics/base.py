@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from localeval.data.samples import Sample
 from localeval.embedder import Embedder
@@ -62,6 +62,46 @@ class Metric(Protocol):
     uses_embedder: bool
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult: ...
+
+
+def public_settings(metric: object) -> dict[str, Any]:
+    """The settings a metric records by default: its public attributes that are plain
+    values (str, int, float, bool; None is left out), sorted by name."""
+    return {
+        name: value
+        for name, value in sorted(vars(metric).items())
+        if not name.startswith("_") and isinstance(value, str | int | float | bool)
+    }
+
+
+@runtime_checkable
+class MetricWithSettings(Protocol):
+    """A metric that says which of its settings change its numbers: recorded with each run
+    as `metric_settings`, they are part of the run's fingerprint (a run resumed, or compared,
+    with other settings is another evaluation)."""
+
+    def settings(self) -> Mapping[str, Any]:
+        """Plain JSON values by name; the same for two metrics that score alike."""
+        ...
+
+
+class MetricBase:
+    """What a metric class may inherit: `settings()` by default its public plain-valued
+    attributes (public_settings); a metric whose attributes are not all settings says
+    which are by overriding it."""
+
+    def settings(self) -> dict[str, Any]:
+        return public_settings(self)
+
+
+@runtime_checkable
+class EmbedsByLanguage(Protocol):
+    """A metric that uses the embedder for some languages only (context precision: the
+    judge reads Chinese samples), so the run loads the embedder only when a sample needs it."""
+
+    def embeds_in(self, language: str) -> bool:
+        """Whether samples in `language` are embedded."""
+        ...
 
 
 Details = Mapping[str, Any]

@@ -22,7 +22,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from localeval.data.samples import Sample
-from localeval.metrics.base import MetricResult, MetricSpec, Tools, missing_field
+from localeval.metrics.base import MetricBase, MetricResult, MetricSpec, Tools, missing_field
 from localeval.metrics.reference_tokens import has_cjk, space_cjk
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def sentence_bleu(answer: str, reference: str) -> tuple[float, dict[str, object]
     }
 
 
-class Bleu:
+class Bleu(MetricBase):
     name = "bleu"
     needs = ("answer", "reference_answer")
     uses_judge = False

@@ -35,6 +35,7 @@ from localeval.metrics.base import (
     Details,
     Evidence,
     EvidenceTable,
+    MetricBase,
     MetricOption,
     MetricResult,
     MetricSpec,
@@ -131,7 +132,7 @@ def describe_usefulness(usefulness: Mapping[str, str]) -> str:
     return " ".join(f"{language}={usefulness[language]}" for language in sorted(usefulness))
 
 
-class ContextPrecision:
+class ContextPrecision(MetricBase):
     name = "context_precision"
     needs = ("question", "contexts")
 

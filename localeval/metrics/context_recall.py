@@ -19,6 +19,7 @@ from typing import Any
 from localeval.data.samples import Sample
 from localeval.metrics.base import (
     EvidenceTable,
+    MetricBase,
     MetricResult,
     MetricSpec,
     Tools,
@@ -46,25 +47,27 @@ ATTRIBUTION = StatementEvidence(
 )
 
 
-class ContextRecall:
+class ContextRecall(MetricBase):
     name = NAME
     needs = ("question", "contexts", "reference_answer")
     uses_judge = True
     uses_embedder = False
 
     def __init__(self, statements: str | None = None):
-        if statements is not None:
-            # recorded with the run's settings only when given (the prompt set's choice
-            # otherwise, which its version records)
-            self.statements = statements
+        #: which statements are the judge's claims; None: the prompt set's choice
+        self.statements = statements
+
+    def settings(self) -> dict[str, Any]:
+        # the statements' units are recorded only when given: the prompt set's choice
+        # otherwise, which its version records
+        return {} if self.statements is None else {"statements": self.statements}
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.reference_answer is not None and sample.contexts is not None
         # the reference's sentences, each asked as faithfulness asks the answer's
-        given = getattr(self, "statements", None)
-        mode = chosen_mode(tools, NAME, detect_language(sample.reference_answer), given)
+        mode = chosen_mode(tools, NAME, detect_language(sample.reference_answer), self.statements)
         return judge_statements(
             sample.reference_answer,
             sample.contexts,

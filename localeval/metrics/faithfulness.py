@@ -22,6 +22,7 @@ from typing import Any
 from localeval.data.samples import Sample
 from localeval.metrics.base import (
     EvidenceTable,
+    MetricBase,
     MetricResult,
     MetricSpec,
     Tools,
@@ -49,24 +50,26 @@ SUPPORT = StatementEvidence(
 )
 
 
-class Faithfulness:
+class Faithfulness(MetricBase):
     name = NAME
     needs = ("question", "contexts", "answer")
     uses_judge = True
     uses_embedder = False
 
     def __init__(self, statements: str | None = None):
-        if statements is not None:
-            # recorded with the run's settings only when given (the prompt set's choice
-            # otherwise, which its version records)
-            self.statements = statements
+        #: which statements are the judge's claims; None: the prompt set's choice
+        self.statements = statements
+
+    def settings(self) -> dict[str, Any]:
+        # the statements' units are recorded only when given: the prompt set's choice
+        # otherwise, which its version records
+        return {} if self.statements is None else {"statements": self.statements}
 
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         assert sample.answer is not None and sample.contexts is not None
-        given = getattr(self, "statements", None)
-        mode = chosen_mode(tools, NAME, detect_language(sample.answer), given)
+        mode = chosen_mode(tools, NAME, detect_language(sample.answer), self.statements)
         return judge_statements(
             sample.answer, sample.contexts, tools, SUPPORT, sample.question, mode=mode
         )

@@ -19,7 +19,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from localeval.data.samples import Sample
-from localeval.metrics.base import MetricResult, MetricSpec, Tools, missing_field
+from localeval.metrics.base import MetricBase, MetricResult, MetricSpec, Tools, missing_field
 from localeval.metrics.reference_tokens import rouge_tokens
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _scorer() -> RougeScorer:
     return RougeScorer(["rougeL"], tokenizer=CjkAwareTokenizer())
 
 
-class RougeL:
+class RougeL(MetricBase):
     name = "rouge_l"
     needs = ("answer", "reference_answer")
     uses_judge = False

@@ -30,6 +30,7 @@ from localeval.data.samples import Sample
 from localeval.errors import UsageError
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import (
+    MetricBase,
     MetricOption,
     MetricResult,
     MetricSpec,
@@ -62,7 +63,7 @@ def first_sentence(text: str) -> str:
     return sentences[0] if sentences else text.strip()
 
 
-class Rubric:
+class Rubric(MetricBase):
     name = "rubric"
     needs = ("question", "answer")
     uses_judge = True

@@ -29,6 +29,7 @@ from localeval.engine import Scheduler, describe_run, order_metrics, score_sampl
 from localeval.errors import BudgetSpent, DatasetError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import (
+    EmbedsByLanguage,
     Metric,
     Tools,
     build_metric,
@@ -71,8 +72,9 @@ from localeval.tools.cache import cache_connection
 def embeds(metric: Metric, language: str) -> bool:
     """Whether `metric` embeds the text of samples in `language` (a metric that decides per
     language says so with `embeds_in`)."""
-    decides = getattr(metric, "embeds_in", None)
-    return metric.uses_embedder and (decides is None or bool(decides(language)))
+    if not metric.uses_embedder:
+        return False
+    return not isinstance(metric, EmbedsByLanguage) or bool(metric.embeds_in(language))
 
 
 class Evaluation:

@@ -18,7 +18,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
 
-from localeval.backends import embedder_backend, judge_backend
+from localeval.backends import (
+    ConcurrentSettings,
+    CountingBackend,
+    embedder_backend,
+    judge_backend,
+)
 from localeval.backends.fake import HashEmbedder
 from localeval.config import EmbedderConfig, JudgeConfig, ModelsConfig
 from localeval.database import Database, Location
@@ -86,14 +91,15 @@ def open_judge(
     backend = judge_backend(config.backend)
     load = backend.load if pool is None else pool.loader("judge", backend, backend.load)
     if counting:
-        load = getattr(backend, "counter", None)
-        if load is None:
+        if not isinstance(backend, CountingBackend):
             raise UsageError(f"judge '{config.name}': its backend cannot estimate a run")
+        load = backend.counter
     if cache is None or not backend.cacheable:
         return load(config.name, config.settings)
     identity = backend.identify(config.name, config.settings)
     # samples in flight (a server judge's `concurrency`) are the backend's to allow
-    concurrency = getattr(config.settings, "concurrency", 1)
+    settings = config.settings
+    concurrency = settings.concurrency if isinstance(settings, ConcurrentSettings) else 1
     return CachedJudge(identity, lambda: load(config.name, config.settings), cache, concurrency)
 
 

@@ -37,7 +37,14 @@ import numpy as np
 
 from localeval.database import Database, Location, open_store
 from localeval.embedder import Embedder
-from localeval.judge import Judge, ModelIdentity, Prompt, Usage
+from localeval.judge import (
+    CancellableJudge,
+    Judge,
+    JudgeWithSessions,
+    ModelIdentity,
+    Prompt,
+    Usage,
+)
 from localeval.schema import Schema, to_gbnf
 from localeval.tools.cache_entries import (
     CacheTables,
@@ -142,9 +149,8 @@ class CachedJudge:
 
     def cancel(self) -> None:
         """Stop the real judge's requests in progress (samples in flight, Ctrl-C)."""
-        cancel = getattr(self._inner, "cancel", None)
-        if cancel is not None:
-            cancel()
+        if isinstance(self._inner, CancellableJudge):
+            self._inner.cancel()
 
     def _key(self, kind: str, prompt: Prompt, extra: Any) -> str:
         identity = self.identity
@@ -225,8 +231,7 @@ class CachedJudge:
 
 def _session_of(judge: Judge) -> Judge:
     """A session of the real judge when it has them (a server judge), else the judge."""
-    session = getattr(judge, "session", None)
-    return session() if session is not None else judge
+    return judge.session() if isinstance(judge, JudgeWithSessions) else judge
 
 
 class CachedEmbedder:

@@ -31,7 +31,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
-from localeval.backends import embedder_backend, judge_backend
+from localeval.backends import MeasuringBackend, embedder_backend, judge_backend
 from localeval.config import EmbedderConfig, JudgeConfig
 from localeval.database import Database, StoreError
 from localeval.embedder import EmbedderSpeed
@@ -105,9 +105,9 @@ def judge_speed(
     """The judge's speed here: kept, else measured now and kept (when `measure`). None when
     its backend cannot measure (a test's stand-in) or it is not kept and not to be measured."""
     backend = judge_backend(config.backend)
-    timer: Callable[[str, Any], JudgeSpeed] | None = getattr(backend, "measure", None)
-    if timer is None:
+    if not isinstance(backend, MeasuringBackend):
         return None
+    timer: Callable[[str, Any], JudgeSpeed] = backend.measure
     return _kept_or_measured(
         connection,
         JudgeSpeed,

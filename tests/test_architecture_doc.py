@@ -1,0 +1,42 @@
+"""docs/architecture.md covers the package: every unit of tests/test_architecture.py's
+layers in its table, every module of the history's, labels' and review's rooms named, and
+the sections a newcomer adds a metric, a backend, a store or a command by."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_architecture import LAYERS
+
+ROOT = Path(__file__).resolve().parent.parent
+ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+#: the rooms a newcomer looks for by file: every module of them is named
+NAMED_BY_MODULE = ["runs", "database", "review"]
+
+
+def table() -> str:
+    return "\n".join(line for line in ARCHITECTURE.splitlines() if line.startswith("| `"))
+
+
+def doc_name(unit: str) -> str:
+    """How the table names a unit: `metrics/` for a package, `engine.py` for a module."""
+    relative = unit.removeprefix("localeval").lstrip(".").replace(".", "/")
+    return f"`{relative}/`" if (ROOT / "localeval" / relative).is_dir() else f"`{relative}.py`"
+
+
+def test_the_table_names_every_package_and_module_of_the_layers() -> None:
+    units = [unit for layer in LAYERS for unit in layer if unit != "localeval"]
+    missing = [doc_name(unit) for unit in units if doc_name(unit) not in table()]
+    assert missing == []
+
+
+def test_every_module_of_the_store_labels_and_review_rooms_is_named() -> None:
+    for package in NAMED_BY_MODULE:
+        for path in sorted((ROOT / "localeval" / package).glob("*.py")):
+            if path.name != "__init__.py":
+                assert f"`{path.name}`" in ARCHITECTURE or f"/{path.name}`" in ARCHITECTURE, path
+
+
+def test_the_how_to_sections_are_there() -> None:
+    for what in ("a metric", "a judge or embedder backend", "a store", "a command"):
+        assert f"\n## Adding {what}\n" in ARCHITECTURE
