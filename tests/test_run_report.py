@@ -66,8 +66,8 @@ def read(path: Path) -> dict[str, Any]:
 PER_RUN = ("id", "created")
 
 
-def comparable(results: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
-    run = {k: v for k, v in results["run"].items() if k not in PER_RUN + drop}
+def comparable(results: dict[str, Any]) -> dict[str, Any]:
+    run = {k: v for k, v in results["run"].items() if k not in PER_RUN}
     run["usage"] = {k: v for k, v in run["usage"].items() if k != "seconds"}
     return {**results, "run": run}
 
