@@ -125,9 +125,10 @@ def weighted_ppi_pp(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, p: np.nd
     )
 
 
-def figures(results: Sequence[Interval], truth: float) -> dict[str, float]:
-    """Coverage of the true mean, mean width, mean and mean absolute error over draws."""
+def figures(results: Sequence[Interval], truths: Sequence[float]) -> dict[str, float]:
+    """Coverage of each draw's true mean, mean width, mean and mean absolute error."""
     low, high, point = (np.asarray(x, dtype=float) for x in zip(*results, strict=True))
+    truth = np.asarray(truths, dtype=float)
     held = np.isfinite(low) & (low <= truth) & (truth <= high)
     return {
         "coverage": float(held.mean()),
@@ -137,10 +138,17 @@ def figures(results: Sequence[Interval], truth: float) -> dict[str, float]:
     }
 
 
-def draw_once(pop: dict[str, Any], n: int, rng: np.random.Generator) -> dict[str, Interval]:
-    """One team's labels: n random rows for the product's estimators, and one Poisson draw
-    each for uniform and active selection of the same expected n."""
+def draw_once(
+    pop: dict[str, Any], n: int, run_size: int, rng: np.random.Generator
+) -> tuple[float, dict[str, Interval]]:
+    """One team's run and labels: the run is the set itself (run_size 0) or run_size rows
+    drawn with replacement from it; n random rows of it for the product's estimators, and
+    one Poisson draw each for uniform and active selection of the same expected n.
+    Returns the run's people mean and every interval."""
     y, f, u = pop["y"], pop["f"], pop["u"]
+    if run_size:
+        rows = rng.integers(0, len(y), run_size)
+        y, f, u = y[rows], f[rows], u[rows]
     size = len(y)
     pick = rng.choice(size, n, replace=False)
     out = {name: run(y[pick], f[pick], f) for name, run in product_estimators().items()}
@@ -149,32 +157,51 @@ def draw_once(pop: dict[str, Any], n: int, rng: np.random.Generator) -> dict[str
         labelled = rng.random(size) < p
         fails = labelled.sum() < 2
         out[name] = (math.nan,) * 3 if fails else weighted_ppi_pp(y, f, labelled, p)
-    return out
+    return float(y.mean()), out
 
 
-def simulate(pop: dict[str, Any], sizes: Sequence[int], draws: int) -> dict[str, Any]:
+def normal_widths(y: np.ndarray, f: np.ndarray, n: int) -> dict[str, float]:
+    """The 95% widths at n labels by the normal formula with the set's own spreads (a
+    setting too big to simulate on the set, such as ARES' 150 labels)."""
+    spread = float(np.var(f, ddof=1))
+    lam = float(np.clip(np.cov(y, f)[0, 1] / spread, 0, 1)) if spread > 0 else 0.0
+    scale = 2 * prediction_powered.Z95 / math.sqrt(n)
+    return {
+        "labels_only": scale * float(np.std(y, ddof=1)),
+        "ppi": scale * float(np.std(y - f, ddof=1)),
+        "ppi_pp": scale * float(np.std(y - lam * f, ddof=1)),
+    }
+
+
+def simulate(
+    pop: dict[str, Any], sizes: Sequence[int], draws: int, run_size: int
+) -> dict[str, Any]:
     """Every figure of one set: its judge's raw bias and correlation, then per n."""
     y, f = pop["y"], pop["f"]
-    truth = float(y.mean())
     report: dict[str, Any] = {
         "N": len(y),
         "left_out": pop["left_out"],
-        "people_mean": truth,
+        "run_size": run_size or len(y),
+        "people_mean": float(y.mean()),
         "judge_mean": float(f.mean()),
-        "raw_bias": float(f.mean() - truth),
+        "raw_bias": float(f.mean() - y.mean()),
         "pearson": float(np.corrcoef(y, f)[0, 1]) if y.std() > 0 and f.std() > 0 else None,
+        "normal_widths": {n: normal_widths(y, f, n) for n in (40, 150)},
         "by_n": {},
     }
     for n in sizes:
-        # n must leave unlabelled rows; ARES' 150 only where the set is twice as big
-        if n > len(y) - 20 or (n >= 150 and len(y) < 2 * n):
+        # n must leave unlabelled samples in the run; 150 only where the run is twice as big
+        if n > report["run_size"] - 20 or (n >= 150 and report["run_size"] < 2 * n):
             continue
         rng = np.random.default_rng(4600 + n)
+        truths: list[float] = []
         runs: dict[str, list[Interval]] = defaultdict(list)
         for _ in range(draws):
-            for name, interval in draw_once(pop, n, rng).items():
+            truth, intervals = draw_once(pop, n, run_size, rng)
+            truths.append(truth)
+            for name, interval in intervals.items():
                 runs[name].append(interval)
-        report["by_n"][n] = {name: figures(r, truth) for name, r in runs.items()}
+        report["by_n"][n] = {name: figures(r, truths) for name, r in runs.items()}
     return report
 
 
@@ -184,14 +211,15 @@ def table(name: str, report: dict[str, Any]) -> str:
     head = (
         f"{name} ({r['part']}): N={r['N']} (left out {r['left_out']}),"
         f" people {r['people_mean']:.3f}, judge {r['judge_mean']:.3f},"
-        f" raw bias {r['raw_bias']:+.3f}, Pearson r "
+        f" raw bias {r['raw_bias']:+.3f}, run {r['run_size']}, Pearson r "
         + ("n/a" if r["pearson"] is None else f"{r['pearson']:.2f}")
     )
-    lines = [
-        head,
-        "",
-        "| n | estimator | coverage | width | ×labels-only | mean error | mean abs error |",
-    ]
+    normal = "; ".join(
+        f"n={n}: " + ", ".join(f"{k} {v:.3f}" for k, v in widths.items())
+        for n, widths in r["normal_widths"].items()
+    )
+    columns = "| n | estimator | coverage | width | ×labels-only | mean error | mean abs error |"
+    lines = [head, f"normal-formula widths: {normal}", "", columns]
     lines.append("|---|---|---|---|---|---|---|")
     for n, by in r["by_n"].items():
         base = by["labels_only"]["width"]
@@ -210,6 +238,12 @@ def main() -> None:
     parser.add_argument("--n", default="10,20,40,80,150", help="labelled samples per draw")
     parser.add_argument("--dev", default="", help="the sets choices are made on (comma-separated)")
     parser.add_argument("--min-rows", type=int, default=60, help="smaller sets are not simulated")
+    parser.add_argument(
+        "--run-size",
+        type=int,
+        default=0,
+        help="0: the set is the run; M: each draw's run is M rows drawn with replacement",
+    )
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
     sizes = [int(v) for v in args.n.split(",")]
@@ -222,7 +256,7 @@ def main() -> None:
             print(f"{name}: {size} rows scored, fewer than {args.min_rows}: skipped\n")
             continue
         out[name] = {"part": "dev" if name in dev else "held-out"}
-        out[name].update(simulate(pops[name], sizes, args.draws))
+        out[name].update(simulate(pops[name], sizes, args.draws, args.run_size))
         print(table(name, out[name]) + "\n", flush=True)
     if args.output is not None:
         args.output.write_text(json.dumps(out, indent=1), encoding="utf-8")
