@@ -7,6 +7,11 @@ Three things make its verdicts cheap and reproducible:
   new prompt shares with it are reused and only the rest is evaluated, one segment per
   llama.cpp call. A segment is always evaluated on its own, from its own start, so its
   numbers are the same whichever prompts came before: reuse never changes a score.
+* The state after a prompt's shared part (every segment but the last: the contexts and
+  the question) is also kept on disk, in the user's cache folder, when it is long enough
+  to be worth it (localeval.backends.llama_states): a later process, or a later version of
+  the answers, restores it instead of evaluating the contexts again. Restored cells are
+  the ones evaluation would compute, by the same rule.
 * Yes/no verdicts are read, not generated: the logits of the first reply token give
   P(Yes) against P(No), which is both the verdict and its confidence.
 * Structured replies are generated greedily under a grammar compiled from a typed schema
@@ -15,6 +20,9 @@ Three things make its verdicts cheap and reproducible:
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import hashlib
 import os
 import time
 from collections.abc import Sequence
@@ -26,6 +34,12 @@ import numpy as np
 
 from localeval.backends.files import check_gguf, require
 from localeval.backends.grammar_sampling import GreedyGrammarSampler
+from localeval.backends.llama_states import (
+    DEFAULT_LIMIT_GB,
+    StateStore,
+    default_store,
+    state_key,
+)
 from localeval.errors import ConfigError, JudgeError, PromptTooLongError
 from localeval.judge import ModelIdentity, Prompt, Usage
 from localeval.prompts.chat import ChatTemplate, Segment, TokenSegments
@@ -41,6 +55,13 @@ NO_WORDS = ("No", "no", "NO", " No", " no", "否")
 #: judge's settings, so cached values and resumable runs of an older protocol are not used.
 #: 2: the chat template's tail is evaluated in one batch with the prompt's last segment.
 CALL_PROTOCOL = 2
+
+
+#: the shortest shared part whose state is kept on disk, in tokens. Loading a state beats
+#: evaluating it from a few tokens on (docs/speed.md: the break-even); the floor is higher
+#: so that the shared part of an answer's own prompts (answer relevancy's, usually shorter),
+#: which changes with every answer and is never read again, is not written.
+MIN_KEPT_TOKENS = 256
 
 
 def batches(tokens: Segment, n_batch: int) -> list[Segment]:
@@ -60,6 +81,8 @@ class LlamaCppSettings:
     seed: int = 1234
     batch_size: int = 512
     chat_template: str | None = None
+    #: the size limit of the context states kept on disk, in GB (0: keep none)
+    state_cache_gb: int = int(DEFAULT_LIMIT_GB)
 
 
 def judge_settings(settings: LlamaCppSettings) -> dict[str, Any]:
@@ -132,6 +155,12 @@ class LlamaJudge:
         self._samplers: dict[Schema, GreedyGrammarSampler] = {}
         # the segments whose key/value state llama.cpp holds, in order
         self._state: list[Segment] = []
+        self.states: StateStore | None = default_store(settings.state_cache_gb)
+        #: what a kept state's key holds besides its tokens: the model, its settings, the build
+        self._state_parts = [self.identity.key, self.identity.settings, llama_build()]
+        #: shared parts restored from the store, and their tokens (not evaluated)
+        self.restored = 0
+        self.restored_tokens = 0
 
     @property
     def sha256(self) -> str:
@@ -179,8 +208,12 @@ class LlamaJudge:
 
     # -- evaluation with segment reuse --------------------------------------------------
 
-    def _evaluate(self, segments: Sequence[Segment], reserve: int) -> None:
-        """Make `segments` the model's state, evaluating only those that differ from it."""
+    def _evaluate(
+        self, segments: Sequence[Segment], reserve: int, shared: int | None = None
+    ) -> None:
+        """Make `segments` the model's state, evaluating only those that differ from it; the
+        first `shared` (default: all but the last) are the part kept on disk."""
+        shared = len(segments) - 1 if shared is None else shared
         total = sum(len(s) for s in segments)
         if total + reserve > self.n_ctx:
             raise PromptTooLongError(total + reserve, self.n_ctx)
@@ -193,6 +226,9 @@ class LlamaJudge:
         ):
             keep += 1
         llm = self._llm
+        key = self._kept_key(segments[:shared]) if keep < shared else None
+        if key is not None and self._restore(key, segments[:shared]):
+            keep = shared
         llm.n_tokens = sum(len(s) for s in self._state[:keep])  # _decode drops the KV after
         del self._state[keep:]
         for number, segment in enumerate(segments[keep:], start=keep):
@@ -204,6 +240,55 @@ class LlamaJudge:
                 raise JudgeError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
             self._state.append(segment)
             self.usage.prompt_tokens += len(segment)
+            if key is not None and number == shared - 1:
+                self._save(key, segments[:shared])
+
+    # -- context states kept on disk ----------------------------------------------------
+
+    def _kept_key(self, prefix: Sequence[Segment]) -> str | None:
+        """The store's key for the state after `prefix`, if it is long enough to keep."""
+        if self.states is None or sum(len(s) for s in prefix) < MIN_KEPT_TOKENS:
+            return None
+        return state_key(self._state_parts, prefix)
+
+    def _restore(self, key: str, prefix: Sequence[Segment]) -> bool:
+        """Make the state after `prefix` the model's from the store, if it is kept there."""
+        import llama_cpp
+
+        tokens = [t for segment in prefix for t in segment]
+        state = self._kept_state(key, tokens)
+        if state is None:
+            return False
+        llm = self._llm
+        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(state), 0) == 0:
+            llm._ctx.kv_cache_seq_rm(-1, 0, -1)  # nothing half-restored is kept
+            llm.n_tokens = 0
+            self._state.clear()
+            return False
+        llm.input_ids[: len(tokens)] = tokens
+        llm.n_tokens = len(tokens)
+        self._state[:] = prefix
+        self.restored += 1
+        self.restored_tokens += len(tokens)
+        return True
+
+    def _kept_state(self, key: str, tokens: list[int]) -> bytes | None:
+        return self.states.load(key, tokens) if self.states is not None else None
+
+    def _save(self, key: str, prefix: Sequence[Segment]) -> None:
+        """Keep the model's state (exactly `prefix` evaluated) in the store."""
+        import llama_cpp
+
+        if self.states is None:
+            return
+        ctx = self._llm._ctx.ctx
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+        if written:
+            tokens = [t for segment in prefix for t in segment]
+            self.states.save(key, tokens, bytes(memoryview(buffer)[:written]))
 
     def _decode(self, tokens: Segment, logits: bool) -> None:
         """Evaluate `tokens` after the first `n_tokens` of the state, in batches of n_batch,
@@ -261,7 +346,7 @@ class LlamaJudge:
 
         def after(path: Segment) -> np.ndarray:
             if path not in memo:
-                self._evaluate(base + [(t,) for t in path], reserve=longest)
+                self._evaluate(base + [(t,) for t in path], longest, len(base) - 1)
                 memo[path] = self._last_log_probs()
             return memo[path]
 
@@ -325,3 +410,19 @@ class LlamaJudge:
         for sampler in self._samplers.values():
             sampler.close()
         self._llm.close()
+
+
+@functools.cache
+def llama_build() -> str:
+    """Which llama.cpp this is: llama-cpp-python's version, the CPU features and backends
+    it was built with, and the sha256 of its libraries (a rebuild with other flags may
+    compute other numbers, and lays out a state as it likes)."""
+    import llama_cpp
+
+    folder = Path(llama_cpp.__file__).parent / "lib"
+    digest = hashlib.sha256()
+    for library in sorted(folder.glob("*.so*")) + sorted(folder.glob("*.dylib")):
+        digest.update(library.name.encode())
+        digest.update(library.read_bytes())
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    return f"{llama_cpp.__version__} {digest.hexdigest()} {info}"

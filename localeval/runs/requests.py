@@ -108,6 +108,9 @@ class EvaluationRequest:
     baseline: str | None = None
     max_drop: float = DEFAULT_MAX_DROP
     use_cache: bool = True
+    #: the size limit of the llama.cpp judge's context states on disk, in GB (None: the
+    #: judge's models.toml entry's; 0: keep none)
+    state_cache_gb: int | None = None
     #: the metrics' own options by name (e.g. the rubric's criteria_file)
     metric_options: Mapping[str, Any] = field(default_factory=dict)
     #: the share of samples that must have a score for a metric's gate to pass
