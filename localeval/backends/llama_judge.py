@@ -21,8 +21,6 @@ Three things make its verdicts cheap and reproducible:
 from __future__ import annotations
 
 import ctypes
-import functools
-import hashlib
 import os
 import time
 from collections.abc import Sequence
@@ -36,8 +34,10 @@ from localeval.backends.files import check_gguf, require
 from localeval.backends.grammar_sampling import GreedyGrammarSampler
 from localeval.backends.llama_states import (
     DEFAULT_LIMIT_GB,
+    MIN_KEPT_TOKENS,
     StateStore,
     default_store,
+    llama_build,
     state_key,
 )
 from localeval.errors import ConfigError, JudgeError, PromptTooLongError
@@ -55,13 +55,6 @@ NO_WORDS = ("No", "no", "NO", " No", " no", "否")
 #: judge's settings, so cached values and resumable runs of an older protocol are not used.
 #: 2: the chat template's tail is evaluated in one batch with the prompt's last segment.
 CALL_PROTOCOL = 2
-
-
-#: the shortest shared part whose state is kept on disk, in tokens. Loading a state beats
-#: evaluating it from a few tokens on (docs/speed.md: the break-even); the floor is higher
-#: so that the shared part of an answer's own prompts (answer relevancy's, usually shorter),
-#: which changes with every answer and is never read again, is not written.
-MIN_KEPT_TOKENS = 256
 
 
 def batches(tokens: Segment, n_batch: int) -> list[Segment]:
@@ -157,7 +150,9 @@ class LlamaJudge:
         self._state: list[Segment] = []
         self.states: StateStore | None = default_store(settings.state_cache_gb)
         #: what a kept state's key holds besides its tokens: the model, its settings, the build
-        self._state_parts = [self.identity.key, self.identity.settings, llama_build()]
+        #: and the threads (which may change llama.cpp's sums: docs/scale.md)
+        parts = [self.identity.key, self.identity.settings, threads, llama_build()]
+        self._state_parts = parts
         #: shared parts restored from the store, and their tokens (not evaluated)
         self.restored = 0
         self.restored_tokens = 0
@@ -227,8 +222,9 @@ class LlamaJudge:
             keep += 1
         llm = self._llm
         key = self._kept_key(segments[:shared]) if keep < shared else None
-        if key is not None and self._restore(key, segments[:shared]):
-            keep = shared
+        if key is not None:
+            # a failed restore leaves nothing evaluated
+            keep = shared if self._restore(key, segments[:shared]) else min(keep, len(self._state))
         llm.n_tokens = sum(len(s) for s in self._state[:keep])  # _decode drops the KV after
         del self._state[keep:]
         for number, segment in enumerate(segments[keep:], start=keep):
@@ -410,19 +406,3 @@ class LlamaJudge:
         for sampler in self._samplers.values():
             sampler.close()
         self._llm.close()
-
-
-@functools.cache
-def llama_build() -> str:
-    """Which llama.cpp this is: llama-cpp-python's version, the CPU features and backends
-    it was built with, and the sha256 of its libraries (a rebuild with other flags may
-    compute other numbers, and lays out a state as it likes)."""
-    import llama_cpp
-
-    folder = Path(llama_cpp.__file__).parent / "lib"
-    digest = hashlib.sha256()
-    for library in sorted(folder.glob("*.so*")) + sorted(folder.glob("*.dylib")):
-        digest.update(library.name.encode())
-        digest.update(library.read_bytes())
-    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
-    return f"{llama_cpp.__version__} {digest.hexdigest()} {info}"

@@ -32,6 +32,7 @@ the run database, which a team may share on a server (docs/team.md).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -58,6 +59,12 @@ _LENGTH = struct.Struct("<Q")
 #: the size limit when models.toml and the command line say none, in GB (10^9 bytes):
 #: ~70 samples of 2,000 context tokens with the default judge (docs/speed.md)
 DEFAULT_LIMIT_GB = 4.0
+
+#: the shortest shared part whose state is kept on disk, in tokens. Loading a state beats
+#: evaluating it from a few tokens on (docs/speed.md: the break-even); the floor is higher
+#: so that the shared part of an answer's own prompts (answer relevancy's, usually shorter),
+#: which changes with every answer and is never read again, is not written.
+MIN_KEPT_TOKENS = 256
 
 
 def states_folder() -> Path | None:
@@ -262,3 +269,22 @@ def _unlink(path: Path) -> int:
     except OSError:
         return 0
     return 1
+
+
+@functools.cache
+def llama_build() -> str:
+    """Which llama.cpp this is: llama-cpp-python's version, the CPU features and backends
+    it was built with, and the sha256 of its libraries (a rebuild with other flags may
+    compute other numbers, and lays out a state as it likes)."""
+    import llama_cpp
+
+    folder = Path(llama_cpp.__file__).parent / "lib"
+    digest = hashlib.sha256()
+    libraries = {
+        p.resolve() for pattern in ("*.so*", "*.dylib", "*.dll") for p in folder.glob(pattern)
+    }
+    for library in sorted(libraries):
+        digest.update(library.name.encode())
+        digest.update(library.read_bytes())
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    return f"{llama_cpp.__version__} {digest.hexdigest()} {info}"
