@@ -40,6 +40,20 @@ def test_a_kept_state_is_read_back_for_the_same_key_and_tokens(tmp_path: Path) -
     assert states.load(key, [*TOKENS[:-1], 7]) is None
 
 
+def test_a_kept_state_is_found_under_the_shorter_prefixes_it_begins_with(
+    tmp_path: Path,
+) -> None:
+    states = store(tmp_path)
+    assert states.save("a" * 64, TOKENS, STATE, shorter=["b" * 64])
+    assert states.contains("b" * 64) and not states.contains("c" * 64)
+    assert states.load("b" * 64, TOKENS[:100]) == STATE  # the whole state: the caller cuts it
+    assert states.load("b" * 64, [*TOKENS[:99], 7]) is None  # not the tokens it begins with
+    assert states.load("a" * 64, TOKENS) == STATE  # and the entry itself kept
+    states.path("a" * 64).unlink()  # evicted: the name of it goes at its next use
+    assert states.load("b" * 64, TOKENS[:100]) is None
+    assert not states.contains("b" * 64)
+
+
 def test_the_key_changes_with_the_model_settings_build_and_segments() -> None:
     base = state_key(["sha", {"batch_size": 512}, "build-1"], [(1, 2), (3,)])
     assert base != state_key(["sha2", {"batch_size": 512}, "build-1"], [(1, 2), (3,)])
@@ -104,7 +118,7 @@ def test_entries_this_process_uses_are_not_evicted_for_its_own(tmp_path: Path) -
 def test_a_state_larger_than_the_limit_is_not_kept(tmp_path: Path) -> None:
     states = store(tmp_path, limit=100)
     assert not states.save("0" * 64, TOKENS, STATE)
-    assert states.stats().entries == 0
+    assert states.stats().entries == 0 and list(states.folder.iterdir()) == []
 
 
 def test_a_full_disk_skips_the_save_with_one_note(
@@ -164,7 +178,7 @@ def test_cache_stats_shows_the_states_and_cache_clear_empties_them(tmp_path: Pat
     states = default_store()
     assert states is not None
     states.save("0" * 64, TOKENS, STATE)
-    states.save("1" * 64, TOKENS, STATE)
+    states.save("1" * 64, TOKENS, STATE, shorter=["2" * 64])
     runner = CliRunner()
     stats = runner.invoke(main, ["cache", "stats"])
     assert stats.exit_code == 0, stats.output
@@ -173,7 +187,7 @@ def test_cache_stats_shows_the_states_and_cache_clear_empties_them(tmp_path: Pat
     cleared = runner.invoke(main, ["cache", "clear", "--yes"])
     assert cleared.exit_code == 0, cleared.output
     assert "and 2 context states." in cleared.stdout
-    assert states.stats().entries == 0
+    assert states.stats().entries == 0 and list(states.folder.iterdir()) == []
 
 
 def test_the_limit_is_a_models_toml_setting_and_an_option(tmp_path: Path) -> None:

@@ -37,8 +37,13 @@ def prompts() -> list[Prompt]:
     return [rag.context_says(CONTEXTS, s) for s in STATEMENTS]
 
 
+#: the same contexts under another question: it shares only their part of the others' prefix
+OTHER_QUESTION = rag.answer_supported(CONTEXTS, "How tall is it?", "330 metres.", "")
+
+
 def numbers(judge: LlamaJudge) -> tuple[list[float], list[float], object]:
     verdicts = [judge.yes_probability(p) for p in prompts()]
+    verdicts.append(judge.yes_probability(OTHER_QUESTION))
     choices = judge.choice_probabilities(prompts()[0], ["1", "2", "10"])
     reply = judge.generate(
         Prompt.of(rag.SYSTEM_JUDGE, *rag.context_segments(CONTEXTS), "\n\nList facts. JSON."),
@@ -64,7 +69,11 @@ def test_a_restored_context_gives_the_same_numbers_bit_for_bit() -> None:
     assert second.restored == 1 and second.restored_tokens > MIN_KEPT_TOKENS
     saved = first.usage.prompt_tokens - second.usage.prompt_tokens
     assert saved == second.restored_tokens
-    for judge in (plain, first, second):
+
+    third = LlamaJudge(NAME, settings())  # asks first what shares only the contexts
+    assert third.yes_probability(OTHER_QUESTION) == expected[0][-1]
+    assert third.restored == 1 and third.restored_tokens < second.restored_tokens
+    for judge in (plain, first, second, third):
         judge.close()
 
 

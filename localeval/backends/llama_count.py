@@ -75,8 +75,8 @@ class CountingLlamaJudge(LlamaJudge):
         self.restored_tokens += sum(len(s) for s in prefix)
         return True
 
-    def _save(self, key: str, prefix: Sequence[Segment]) -> None:
-        self._would_keep.add(key)
+    def _save(self, key: str, prefix: Sequence[Segment], shorter: Sequence[str]) -> None:
+        self._would_keep.update([key, *shorter])
 
     def _reply(self, schema: Schema, limit: int) -> list[int]:
         text = json.dumps(typical_value(schema, TYPICAL_TEXT), separators=(",", ":"))

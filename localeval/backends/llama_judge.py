@@ -221,10 +221,13 @@ class LlamaJudge:
         ):
             keep += 1
         llm = self._llm
-        key = self._kept_key(segments[:shared]) if keep < shared else None
-        if key is not None:
-            # a failed restore leaves nothing evaluated
-            keep = shared if self._restore(key, segments[:shared]) else min(keep, len(self._state))
+        keys = self._kept_keys(segments[:shared]) if keep < shared else {}
+        for length in sorted((n for n in keys if n > keep), reverse=True):  # longest first
+            if self._restore(keys[length], segments[:length]):
+                keep = length
+                break
+        else:
+            keep = min(keep, len(self._state))  # a failed restore leaves nothing evaluated
         llm.n_tokens = sum(len(s) for s in self._state[:keep])  # _decode drops the KV after
         del self._state[keep:]
         for number, segment in enumerate(segments[keep:], start=keep):
@@ -236,16 +239,25 @@ class LlamaJudge:
                 raise JudgeError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
             self._state.append(segment)
             self.usage.prompt_tokens += len(segment)
-            if key is not None and number == shared - 1:
-                self._save(key, segments[:shared])
+            if shared in keys and number == shared - 1:
+                shorter = [keys[n] for n in keys if n < shared]
+                self._save(keys[shared], segments[:shared], shorter)
 
     # -- context states kept on disk ----------------------------------------------------
 
-    def _kept_key(self, prefix: Sequence[Segment]) -> str | None:
-        """The store's key for the state after `prefix`, if it is long enough to keep."""
-        if self.states is None or sum(len(s) for s in prefix) < MIN_KEPT_TOKENS:
-            return None
-        return state_key(self._state_parts, prefix)
+    def _kept_keys(self, prefix: Sequence[Segment]) -> dict[int, str]:
+        """The store's keys for the states after the first n segments of `prefix`, by n,
+        for those long enough to keep. A later prompt may share only the start of this one's
+        shared part (the same contexts, another question after them): the state kept for
+        the whole is also named under each shorter part, and restored up to it."""
+        if self.states is None:
+            return {}
+        keys, tokens = {}, 0
+        for length, segment in enumerate(prefix, start=1):
+            tokens += len(segment)
+            if tokens >= MIN_KEPT_TOKENS:
+                keys[length] = state_key(self._state_parts, prefix[:length])
+        return keys
 
     def _restore(self, key: str, prefix: Sequence[Segment]) -> bool:
         """Make the state after `prefix` the model's from the store, if it is kept there."""
@@ -262,6 +274,7 @@ class LlamaJudge:
             llm.n_tokens = 0
             self._state.clear()
             return False
+        llm._ctx.kv_cache_seq_rm(-1, len(tokens), -1)  # a longer prefix's cells after it
         llm.input_ids[: len(tokens)] = tokens
         llm.n_tokens = len(tokens)
         self._state[:] = prefix
@@ -272,8 +285,9 @@ class LlamaJudge:
     def _kept_state(self, key: str, tokens: list[int]) -> bytes | None:
         return self.states.load(key, tokens) if self.states is not None else None
 
-    def _save(self, key: str, prefix: Sequence[Segment]) -> None:
-        """Keep the model's state (exactly `prefix` evaluated) in the store."""
+    def _save(self, key: str, prefix: Sequence[Segment], shorter: Sequence[str]) -> None:
+        """Keep the model's state (exactly `prefix` evaluated) in the store, also under the
+        keys `shorter` of the parts it begins with."""
         import llama_cpp
 
         if self.states is None:
@@ -284,7 +298,7 @@ class LlamaJudge:
         written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
         if written:
             tokens = [t for segment in prefix for t in segment]
-            self.states.save(key, tokens, bytes(memoryview(buffer)[:written]))
+            self.states.save(key, tokens, bytes(memoryview(buffer)[:written]), shorter)
 
     def _decode(self, tokens: Segment, logits: bool) -> None:
         """Evaluate `tokens` after the first `n_tokens` of the state, in batches of n_batch,

@@ -51,6 +51,8 @@ LOG = logging.getLogger("localeval.states")
 
 MAGIC = b"LOCALEVAL-KV-1\n"
 SUFFIX = ".kv"
+#: a shorter prefix's entry: the name of a kept state that begins with it
+REF_SUFFIX = ".ref"
 _TEMP_PREFIX = ".tmp-"
 #: temporary files older than this are a crashed writer's, and removed
 _STALE_TEMP_SECONDS = 3600.0
@@ -104,37 +106,59 @@ class StateStore:
     def __init__(self, folder: Path, limit_bytes: int):
         self.folder = folder
         self.limit_bytes = limit_bytes
-        #: when this process began using the store: entries used since are kept from eviction
-        self._opened = time.time()
+        #: the entries this process has saved or read: never evicted for its own saves
+        self._used: set[Path] = set()
         self._warned = False
 
     def path(self, key: str) -> Path:
         return self.folder / f"{key}{SUFFIX}"
 
+    def _ref(self, key: str) -> Path:
+        return self.folder / f"{key}{REF_SUFFIX}"
+
     def contains(self, key: str) -> bool:
-        """Whether an entry is kept under `key` (its contents not checked)."""
-        return self.path(key).is_file()
+        """Whether a state is kept under `key`, or a longer one that begins with its prefix
+        (the contents not checked)."""
+        return self.path(key).is_file() or self._ref(key).is_file()
 
     def load(self, key: str, tokens: Sequence[int]) -> bytes | None:
-        """The state kept under `key` for exactly these prefix tokens, or None: absent, or a
-        file that fails its checks (which is then deleted)."""
+        """The state kept for these prefix tokens under `key`, or None: absent, or a file
+        that fails its checks (which is then deleted). It may be the state of a longer
+        prefix that begins with these tokens (its cells after them are the caller's to drop)."""
+        if self.path(key).is_file():
+            return self._load(key, tokens, exact=True)
+        try:
+            target = json.loads(self._ref(key).read_bytes()).get("target")
+        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+            return None
+        state = self._load(str(target), tokens, exact=False)
+        if state is None:  # what it named is gone, or is not what it said
+            _unlink(self._ref(key))
+        return state
+
+    def _load(self, key: str, tokens: Sequence[int], exact: bool) -> bytes | None:
         path = self.path(key)
         try:
             data = path.read_bytes()
         except OSError:
             return None
-        state = _checked_state(data, key, tokens)
+        state = _checked_state(data, key, tokens, exact)
         if state is None:
-            LOG.debug("context state %s fails its checks; deleting it", path.name)
-            _unlink(path)
+            LOG.debug("context state %s fails its checks", path.name)
+            if exact or _checked_state(data, key, None, False) is None:
+                _unlink(path)  # damaged, or someone else's: never read again
             return None
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: the last to be evicted
+        self._used.add(path)
         return state
 
-    def save(self, key: str, tokens: Sequence[int], state: bytes) -> bool:
-        """Keep `state` under `key`; False when it was not kept (no room without evicting
-        what this process uses, or a write that failed: warned once)."""
+    def save(
+        self, key: str, tokens: Sequence[int], state: bytes, shorter: Sequence[str] = ()
+    ) -> bool:
+        """Keep `state` under `key`, and name it under the keys `shorter` of prefixes it
+        begins with; False when it was not kept (no room without evicting what this process
+        uses, or a write that failed: warned once)."""
         header = json.dumps(
             {
                 "key": key,
@@ -150,6 +174,11 @@ class StateStore:
             if not self._make_room(size):
                 return False
             self._write(self.path(key), [MAGIC, _LENGTH.pack(len(header)), header, state])
+            self._used.add(self.path(key))
+            reference = json.dumps({"target": key}).encode("utf-8")
+            for other in shorter:
+                if not self.contains(other):
+                    self._write(self._ref(other), [reference])
         except OSError as exc:
             self._warn(f"a context state was not saved ({exc.strerror or exc}); the run goes on")
             return False
@@ -199,10 +228,9 @@ class StateStore:
         for path, info in entries:
             if used + size <= self.limit_bytes:
                 break
-            if info.st_mtime >= self._opened:
-                return False  # the rest are this process's too (or newer)
-            _unlink(path)
-            used -= info.st_size
+            if path not in self._used:
+                _unlink(path)
+                used -= info.st_size
         return used + size <= self.limit_bytes
 
     def stats(self) -> StoreStats:
@@ -211,10 +239,12 @@ class StateStore:
         return StoreStats(self.folder, len(entries), size)
 
     def clear(self) -> int:
-        """Delete every entry; how many were deleted."""
+        """Delete every entry (and the names of shorter prefixes); how many were deleted."""
         deleted = 0
         for path, _ in list(self._entries()):
             deleted += _unlink(path)
+        for path in list(self.folder.glob(f"*{REF_SUFFIX}")):
+            _unlink(path)
         return deleted
 
 
@@ -240,8 +270,11 @@ def clear_store() -> int:
     return store.clear() if store is not None else 0
 
 
-def _checked_state(data: bytes, key: str, tokens: Sequence[int]) -> bytes | None:
-    """The state in a file's bytes, if the file is whole and is this key's, for these tokens."""
+def _checked_state(
+    data: bytes, key: str, tokens: Sequence[int] | None, exact: bool = True
+) -> bytes | None:
+    """The state in a file's bytes, if the file is whole and is this key's, for these tokens
+    (`exact`) or tokens that begin with them (None: any tokens)."""
     start = len(MAGIC) + _LENGTH.size
     if len(data) < start or not data.startswith(MAGIC):
         return None
@@ -253,9 +286,13 @@ def _checked_state(data: bytes, key: str, tokens: Sequence[int]) -> bytes | None
     if not isinstance(header, dict):
         return None
     state = data[start + header_bytes :]
+    kept = header.get("tokens")
+    if not isinstance(kept, list):
+        return None
+    if tokens is not None and (kept if exact else kept[: len(tokens)]) != list(tokens):
+        return None
     if (
         header.get("key") != key
-        or header.get("tokens") != list(tokens)
         or header.get("state_bytes") != len(state)
         or header.get("state_sha256") != hashlib.sha256(state).hexdigest()
     ):
