@@ -221,13 +221,15 @@ class LlamaJudge:
         ):
             keep += 1
         llm = self._llm
-        keys = self._kept_keys(segments[:shared]) if keep < shared else {}
-        for length in sorted((n for n in keys if n > keep), reverse=True):  # longest first
+        keys = self._kept_keys(segments[:shared], keep)
+        for length in sorted(keys, reverse=True):  # the longest kept first
             if self._restore(keys[length], segments[:length]):
                 keep = length
                 break
         else:
             keep = min(keep, len(self._state))  # a failed restore leaves nothing evaluated
+        if sum(len(s) for s in segments[keep:shared]) < MIN_KEPT_TOKENS:
+            keys = {}  # what is left to evaluate of the shared part is not worth a file
         llm.n_tokens = sum(len(s) for s in self._state[:keep])  # _decode drops the KV after
         del self._state[keep:]
         for number, segment in enumerate(segments[keep:], start=keep):
@@ -245,15 +247,16 @@ class LlamaJudge:
 
     # -- context states kept on disk ----------------------------------------------------
 
-    def _kept_keys(self, prefix: Sequence[Segment]) -> dict[int, str]:
+    def _kept_keys(self, prefix: Sequence[Segment], held: int) -> dict[int, str]:
         """The store's keys for the states after the first n segments of `prefix`, by n,
-        for those long enough to keep. A later prompt may share only the start of this one's
-        shared part (the same contexts, another question after them): the state kept for
-        the whole is also named under each shorter part, and restored up to it."""
+        for those that add enough to the `held` segments the model holds already to be
+        worth a file. A later prompt may share only the start of this one's shared part
+        (the same contexts, another question after them): the state kept for the whole is
+        also named under each shorter part, and restored up to it."""
         if self.states is None:
             return {}
         keys, tokens = {}, 0
-        for length, segment in enumerate(prefix, start=1):
+        for length, segment in enumerate(prefix[held:], start=held + 1):
             tokens += len(segment)
             if tokens >= MIN_KEPT_TOKENS:
                 keys[length] = state_key(self._state_parts, prefix[:length])
