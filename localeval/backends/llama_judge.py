@@ -20,7 +20,6 @@ Three things make its verdicts cheap and reproducible:
 
 from __future__ import annotations
 
-import ctypes
 import os
 import time
 from collections.abc import Sequence
@@ -38,6 +37,8 @@ from localeval.backends.llama_states import (
     StateStore,
     default_store,
     llama_build,
+    sequence_state,
+    set_sequence_state,
     state_key,
 )
 from localeval.errors import ConfigError, JudgeError, PromptTooLongError
@@ -264,15 +265,12 @@ class LlamaJudge:
 
     def _restore(self, key: str, prefix: Sequence[Segment]) -> bool:
         """Make the state after `prefix` the model's from the store, if it is kept there."""
-        import llama_cpp
-
         tokens = [t for segment in prefix for t in segment]
-        state = self._kept_state(key, tokens)
+        state = self.states.load(key, tokens) if self.states is not None else None
         if state is None:
             return False
         llm = self._llm
-        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
-        if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(state), 0) == 0:
+        if not set_sequence_state(llm._ctx.ctx, state):
             llm._ctx.kv_cache_seq_rm(-1, 0, -1)  # nothing half-restored is kept
             llm.n_tokens = 0
             self._state.clear()
@@ -285,23 +283,13 @@ class LlamaJudge:
         self.restored_tokens += len(tokens)
         return True
 
-    def _kept_state(self, key: str, tokens: list[int]) -> bytes | None:
-        return self.states.load(key, tokens) if self.states is not None else None
-
     def _save(self, key: str, prefix: Sequence[Segment], shorter: Sequence[str]) -> None:
         """Keep the model's state (exactly `prefix` evaluated) in the store, also under the
         keys `shorter` of the parts it begins with."""
-        import llama_cpp
-
-        if self.states is None:
-            return
-        ctx = self._llm._ctx.ctx
-        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
-        buffer = (ctypes.c_uint8 * size)()
-        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
-        if written:
+        state = sequence_state(self._llm._ctx.ctx) if self.states is not None else None
+        if self.states is not None and state is not None:
             tokens = [t for segment in prefix for t in segment]
-            self.states.save(key, tokens, bytes(memoryview(buffer)[:written]), shorter)
+            self.states.save(key, tokens, state, shorter)
 
     def _decode(self, tokens: Segment, logits: bool) -> None:
         """Evaluate `tokens` after the first `n_tokens` of the state, in batches of n_batch,

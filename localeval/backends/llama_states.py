@@ -32,6 +32,7 @@ the run database, which a team may share on a server (docs/team.md).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import hashlib
 import json
@@ -325,3 +326,22 @@ def llama_build() -> str:
         digest.update(library.read_bytes())
     info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
     return f"{llama_cpp.__version__} {digest.hexdigest()} {info}"
+
+
+def sequence_state(ctx: Any) -> bytes | None:
+    """llama.cpp's state of sequence 0 of the context `ctx` (its key/value cells), or None."""
+    import llama_cpp
+
+    size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+    buffer = (ctypes.c_uint8 * size)()
+    written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+    return bytes(memoryview(buffer)[:written]) if written else None
+
+
+def set_sequence_state(ctx: Any, state: bytes) -> bool:
+    """Make `state` (from `sequence_state`) sequence 0 of the context `ctx`; False if
+    llama.cpp refused it."""
+    import llama_cpp
+
+    buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+    return bool(llama_cpp.llama_state_seq_set_data(ctx, buffer, len(state), 0))
