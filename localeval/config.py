@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,17 @@ class ModelsConfig:
             known = ", ".join(sorted(self.judges)) or "none"
             raise ConfigError(f"no judge model named '{chosen}' in {self.source} (known: {known})")
         return self.judges[chosen]
+
+    def with_judge_setting(self, key: str, value: Any) -> ModelsConfig:
+        """These models with `key` set to `value` in every judge entry whose backend has that
+        setting (a command-line option over models.toml, as --state-cache-gb)."""
+        judges = {}
+        for name, judge in self.judges.items():
+            settings = judge.settings
+            if is_dataclass(settings) and key in {f.name for f in fields(settings)}:
+                judge = replace(judge, settings=replace(settings, **{key: value}))  # type: ignore[type-var]
+            judges[name] = judge
+        return replace(self, judges=judges)
 
     def embedder(self, name: str | None = None) -> EmbedderConfig:
         """The embedder called `name`, or the default one."""

@@ -132,7 +132,9 @@ def test_cache_commands(db: Location, opened_connections: Connections) -> None:
     assert "judge calls cached: 1 (yes_probability: 1), from 1 judge model(s)" in result.stdout
     result = CliRunner().invoke(main, ["cache", "clear", "--yes"])
     assert result.exit_code == 0
-    assert result.stdout == "Deleted 1 cached judge calls and 0 cached embeddings.\n"
+    assert (
+        result.stdout == "Deleted 1 cached judge calls, 0 cached embeddings and 0 context states.\n"
+    )
     assert "judge calls cached: 0 (none)" in CliRunner().invoke(main, ["cache", "stats"]).stdout
     assert len(opened_connections) == 3 and opened_connections.still_open() == []
 
@@ -146,7 +148,9 @@ def test_cache_commands_take_db(another_database: Location) -> None:
     assert result.stdout.startswith(f"database: {db}\n")
     assert "judge calls cached: 1 (yes_probability: 1)" in result.stdout
     result = CliRunner().invoke(main, ["cache", "clear", "--yes", "--db", db])
-    assert result.stdout == "Deleted 1 cached judge calls and 0 cached embeddings.\n"
+    assert (
+        result.stdout == "Deleted 1 cached judge calls, 0 cached embeddings and 0 context states.\n"
+    )
 
 
 def test_window_checks_are_cached_but_not_counted_as_judge_calls(db: Location) -> None:

@@ -57,7 +57,8 @@ def test_the_counter_counts_what_the_judge_evaluates() -> None:
     settings = dataclasses.replace(config.settings, n_ctx=1200, batch_size=32, threads=1)
     real = DecodesCounted(config.name, settings)
     counter = CountingLlamaJudge(config.name, settings)
-    evaluated, counted = run(real), run(counter)
+    # counted first: the run keeps context states on disk, which a count after it would find
+    counted, evaluated = run(counter), run(real)
     assert counted.judge_calls == evaluated.judge_calls > 0
     assert counted.prompt_tokens == evaluated.prompt_tokens
     # each generated token is one llama.cpp call of its own, counted apart

@@ -24,6 +24,18 @@ from localeval.errors import ModelFileError
 _HASH_MEMO = ".localeval-sha256.json"
 
 
+def user_cache_folder() -> Path | None:
+    """This user's localeval cache folder: $XDG_CACHE_HOME/localeval, else
+    ~/.cache/localeval (None: no home folder to keep anything in)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative: to be ignored, says the XDG spec
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:
+            return None
+    return Path(base) / "localeval"
+
+
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
     """The sha256 of a file's bytes, as lowercase hex."""
     digest = hashlib.sha256()

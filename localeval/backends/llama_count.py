@@ -3,7 +3,9 @@
 `CountingLlamaJudge` is the llama.cpp judge (localeval.backends.llama_judge) with its GGUF
 file's vocabulary loaded and not its weights. Every prompt goes through the judge's own
 code: the chat template, the token segments, the reuse of the segments its state holds
-already, the token paths of a choice among options, the window checks. So the prompt
+already and of the context states kept on disk (a kept state is counted as restored, not
+evaluated; one the run would save is counted as kept for the prompts after it), the token
+paths of a choice among options, the window checks. So the prompt
 tokens and llama.cpp calls it counts are those the judge would evaluate for the same
 calls in the same order. Only llama.cpp's work is left out: a decode is counted instead
 of run, the logits read after it are all equal (a neutral verdict), and a structured
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -54,12 +57,26 @@ class CountingLlamaJudge(LlamaJudge):
         super().__init__(name, settings)
         self.steps = 0
         self._neutral = np.zeros(self._n_vocab, dtype=np.float32)
+        #: the states the run would have kept by now (nothing is written while counting)
+        self._would_keep: set[str] = set()
 
     def _decode(self, tokens: Segment, logits: bool) -> None:
         self.steps += len(batches(tokens, self._llm.n_batch))
 
     def _last_logits(self) -> np.ndarray:
         return self._neutral
+
+    def _restore(self, key: str, prefix: Sequence[Segment]) -> bool:
+        # the file is not read: a kept state is counted as restored
+        if key not in self._would_keep and not (self.states and self.states.contains(key)):
+            return False
+        self._state[:] = prefix
+        self.restored += 1
+        self.restored_tokens += sum(len(s) for s in prefix)
+        return True
+
+    def _save(self, key: str, prefix: Sequence[Segment], shorter: Sequence[str]) -> None:
+        self._would_keep.update([key, *shorter])
 
     def _reply(self, schema: Schema, limit: int) -> list[int]:
         text = json.dumps(typical_value(schema, TYPICAL_TEXT), separators=(",", ":"))

@@ -25,7 +25,17 @@ _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 class LlamaCppBackend:
     keys = frozenset(
-        {"path", "sha256", "n_ctx", "threads", "gpu_layers", "seed", "batch_size", "chat_template"}
+        {
+            "path",
+            "sha256",
+            "n_ctx",
+            "threads",
+            "gpu_layers",
+            "seed",
+            "batch_size",
+            "chat_template",
+            "state_cache_gb",
+        }
     )
     cacheable = True
 
@@ -47,6 +57,7 @@ class LlamaCppBackend:
             seed=number("seed", 0, "a seed", 2**32 - 1),
             batch_size=number("batch_size", 1, "a number of tokens"),
             chat_template=typed_setting(table, "chat_template", str, where),
+            state_cache_gb=number("state_cache_gb", 0, "a size in GB (0: keep no states)"),
         )
 
     def identify(self, name: str, settings: LlamaCppSettings) -> ModelIdentity:

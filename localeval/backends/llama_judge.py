@@ -7,6 +7,11 @@ Three things make its verdicts cheap and reproducible:
   new prompt shares with it are reused and only the rest is evaluated, one segment per
   llama.cpp call. A segment is always evaluated on its own, from its own start, so its
   numbers are the same whichever prompts came before: reuse never changes a score.
+* The state after a prompt's shared part (every segment but the last: the contexts and
+  the question) is also kept on disk, in the user's cache folder, when it is long enough
+  to be worth it (localeval.backends.llama_states): a later process, or a later version of
+  the answers, restores it instead of evaluating the contexts again. Restored cells are
+  the ones evaluation would compute, by the same rule.
 * Yes/no verdicts are read, not generated: the logits of the first reply token give
   P(Yes) against P(No), which is both the verdict and its confidence.
 * Structured replies are generated greedily under a grammar compiled from a typed schema
@@ -26,6 +31,16 @@ import numpy as np
 
 from localeval.backends.files import check_gguf, require
 from localeval.backends.grammar_sampling import GreedyGrammarSampler
+from localeval.backends.llama_states import (
+    DEFAULT_LIMIT_GB,
+    MIN_KEPT_TOKENS,
+    StateStore,
+    default_store,
+    llama_build,
+    sequence_state,
+    set_sequence_state,
+    state_key,
+)
 from localeval.errors import ConfigError, JudgeError, PromptTooLongError
 from localeval.judge import ModelIdentity, Prompt, Usage
 from localeval.prompts.chat import ChatTemplate, Segment, TokenSegments
@@ -60,6 +75,8 @@ class LlamaCppSettings:
     seed: int = 1234
     batch_size: int = 512
     chat_template: str | None = None
+    #: the size limit of the context states kept on disk, in GB (0: keep none)
+    state_cache_gb: int = int(DEFAULT_LIMIT_GB)
 
 
 def judge_settings(settings: LlamaCppSettings) -> dict[str, Any]:
@@ -132,6 +149,14 @@ class LlamaJudge:
         self._samplers: dict[Schema, GreedyGrammarSampler] = {}
         # the segments whose key/value state llama.cpp holds, in order
         self._state: list[Segment] = []
+        self.states: StateStore | None = default_store(settings.state_cache_gb)
+        #: what a kept state's key holds besides its tokens: the model, its settings, the build
+        #: and the threads (which may change llama.cpp's sums: docs/scale.md)
+        parts = [self.identity.key, self.identity.settings, threads, llama_build()]
+        self._state_parts = parts
+        #: shared parts restored from the store, and their tokens (not evaluated)
+        self.restored = 0
+        self.restored_tokens = 0
 
     @property
     def sha256(self) -> str:
@@ -179,8 +204,12 @@ class LlamaJudge:
 
     # -- evaluation with segment reuse --------------------------------------------------
 
-    def _evaluate(self, segments: Sequence[Segment], reserve: int) -> None:
-        """Make `segments` the model's state, evaluating only those that differ from it."""
+    def _evaluate(
+        self, segments: Sequence[Segment], reserve: int, shared: int | None = None
+    ) -> None:
+        """Make `segments` the model's state, evaluating only those that differ from it; the
+        first `shared` (default: all but the last) are the part kept on disk."""
+        shared = len(segments) - 1 if shared is None else shared
         total = sum(len(s) for s in segments)
         if total + reserve > self.n_ctx:
             raise PromptTooLongError(total + reserve, self.n_ctx)
@@ -193,6 +222,15 @@ class LlamaJudge:
         ):
             keep += 1
         llm = self._llm
+        keys = self._kept_keys(segments[:shared], keep)
+        for length in sorted(keys, reverse=True):  # the longest kept first
+            if self._restore(keys[length], segments[:length]):
+                keep = length
+                break
+        else:
+            keep = min(keep, len(self._state))  # a failed restore leaves nothing evaluated
+        if sum(len(s) for s in segments[keep:shared]) < MIN_KEPT_TOKENS:
+            keys = {}  # what is left to evaluate of the shared part is not worth a file
         llm.n_tokens = sum(len(s) for s in self._state[:keep])  # _decode drops the KV after
         del self._state[keep:]
         for number, segment in enumerate(segments[keep:], start=keep):
@@ -204,6 +242,54 @@ class LlamaJudge:
                 raise JudgeError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
             self._state.append(segment)
             self.usage.prompt_tokens += len(segment)
+            if shared in keys and number == shared - 1:
+                shorter = [keys[n] for n in keys if n < shared]
+                self._save(keys[shared], segments[:shared], shorter)
+
+    # -- context states kept on disk ----------------------------------------------------
+
+    def _kept_keys(self, prefix: Sequence[Segment], held: int) -> dict[int, str]:
+        """The store's keys for the states after the first n segments of `prefix`, by n,
+        for those that add enough to the `held` segments the model holds already to be
+        worth a file. A later prompt may share only the start of this one's shared part
+        (the same contexts, another question after them): the state kept for the whole is
+        also named under each shorter part, and restored up to it."""
+        if self.states is None:
+            return {}
+        keys, tokens = {}, 0
+        for length, segment in enumerate(prefix[held:], start=held + 1):
+            tokens += len(segment)
+            if tokens >= MIN_KEPT_TOKENS:
+                keys[length] = state_key(self._state_parts, prefix[:length])
+        return keys
+
+    def _restore(self, key: str, prefix: Sequence[Segment]) -> bool:
+        """Make the state after `prefix` the model's from the store, if it is kept there."""
+        tokens = [t for segment in prefix for t in segment]
+        state = self.states.load(key, tokens) if self.states is not None else None
+        if state is None:
+            return False
+        llm = self._llm
+        if not set_sequence_state(llm._ctx.ctx, state):
+            llm._ctx.kv_cache_seq_rm(-1, 0, -1)  # nothing half-restored is kept
+            llm.n_tokens = 0
+            self._state.clear()
+            return False
+        llm._ctx.kv_cache_seq_rm(-1, len(tokens), -1)  # a longer prefix's cells after it
+        llm.input_ids[: len(tokens)] = tokens
+        llm.n_tokens = len(tokens)
+        self._state[:] = prefix
+        self.restored += 1
+        self.restored_tokens += len(tokens)
+        return True
+
+    def _save(self, key: str, prefix: Sequence[Segment], shorter: Sequence[str]) -> None:
+        """Keep the model's state (exactly `prefix` evaluated) in the store, also under the
+        keys `shorter` of the parts it begins with."""
+        state = sequence_state(self._llm._ctx.ctx) if self.states is not None else None
+        if self.states is not None and state is not None:
+            tokens = [t for segment in prefix for t in segment]
+            self.states.save(key, tokens, state, shorter)
 
     def _decode(self, tokens: Segment, logits: bool) -> None:
         """Evaluate `tokens` after the first `n_tokens` of the state, in batches of n_batch,
@@ -261,7 +347,7 @@ class LlamaJudge:
 
         def after(path: Segment) -> np.ndarray:
             if path not in memo:
-                self._evaluate(base + [(t,) for t in path], reserve=longest)
+                self._evaluate(base + [(t,) for t in path], longest, len(base) - 1)
                 memo[path] = self._last_log_probs()
             return memo[path]
 

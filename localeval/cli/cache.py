@@ -14,33 +14,41 @@ if TYPE_CHECKING:
 
 @click.group("cache")
 def cache_group() -> None:
-    """The cache of judge calls and embeddings (in the run history's database; see --db)."""
+    """The cache of judge calls and embeddings (in the run history's database; see --db), and
+    the llama.cpp judge's context states (in the user's cache folder)."""
 
 
 @cache_group.command("stats")
 @db_option
 @translate_errors
 def cache_stats_command(db_path: Location | None) -> None:
-    """Show how many judge calls and embeddings are cached."""
+    """Show how many judge calls, embeddings and context states are cached."""
+    from localeval.backends.llama_states import store_stats
     from localeval.database import default_db_path
     from localeval.tools.cache import cache_connection, cache_stats
 
     with cache_connection(db_path, readonly=True) as connection:
         stats = cache_stats(connection)
-    echo("\n".join([f"database: {db_path or default_db_path()}", *stats.lines()]))
+    lines = [f"database: {db_path or default_db_path()}", *stats.lines()]
+    echo("\n".join([*lines, *store_stats().lines()]))
 
 
 @cache_group.command("clear")
-@click.confirmation_option(prompt="Delete every cached judge call and embedding?")
+@click.confirmation_option(prompt="Delete every cached judge call, embedding and context state?")
 @db_option
 @translate_errors
 def cache_clear_command(db_path: Location | None) -> None:
-    """Delete every cached judge call and embedding (the run history is kept)."""
+    """Delete every cached judge call, embedding and context state (the run history is kept)."""
+    from localeval.backends.llama_states import clear_store
     from localeval.tools.cache import cache_connection, clear_cache
 
     with cache_connection(db_path) as connection:
         judged, embedded = clear_cache(connection)
-    echo(f"Deleted {judged} cached judge calls and {embedded} cached embeddings.")
+    states = clear_store()
+    echo(
+        f"Deleted {judged} cached judge calls, {embedded} cached embeddings and {states} "
+        "context states."
+    )
 
 
 COMMAND = cache_group

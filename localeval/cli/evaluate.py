@@ -275,6 +275,15 @@ def show(outcome: EvaluationOutcome) -> None:
     "unchanged data cost nothing); --no-cache asks the models again."
 )
 @click.option(
+    "--state-cache-gb",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="GB",
+    help="Keep at most this much of the llama.cpp judge's context states (each sample's "
+    "contexts, read once, for later runs) in the user's cache folder; 0 keeps none. "
+    "Default: the judge's models.toml state_cache_gb, else 4.",
+)
+@click.option(
     "--shard",
     metavar="K/N",
     default=None,
@@ -327,6 +336,7 @@ def evaluate(
     until_decided: bool,
     margin: float | None,
     use_cache: bool,
+    state_cache_gb: int | None,
     skip_invalid: bool,
     shard: str | None,
     estimate_only: bool,
@@ -363,6 +373,7 @@ def evaluate(
         baseline=baseline,
         max_drop=max_drop,
         use_cache=use_cache,
+        state_cache_gb=state_cache_gb,
         metric_options=options,
         min_defined=min_defined,
         gate_on=gate_on,

@@ -121,6 +121,8 @@ class Evaluation:
         # a generated test set not yet filled by `answer`
         check_answered(request.data, self.label)
         self.models = load_models_config(request.models)
+        if request.state_cache_gb is not None:
+            self.models = self.models.with_judge_setting("state_cache_gb", request.state_cache_gb)
         self._check_models_named()
         self.output: OutputTarget | None = None
         if request.output is not None:

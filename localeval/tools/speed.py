@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from localeval.backends import MeasuringBackend, embedder_backend, judge_backend
+from localeval.backends.files import user_cache_folder
 from localeval.config import EmbedderConfig, JudgeConfig
 from localeval.database import Database, StoreError
 from localeval.embedder import EmbedderSpeed
@@ -78,15 +79,10 @@ def _first_field(path: Path, name: str) -> str:
 
 
 def speeds_folder() -> Path | None:
-    """Where this user's measured speeds are kept: $XDG_CACHE_HOME/localeval/speeds, else
-    ~/.cache/localeval/speeds (None: no home folder to keep them in)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # unset, or relative: to be ignored, says the XDG spec
-        try:
-            base = str(Path.home() / ".cache")
-        except RuntimeError:
-            return None
-    return Path(base) / "localeval" / "speeds"
+    """Where this user's measured speeds are kept: <user cache folder>/speeds (None: no home
+    folder to keep them in)."""
+    base = user_cache_folder()
+    return base / "speeds" if base is not None else None
 
 
 def speed_key(identity: ModelIdentity, settings: Any, where: str) -> str:

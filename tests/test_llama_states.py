@@ -1,0 +1,205 @@
+"""The store of context states on disk (localeval.backends.llama_states), without a model:
+its checks, its bound, its atomic writes, and `cache stats` / `cache clear`."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from localeval.backends.llama_states import (
+    StateStore,
+    default_store,
+    state_key,
+    states_folder,
+)
+from localeval.cli import main
+from localeval.config import load_models_config
+
+TOKENS = list(range(300))
+STATE = bytes(range(256)) * 40
+
+
+def store(tmp_path: Path, limit: int = 10**9) -> StateStore:
+    return StateStore(tmp_path / "states", limit)
+
+
+def test_a_kept_state_is_read_back_for_the_same_key_and_tokens(tmp_path: Path) -> None:
+    states = store(tmp_path)
+    key = state_key(["sha", {"n_ctx": 8192}, "build"], [TOKENS[:10], TOKENS[10:]])
+    assert states.load(key, TOKENS) is None
+    assert states.save(key, TOKENS, STATE)
+    assert states.load(key, TOKENS) == STATE
+    # other tokens under the same key (a collision, a foreign writer) are not trusted
+    assert states.load(key, [*TOKENS[:-1], 7]) is None
+
+
+def test_a_kept_state_is_found_under_the_shorter_prefixes_it_begins_with(
+    tmp_path: Path,
+) -> None:
+    states = store(tmp_path)
+    assert states.save("a" * 64, TOKENS, STATE, shorter=["b" * 64])
+    assert states.contains("b" * 64) and not states.contains("c" * 64)
+    assert states.load("b" * 64, TOKENS[:100]) == STATE  # the whole state: the caller cuts it
+    assert states.load("b" * 64, [*TOKENS[:99], 7]) is None  # not the tokens it begins with
+    assert states.load("a" * 64, TOKENS) == STATE  # and the entry itself kept
+    states.path("a" * 64).unlink()  # evicted: the name of it goes at its next use
+    assert states.load("b" * 64, TOKENS[:100]) is None
+    assert not states.contains("b" * 64)
+
+
+def test_the_key_changes_with_the_model_settings_build_and_segments() -> None:
+    base = state_key(["sha", {"batch_size": 512}, "build-1"], [(1, 2), (3,)])
+    assert base != state_key(["sha2", {"batch_size": 512}, "build-1"], [(1, 2), (3,)])
+    assert base != state_key(["sha", {"batch_size": 256}, "build-1"], [(1, 2), (3,)])
+    assert base != state_key(["sha", {"batch_size": 512}, "build-2"], [(1, 2), (3,)])
+    # the same tokens in other segments are batched otherwise: another state
+    assert base != state_key(["sha", {"batch_size": 512}, "build-1"], [(1,), (2, 3)])
+
+
+@pytest.mark.parametrize("damage", ["truncated", "altered", "foreign", "empty", "garbage"])
+def test_a_damaged_or_foreign_file_is_ignored_and_deleted(tmp_path: Path, damage: str) -> None:
+    states = store(tmp_path)
+    key, other = "a" * 64, "b" * 64
+    states.save(key, TOKENS, STATE)
+    path = states.path(key)
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[:-100])
+    elif damage == "altered":
+        path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    elif damage == "foreign":  # a whole file, but another entry's
+        states.save(other, TOKENS, STATE)
+        os.replace(states.path(other), path)
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:
+        path.write_bytes(b"LOCALEVAL-KV-1\n" + b"\xff" * 64)
+    assert states.load(key, TOKENS) is None
+    assert not path.exists()
+
+
+def test_least_recently_used_entries_are_evicted_first(tmp_path: Path) -> None:
+    states = store(tmp_path)
+    size = len(STATE) + 2000
+    for number in range(3):
+        states.save(f"{number:064x}", TOKENS, STATE)
+    entry_size = states.path(f"{0:064x}").stat().st_size
+    # an earlier process's entries: 0 used last, then 2, then 1
+    for number, age in ((0, 10), (1, 30), (2, 20)):
+        then = time.time() - 1000 - age
+        os.utime(states.path(f"{number:064x}"), (then, then))
+    later = StateStore(states.folder, entry_size * 3 + size // 2)
+    assert later.save(f"{3:064x}", TOKENS, STATE)
+    kept = {p.stem for p, _ in later._entries()}
+    assert kept == {f"{n:064x}" for n in (0, 2, 3)}
+    assert later.stats().size_bytes <= later.limit_bytes
+
+
+def test_entries_this_process_uses_are_not_evicted_for_its_own(tmp_path: Path) -> None:
+    """A set larger than the limit keeps its first states rather than evicting each before
+    the next run reads it."""
+    states = store(tmp_path)
+    states.save("0" * 64, TOKENS, STATE)
+    entry_size = states.path("0" * 64).stat().st_size
+    small = StateStore(states.folder, entry_size + 10)
+    assert small.load("0" * 64, TOKENS) == STATE  # used by this process now
+    assert not small.save("1" * 64, TOKENS, STATE)
+    assert small.load("0" * 64, TOKENS) == STATE
+    assert not small.path("1" * 64).exists()
+
+
+def test_a_state_larger_than_the_limit_is_not_kept(tmp_path: Path) -> None:
+    states = store(tmp_path, limit=100)
+    assert not states.save("0" * 64, TOKENS, STATE)
+    assert states.stats().entries == 0 and list(states.folder.iterdir()) == []
+
+
+def test_a_full_disk_skips_the_save_with_one_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    states = store(tmp_path)
+    real_open = Path.open
+
+    def full(self: Path, mode: str = "r", *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if "w" in mode:
+            handle = real_open(self, mode, *args, **kwargs)  # type: ignore[call-overload]
+            handle.close()
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_open(self, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", full)
+    with caplog.at_level(logging.WARNING, logger="localeval.states"):
+        assert not states.save("0" * 64, TOKENS, STATE)
+        assert not states.save("1" * 64, TOKENS, STATE)
+    notes = [r.getMessage() for r in caplog.records]
+    assert len(notes) == 1 and "No space left on device" in notes[0], notes
+    assert list(states.folder.iterdir()) == []  # no temporary file left behind
+
+
+def _write_and_read(folder: str, rounds: int) -> int:
+    """Save and read the same entry `rounds` times; how many reads were not the state."""
+    states = StateStore(Path(folder), 10**9)
+    wrong = 0
+    for _ in range(rounds):
+        states.save("c" * 64, TOKENS, STATE)
+        if states.load("c" * 64, TOKENS) not in (STATE, None):
+            wrong += 1
+    return wrong
+
+
+def test_two_processes_writing_the_same_entry_never_corrupt_it(tmp_path: Path) -> None:
+    folder = tmp_path / "states"
+    folder.mkdir()
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        wrong = pool.starmap(_write_and_read, [(str(folder), 40), (str(folder), 40)])
+    assert wrong == [0, 0]
+    assert StateStore(folder, 10**9).load("c" * 64, TOKENS) == STATE
+    assert [p.name for p in folder.iterdir()] == ["c" * 64 + ".kv"]
+
+
+def test_the_store_is_in_the_user_cache_folder_and_a_zero_limit_keeps_none(
+    tmp_path: Path,
+) -> None:
+    # conftest points XDG_CACHE_HOME at the test's folder
+    assert states_folder() == Path(os.environ["XDG_CACHE_HOME"]) / "localeval" / "states"
+    assert default_store(0) is None
+    kept = default_store(2)
+    assert kept is not None and kept.limit_bytes == 2 * 10**9
+
+
+def test_cache_stats_shows_the_states_and_cache_clear_empties_them(tmp_path: Path) -> None:
+    states = default_store()
+    assert states is not None
+    states.save("0" * 64, TOKENS, STATE)
+    states.save("1" * 64, TOKENS, STATE, shorter=["2" * 64])
+    runner = CliRunner()
+    stats = runner.invoke(main, ["cache", "stats"])
+    assert stats.exit_code == 0, stats.output
+    assert "context states kept: 2 (0.0 MB" in stats.stdout
+    assert str(states.folder) in stats.stdout
+    cleared = runner.invoke(main, ["cache", "clear", "--yes"])
+    assert cleared.exit_code == 0, cleared.output
+    assert "and 2 context states." in cleared.stdout
+    assert states.stats().entries == 0 and list(states.folder.iterdir()) == []
+
+
+def test_the_limit_is_a_models_toml_setting_and_an_option(tmp_path: Path) -> None:
+    source = load_models_config().source.read_text(encoding="utf-8")
+    entry = '[judges."smollm2-135m"]\n'
+    models_file = tmp_path / "models.toml"
+    models_file.write_text(source.replace(entry, entry + "state_cache_gb = 7\n"))
+    models = load_models_config(models_file)
+    assert models.judge("smollm2-135m").settings.state_cache_gb == 7
+    assert models.judge().settings.state_cache_gb == 4
+    changed = models.with_judge_setting("state_cache_gb", 0)
+    assert {j.settings.state_cache_gb for j in changed.judges.values()} == {0}
+    models_file.write_text(source.replace(entry, entry + "state_cache_gb = -1\n"))
+    result = CliRunner().invoke(main, ["models", "--models", str(models_file)])
+    assert result.exit_code == 2 and "'state_cache_gb' must be a size in GB" in result.output

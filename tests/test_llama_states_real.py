@@ -1,0 +1,113 @@
+"""Context states kept on disk, with a real model (SmolLM2-135M): a second judge, as a
+later process would, restores a sample's contexts instead of evaluating them, and every
+number it gives is the same, bit for bit, as a judge's that keeps no state."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from localeval.backends.llama_count import CountingLlamaJudge
+from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge
+from localeval.backends.llama_states import MIN_KEPT_TOKENS
+from localeval.config import load_models_config
+from localeval.judge import Prompt
+from localeval.prompts import rag
+from localeval.schema import Array, Object, Str
+
+pytestmark = pytest.mark.real_models
+
+NAME = "smollm2-135m"
+CONTEXTS = [
+    "The Eiffel Tower was finished in 1889 for the World's Fair in Paris. " * 12,
+    "It is 330 metres tall and was the tallest structure in the world until 1930. " * 12,
+]
+STATEMENTS = ["The tower was finished in 1889.", "The tower is 500 metres tall."]
+REPLY = Object((("facts", Array(Str(12), 1, 1)),))
+
+
+def settings(**changes: object) -> LlamaCppSettings:
+    base = load_models_config().judge(NAME).settings
+    assert isinstance(base, LlamaCppSettings)
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def prompts() -> list[Prompt]:
+    return [rag.context_says(CONTEXTS, s) for s in STATEMENTS]
+
+
+#: the same contexts under another question: it shares only their part of the others' prefix
+OTHER_QUESTION = rag.answer_supported(CONTEXTS, "How tall is it?", "330 metres.", "")
+
+
+def numbers(judge: LlamaJudge) -> tuple[list[float], list[float], object]:
+    verdicts = [judge.yes_probability(p) for p in prompts()]
+    verdicts.append(judge.yes_probability(OTHER_QUESTION))
+    choices = judge.choice_probabilities(prompts()[0], ["1", "2", "10"])
+    reply = judge.generate(
+        Prompt.of(rag.SYSTEM_JUDGE, *rag.context_segments(CONTEXTS), "\n\nList facts. JSON."),
+        REPLY,
+    )
+    return verdicts, choices, reply
+
+
+def test_a_restored_context_gives_the_same_numbers_bit_for_bit() -> None:
+    plain = LlamaJudge(NAME, settings(state_cache_gb=0))
+    assert plain.states is None
+    expected = numbers(plain)
+    assert plain.count_tokens(prompts()[0]) > MIN_KEPT_TOKENS + 50
+
+    first = LlamaJudge(NAME, settings())  # computes the contexts and keeps them
+    assert numbers(first) == expected
+    assert first.restored == 0 and first.states is not None
+    # one file: the other prompts add too little to what the judge holds in memory
+    assert first.states.stats().entries == 1
+
+    second = LlamaJudge(NAME, settings())  # a later process: restores them
+    assert numbers(second) == expected
+    assert second.restored == 1 and second.restored_tokens > MIN_KEPT_TOKENS
+    saved = first.usage.prompt_tokens - second.usage.prompt_tokens
+    assert saved == second.restored_tokens
+
+    # a third process asks first what shares only the contexts with what was kept
+    new_question = rag.answer_supported(CONTEXTS, "When was it built?", "In 1889.", "")
+    third = LlamaJudge(NAME, settings())
+    assert third.yes_probability(new_question) == plain.yes_probability(new_question)
+    assert third.restored == 1 and third.restored_tokens < second.restored_tokens
+    assert first.states.stats().entries == 1  # the question alone was not worth a file
+    for judge in (plain, first, second, third):
+        judge.close()
+
+
+def test_a_judge_with_other_numbers_never_reads_another_s_state() -> None:
+    first = LlamaJudge(NAME, settings())
+    verdict = first.yes_probability(prompts()[0])
+    other = LlamaJudge(NAME, settings(batch_size=64))  # batched otherwise: other numbers
+    other.yes_probability(prompts()[0])
+    assert other.restored == 0
+    again = LlamaJudge(NAME, settings())
+    assert again.yes_probability(prompts()[0]) == verdict and again.restored == 1
+    for judge in (first, other, again):
+        judge.close()
+
+
+def test_the_estimate_counts_a_kept_context_as_not_evaluated() -> None:
+    cold = CountingLlamaJudge(NAME, settings())
+    for prompt in prompts():
+        cold.yes_probability(prompt)
+    real = LlamaJudge(NAME, settings())
+    for prompt in prompts():
+        real.yes_probability(prompt)
+    assert cold.usage.prompt_tokens == real.usage.prompt_tokens  # nothing was kept before
+    warm = CountingLlamaJudge(NAME, settings())
+    for prompt in prompts():
+        warm.yes_probability(prompt)
+    restored = LlamaJudge(NAME, settings())
+    for prompt in prompts():
+        restored.yes_probability(prompt)
+    assert warm.restored == restored.restored == 1
+    assert warm.usage.prompt_tokens == restored.usage.prompt_tokens
+    assert warm.usage.prompt_tokens < cold.usage.prompt_tokens - MIN_KEPT_TOKENS
+    for judge in (cold, real, warm, restored):
+        judge.close()
