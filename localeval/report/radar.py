@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from localeval.report.html_evidence import e
+from localeval.report.templating import escaped as e
 
 #: polygon/bar styles by series kind; the report's stylesheet has the legend swatches
 STYLES: dict[str, str] = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from localeval.report.html_evidence import e
+from localeval.report.templating import escaped as e
 from localeval.verdict_maps import ReliabilityBin
 
 
