@@ -96,7 +96,7 @@ def _chart(run: RunView, baseline: RunView | None) -> dict[str, Any]:
     if baseline is not None:
         label = f"baseline {baseline.run_id or ''}".strip()
         series.append(Series(label, "baseline", [baseline.mean(m) for m in metrics]))
-    return {"svg": Markup(metrics_chart_svg(metrics, series)), "series": series}
+    return {"svg": metrics_chart_svg(metrics, series), "series": series}
 
 
 def _reliability_figures(status: CalibrationStatus) -> list[tuple[Markup, str]]:
@@ -107,7 +107,7 @@ def _reliability_figures(status: CalibrationStatus) -> list[tuple[Markup, str]]:
         bins = view.reliability_bins(entry.get("reliability"))
         if bins:
             fitted = view.text(entry.get("fitted_on"))
-            svg = Markup(reliability_svg(kind, bins, view.number(entry.get("ece"))))
+            svg = reliability_svg(kind, bins, view.number(entry.get("ece")))
             figures.append((svg, f"fitted on {fitted}" if fitted else ""))
     return figures
 
