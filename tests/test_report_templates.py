@@ -52,3 +52,15 @@ def test_a_line_break_in_a_template_is_layout_not_output() -> None:
 
 def test_the_rendered_report_is_a_plain_string() -> None:
     assert type(render_html(report_data.results())) is str
+
+
+def test_the_review_page_escapes_a_value_it_is_given() -> None:
+    from localeval.review.app import PAGES, asset, page
+
+    # served as written: the page takes the run as JSON, not from its template
+    assert page() == asset("page.html")
+    template = PAGES.from_string("<span id=run>{{ run_id }}</span>\n")
+    assert template.render(run_id=HOSTILE) == (
+        "<span id=run>x&quot; onmouseover=&quot;alert(1)\ufffd&lt;script&gt;alert(2)"
+        "&lt;/script&gt;\ufffd[31m</span>\n"
+    )

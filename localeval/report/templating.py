@@ -4,8 +4,9 @@ escaped, whether or not the template says so, so escaping is the default rather 
 A value is escaped as before templates (html.escape, quotes included) after each character
 that could hide or reorder what the reader sees (a bidi override, a control character) is
 replaced (text.neutralised). Only Markup, which a template or macro made, passes as it is.
-Templates are written indented for reading: a line break and the indentation after it are
-not part of the output; a line break the page needs is written {{ NL }}.
+The report's templates are written indented for reading: a line break and the indentation
+after it are not part of the output; a line break the page needs is written {{ NL }}. The
+review page (localeval.review) is laid out as served, its line breaks kept.
 """
 
 from __future__ import annotations
@@ -37,14 +38,22 @@ class LayoutWhitespace(Extension):
         return re.sub(r"\n[ \t]*", "", source)
 
 
-ENV = Environment(
-    loader=PackageLoader("localeval.report", "templates"),
-    autoescape=True,
-    finalize=escaped,
-    undefined=StrictUndefined,
-    extensions=[LayoutWhitespace],
-    keep_trailing_newline=False,
-)
+def escaping_environment(package: str, folder: str, *, layout_whitespace: bool) -> Environment:
+    """An environment for a package's templates that escapes every value it writes; with
+    `layout_whitespace`, a template's line breaks and indentation are not output."""
+    return Environment(
+        loader=PackageLoader(package, folder),
+        autoescape=True,
+        finalize=escaped,
+        undefined=StrictUndefined,
+        extensions=[LayoutWhitespace] if layout_whitespace else [],
+        keep_trailing_newline=not layout_whitespace,
+    )
+
+
+ENV = escaping_environment("localeval.report", "templates", layout_whitespace=True)
+
+
 #: how deep generic details (of metrics without a layout of their own) are drawn
 GENERIC_DEPTH = 4
 
