@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import html
 import re
+from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import DictLoader, Environment, StrictUndefined
 from jinja2.ext import Extension
 from markupsafe import Markup
 
@@ -38,20 +39,27 @@ class LayoutWhitespace(Extension):
         return re.sub(r"\n[ \t]*", "", source)
 
 
-def escaping_environment(package: str, folder: str, *, layout_whitespace: bool) -> Environment:
-    """An environment for a package's templates that escapes every value it writes; with
-    `layout_whitespace`, a template's line breaks and indentation are not output."""
+def escaping_environment(package: str, folder: str, suffix: str, *, layout: bool) -> Environment:
+    """An environment over a package's templates (the files in `folder` whose names end with
+    `suffix`) that escapes every value it writes; with `layout`, a template's line breaks and
+    indentation are not output. The templates are read here, once: rendering opens no file."""
+    found = resources.files(package).joinpath(folder)
+    sources = {
+        entry.name: entry.read_text(encoding="utf-8")
+        for entry in found.iterdir()
+        if entry.name.endswith(suffix)
+    }
     return Environment(
-        loader=PackageLoader(package, folder),
+        loader=DictLoader(sources),
         autoescape=True,
         finalize=escaped,
         undefined=StrictUndefined,
-        extensions=[LayoutWhitespace] if layout_whitespace else [],
-        keep_trailing_newline=not layout_whitespace,
+        extensions=[LayoutWhitespace] if layout else [],
+        keep_trailing_newline=not layout,
     )
 
 
-ENV = escaping_environment("localeval.report", "templates", layout_whitespace=True)
+ENV = escaping_environment("localeval.report", "templates", ".j2", layout=True)
 
 
 #: how deep generic details (of metrics without a layout of their own) are drawn

@@ -44,7 +44,7 @@ ASSETS = {
 HOSTS = ["127.0.0.1", "localhost"]
 #: the page's template: whatever value it is given is escaped, as in the HTML report (the run
 #: itself reaches the page as JSON, which review.js sets only as text)
-PAGES = escaping_environment("localeval.review", ".", layout_whitespace=False)
+PAGES = escaping_environment("localeval.review", ".", ".html", layout=False)
 
 
 def asset(name: str) -> str:
