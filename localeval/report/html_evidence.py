@@ -1,26 +1,21 @@
 """The HTML report's evidence of one sample: its own text with what the metrics found
 marked in it, and each metric's evidence laid out as the metric says (MetricSpec.table,
-MetricSpec.notes). Every string from the results file is escaped."""
+MetricSpec.notes). This module picks what to show; templates/evidence.html.j2 writes it,
+escaping every value (templating.py)."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from typing import Any
 
+from markupsafe import Markup
+
 from localeval.metrics import spec
 from localeval.metrics.base import EvidenceTable
+from localeval.report.templating import macro
 from localeval.results import view
-from localeval.text import neutralised
 
-#: how deep generic details (of metrics without a layout of their own) are drawn
-GENERIC_DEPTH = 4
-
-
-def e(value: Any) -> str:
-    """Any value as HTML text or an attribute value: escaped, and with the characters that
-    could hide or reorder what the reader sees (a bidi override) as a placeholder."""
-    return html.escape(neutralised(view.text(value)), quote=True)
+TEMPLATE = "evidence.html.j2"
 
 
 def _marking(details: Mapping[str, Any], where: str) -> tuple[EvidenceTable, Any] | None:
@@ -33,98 +28,90 @@ def _marking(details: Mapping[str, Any], where: str) -> tuple[EvidenceTable, Any
     return None
 
 
-def inputs(sample: Mapping[str, Any], details: Mapping[str, Any]) -> str:
+def inputs(sample: Mapping[str, Any], details: Mapping[str, Any]) -> Markup:
     """The sample's question, answer (unsupported statements marked), reference, contexts."""
-    parts = []
-    if isinstance(sample.get("question"), str):
-        parts.append(f'<h3>Question</h3><div class="text">{e(sample["question"])}</div>')
-    if isinstance(sample.get("answer"), str):
-        marked = _marked_answer(sample["answer"], _marking(details, "answer"))
-        parts.append(f'<h3>Answer</h3><div class="text">{marked}</div>')
-    if isinstance(sample.get("reference_answer"), str):
-        parts.append(
-            f'<h3>Reference answer</h3><div class="text">{e(sample["reference_answer"])}</div>'
-        )
-    contexts = sample.get("contexts")
-    if isinstance(contexts, list):
-        chunks = _marked_chunks(contexts, _marking(details, "contexts"))
-        parts.append(f'<h3>Retrieved contexts</h3><ol class="chunks">{chunks}</ol>')
-    return "".join(parts)
+    answer, contexts = sample.get("answer"), sample.get("contexts")
+    pieces = (
+        _answer_pieces(answer, _marking(details, "answer")) if isinstance(answer, str) else None
+    )
+    chunks = (
+        _chunks(contexts, _marking(details, "contexts")) if isinstance(contexts, list) else None
+    )
+    return macro(TEMPLATE, "inputs")(sample, pieces, chunks)
 
 
-def _marked_chunks(contexts: list[Any], marking: tuple[EvidenceTable, Any] | None) -> str:
+def _chunks(contexts: list[Any], marking: tuple[EvidenceTable, Any] | None) -> list[dict[str, Any]]:
     """The chunks, those judged not useful greyed, each with its verdict."""
     table, detail = marking if marking is not None else (None, {})
     verdicts = detail.get(table.verdicts) if table else None
     values = detail.get(table.values) if table else None
     good = {"useful": "useful", "not useful": "useless"}
-    items = []
+    chunks = []
     for index, chunk in enumerate(contexts):
         verdict, p = view.item(verdicts, index), view.item(values, index)
-        css, tag = "", ""
-        if verdict in good:
-            css = good[verdict]
-            tag = (
-                f'<span class="tag {"good" if verdict == "useful" else "bad"}">'
-                f"{e(verdict)} {view.fmt(p, 2)}</span>"
-            )
-        items.append(f'<li class="{css}">{tag}<div class="text">{e(chunk)}</div></li>')
-    return "".join(items)
+        known = verdict in good
+        chunks.append(
+            {
+                "css": good[verdict] if known else "",
+                "verdict": verdict if known else None,
+                "tone": "good" if verdict == "useful" else "bad",
+                "p": view.fmt(p, 2),
+                "text": chunk,
+            }
+        )
+    return chunks
 
 
-def _marked_answer(answer: str, marking: tuple[EvidenceTable, Any] | None) -> str:
-    """The answer with each statement judged unsupported wrapped in <mark>."""
+def _answer_pieces(
+    answer: str, marking: tuple[EvidenceTable, Any] | None
+) -> list[tuple[str, str | None]]:
+    """The answer in pieces: each statement judged unsupported with its support (to be
+    marked), the text between them with None."""
     if marking is None:
-        return e(answer)
+        return [(answer, None)]
     table, detail = marking
     statements, verdicts = detail.get(table.items), detail.get(table.verdicts)
     support = detail.get(table.values)
     if not isinstance(statements, list) or not isinstance(verdicts, list):
-        return e(answer)
-    out, position = [], 0
+        return [(answer, None)]
+    pieces: list[tuple[str, str | None]] = []
+    position = 0
     for index, (statement, verdict) in enumerate(zip(statements, verdicts, strict=False)):
         if verdict != table.bad or not isinstance(statement, str) or not statement:
             continue
         found = answer.find(statement, position)
         if found < 0:
             continue
-        p = view.item(support, index)
-        out.append(e(answer[position:found]))
-        out.append(
-            f'<mark class="unsupported" title="unsupported by the contexts (support '
-            f'{view.fmt(p, 2)})">{e(statement)}</mark>'
-        )
+        pieces.append((answer[position:found], None))
+        pieces.append((statement, view.fmt(view.item(support, index), 2)))
         position = found + len(statement)
-    out.append(e(answer[position:]))
-    return "".join(out)
+    pieces.append((answer[position:], None))
+    return pieces
 
 
-def metric_details(metric: str, details: Any, score: Any) -> str:
-    head = f"<h3>{e(metric)}: {view.fmt(score)}</h3>"
+def metric_details(metric: str, details: Any, score: Any) -> Markup:
+    """One metric's evidence for a sample: its notes, its tables, then anything else."""
+    block = macro(TEMPLATE, "metric_block")
     if not isinstance(details, dict):
-        return f'<div class="metric-block">{head}{_generic(details, 0)}</div>'
+        return block(metric, score, None, [], [], details, True)
     rest = dict(details)
-    parts = [head]
-    if "undefined_reason" in rest:
-        parts.append(f"<p>Undefined: {e(rest.pop('undefined_reason'))}</p>")
+    undefined = rest.pop("undefined_reason") if "undefined_reason" in rest else None
+    notes = []
     described = spec(metric)
     if described is not None and described.notes is not None:
         for note in described.notes(rest):
             if note.text:
-                parts.append(
-                    f'<p class="low">{e(note.text)}</p>' if note.low else f"<p>{e(note.text)}</p>"
-                )
+                notes.append(note)
             for key in note.consumes:
                 rest.pop(key, None)
+    tables = []
     if described is not None:
-        tables = (described.table,) if described.table is not None else ()
-        parts += [_statement_table(table, rest) for table in tables + described.extra_tables]
-    if rest:
-        parts.append(_generic(rest, 0))
-    return f'<div class="metric-block">{"".join(parts)}</div>'
+        own = (described.table,) if described.table is not None else ()
+        tables = [_statement_table(table, rest) for table in own + described.extra_tables]
+    return block(metric, score, undefined, notes, tables, rest, False)
 
 
-def _statement_table(table: EvidenceTable, details: dict[str, Any]) -> str:
+def _statement_table(table: EvidenceTable, details: dict[str, Any]) -> dict[str, Any]:
     """A table of the metric's items with their verdict and probability (popped from details)."""
     chunks = not table.items
     items = details.get(table.items) if table.items else None
@@ -134,45 +121,25 @@ def _statement_table(table: EvidenceTable, details: dict[str, Any]) -> str:
         len(x) if isinstance(x, list) else 0
         for x in (items, verdicts if table.bad else None, probs)
     )
-    if rows_count == 0:
-        return ""
-    for key in (table.items, table.values, *([table.verdicts] if table.bad else [])):
-        details.pop(key, None)
+    if rows_count:
+        for key in (table.items, table.values, *([table.verdicts] if table.bad else [])):
+            details.pop(key, None)
     rows = []
     for index in range(rows_count):
         item, verdict = view.item(items, index), view.item(verdicts, index)
-        prob = view.item(probs, index)
-        low = table.bad and verdict == table.bad
-        label = f"chunk {index + 1}" if chunks else e(item)
-        cells = [f'<td class="num">{index + 1}</td>'] if not chunks else []
-        cells.append(f"<td>{label}</td>")
-        if table.bad:
-            cells.append(f"<td>{e(verdict) if verdict is not None else '-'}</td>")
-        cells.append(f'<td class="num">{view.fmt(prob)}</td>')
-        rows.append(f"<tr{' class=bad' if low else ''}>{''.join(cells)}</tr>")
-    head = ("" if chunks else "<th>#</th>") + f"<th>{e(table.noun)}</th>"
-    if table.bad:
-        head += "<th>verdict</th>"
-    head += f"<th>{e(table.values)}</th>"
-    return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
-
-
-def _generic(value: Any, depth: int) -> str:
-    """Any JSON value as nested lists, every string escaped (for metrics without a layout)."""
-    if depth >= GENERIC_DEPTH:
-        return e(value)
-    if isinstance(value, dict):
-        items = "".join(
-            f"<dt>{e(key)}</dt><dd>{_generic(item, depth + 1)}</dd>" for key, item in value.items()
+        rows.append(
+            {
+                "index": index + 1,
+                "label": f"chunk {index + 1}" if chunks else item,
+                "verdict": verdict,
+                "low": bool(table.bad) and verdict == table.bad,
+                "prob": view.item(probs, index),
+            }
         )
-        return f'<dl class="generic">{items}</dl>'
-    if isinstance(value, list):
-        if (
-            all(not isinstance(x, dict | list) for x in value)
-            and sum(len(view.text(x)) for x in value) < 120
-        ):
-            return e(", ".join(view.text(x) for x in value))
-        return "<ol>" + "".join(f"<li>{_generic(x, depth + 1)}</li>" for x in value) + "</ol>"
-    if isinstance(value, float):
-        return e(round(value, 4))
-    return e(value)
+    return {
+        "chunks": chunks,
+        "noun": table.noun,
+        "column": table.values,
+        "has_verdicts": bool(table.bad),
+        "rows": rows,
+    }

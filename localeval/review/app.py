@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from localeval.errors import UsageError
+from localeval.report.templating import escaping_environment
 from localeval.runs.labels import LabelStore
 from localeval.runs.review_items import ReviewRun
 
@@ -35,17 +36,24 @@ POLICY = (
     "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 ASSETS = {
-    "/": ("page.html", "text/html; charset=utf-8"),
     "/review.js": ("review.js", "text/javascript; charset=utf-8"),
     "/saving.js": ("saving.js", "text/javascript; charset=utf-8"),
     "/estimate.js": ("estimate.js", "text/javascript; charset=utf-8"),
     "/review.css": ("review.css", "text/css; charset=utf-8"),
 }
 HOSTS = ["127.0.0.1", "localhost"]
+#: the page's template: whatever value it is given is escaped, as in the HTML report (the run
+#: itself reaches the page as JSON, which review.js sets only as text)
+PAGES = escaping_environment("localeval.review", ".", ".html", layout=False)
 
 
 def asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def page() -> str:
+    """The review page as served."""
+    return PAGES.get_template("page.html").render()
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -135,8 +143,7 @@ async def _json_body(request: Request) -> dict[str, Any] | Response:
     return body
 
 
-def _static(name: str, media_type: str) -> Callable[[Request], Awaitable[Response]]:
-    text = asset(name)
+def _static(text: str, media_type: str) -> Callable[[Request], Awaitable[Response]]:
 
     async def serve(request: Request) -> Response:
         return Response(
@@ -155,7 +162,8 @@ async def _no_icon(request: Request) -> Response:
 def review_app(review: ReviewRun, reviewer: str) -> Starlette:
     """The app for one run and one reviewer."""
     api = ReviewApi(review, reviewer)
-    routes = [Route(path, _static(*served)) for path, served in ASSETS.items()]
+    routes = [Route("/", _static(page(), "text/html; charset=utf-8"))]
+    routes += [Route(path, _static(asset(name), kind)) for path, (name, kind) in ASSETS.items()]
     routes += [
         Route("/api/run", api.run),
         Route("/api/labels", api.add, methods=["POST"]),
