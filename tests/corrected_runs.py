@@ -10,15 +10,24 @@ from pathlib import Path
 from review_runs import demo_copies, evaluate, run_cli
 from standins import StandIns
 
+from localeval.prediction_powered import MIN_LABELLED
 from localeval.results.person_values import RANDOM, estimate_order
 from localeval.runs.labels import Label, LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
 
 METRICS = ("-m", "faithfulness", "-m", "context_precision", "--cp-usefulness", "judge")
+#: labelled samples a little over the minimum: enough for a corrected mean
+ENOUGH = MIN_LABELLED + 5
+#: a run larger than the minimum with room for unlabelled samples (its file: demo-N.jsonl)
+RUN_SIZE = MIN_LABELLED + 10
 
 
 def labelled_run(
-    stand_ins: StandIns, folder: Path, n: int, selection: str = RANDOM, n_samples: int = 40
+    stand_ins: StandIns,
+    folder: Path,
+    n: int,
+    selection: str = RANDOM,
+    n_samples: int = MIN_LABELLED + 20,
 ) -> ReviewRun:
     """A run of `n_samples` demo samples with every verdict of its first `n` labelled: the
     judge right where it is sure, wrong elsewhere."""

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corrected_runs import METRICS, by_hand, labelled_run, reached, stored_labels, summary_of
+from corrected_runs import (
+    ENOUGH,
+    METRICS,
+    RUN_SIZE,
+    by_hand,
+    labelled_run,
+    reached,
+    stored_labels,
+    summary_of,
+)
 from review_runs import demo_copies, evaluate, run_cli
 from standins import StandIns
 
@@ -25,24 +34,24 @@ from localeval.runs.review_items import load_review_run
 def test_results_json_holds_the_corrected_mean_of_the_formula(
     stand_ins: StandIns, tmp_path: Path, metric: str
 ) -> None:
-    review = labelled_run(stand_ins, tmp_path, 25)
+    review = labelled_run(stand_ins, tmp_path, ENOUGH)
     out = tmp_path / "results.json"
     assert run_cli("runs", "show", "latest", "-o", out).exit_code == 0
     entry = json.loads(out.read_text("utf-8"))["summary"][metric]
-    expected = corrected_mean(*by_hand(review, metric, 25))
+    expected = corrected_mean(*by_hand(review, metric, ENOUGH))
     assert entry["labels_needed"] == 0
     found = entry["corrected"]
-    assert found["n_labelled"] == 25
+    assert found["n_labelled"] == ENOUGH
     assert found["mean"] == pytest.approx(round(expected.mean, 4))
     assert found["ci95"] == pytest.approx([round(v, 4) for v in expected.ci95])
     assert found["judge_mean"] == pytest.approx(entry["mean"], abs=1e-3)
     assert found["labels_only"]["mean"] == pytest.approx(
-        round(float(np.mean(by_hand(review, metric, 25)[2])), 4)
+        round(float(np.mean(by_hand(review, metric, ENOUGH)[2])), 4)
     )
 
 
 def test_too_few_labels_say_how_many_more(stand_ins: StandIns, tmp_path: Path) -> None:
-    labelled_run(stand_ins, tmp_path, 5, n_samples=30)
+    labelled_run(stand_ins, tmp_path, 5, n_samples=RUN_SIZE)
     out = tmp_path / "results.json"
     result = run_cli("runs", "show", "latest", "-o", out)
     assert result.exit_code == 0, result.output
@@ -59,15 +68,16 @@ def test_too_few_labels_say_how_many_more(stand_ins: StandIns, tmp_path: Path) -
 def test_labels_picked_otherwise_count_only_where_the_estimate_order_reaches(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    review = labelled_run(stand_ins, tmp_path, 25, selection=CHOSEN)
+    review = labelled_run(stand_ins, tmp_path, ENOUGH, selection=CHOSEN)
     out = tmp_path / "results.json"
     assert run_cli("runs", "show", "latest", "-o", out).exit_code == 0
     entry = json.loads(out.read_text("utf-8"))["summary"]["faithfulness"]
-    counted = reached(review, 25)
-    assert counted < MIN_LABELLED  # the file's first 25 are not the order's first 20
+    counted = reached(review, ENOUGH)
+    # the file's first ENOUGH are not the order's first MIN_LABELLED
+    assert counted < MIN_LABELLED
     assert entry["corrected"] is None
     assert entry["labels_needed"] == MIN_LABELLED - counted
-    assert entry["labels_not_counted"]["chosen"] == 25 - counted
+    assert entry["labels_not_counted"]["chosen"] == ENOUGH - counted
 
 
 def test_every_metric_made_of_verdicts_has_a_person_value() -> None:
@@ -85,14 +95,14 @@ def test_every_metric_made_of_verdicts_has_a_person_value() -> None:
 def test_labels_carry_over_to_a_later_run_of_the_same_samples(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    first = labelled_run(stand_ins, tmp_path, 25, n_samples=30)
-    data = tmp_path / "demo-30.jsonl"
+    first = labelled_run(stand_ins, tmp_path, ENOUGH, n_samples=RUN_SIZE)
+    data = tmp_path / f"demo-{RUN_SIZE}.jsonl"
     # the same samples again: a new run, whose gate reads the corrected mean at once
     again = run_cli("evaluate", data, *METRICS, "--no-progress", "--no-resume")
     assert again.exit_code in (0, 1), again.output
     assert "corrected by people's labels, 95% CI" in again.output
     entry = summary_of(tmp_path)
-    assert entry["corrected"]["n_labelled"] == 25
+    assert entry["corrected"]["n_labelled"] == ENOUGH
     # one answer gains a statement, another sample's contexts change
     rows = [json.loads(line) for line in data.read_text("utf-8").splitlines()]
     rows[0]["answer"] += " It also comes with a free coffee mug."
@@ -100,7 +110,7 @@ def test_labels_carry_over_to_a_later_run_of_the_same_samples(
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     evaluate(stand_ins, data, *METRICS)
     changed = summary_of(tmp_path)
-    assert changed["corrected"]["n_labelled"] == 23
+    assert changed["corrected"]["n_labelled"] == ENOUGH - 2
     # the changed answer's old statements keep their labels; only the new one is missing
     assert changed["labels_not_counted"]["incomplete"] == 1
     assert first.run.id not in run_cli("runs", "show", "latest").output.split("run:")[1][:40]
@@ -109,20 +119,20 @@ def test_labels_carry_over_to_a_later_run_of_the_same_samples(
 def test_labels_of_other_samples_carry_over_but_do_not_count_as_random(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    labelled_run(stand_ins, tmp_path, 25, n_samples=30)
-    bigger = demo_copies(tmp_path, 40)  # the first 30 ids are the same samples
+    labelled_run(stand_ins, tmp_path, ENOUGH, n_samples=RUN_SIZE)
+    bigger = demo_copies(tmp_path, RUN_SIZE + 10)  # the first RUN_SIZE ids are the same samples
     evaluate(stand_ins, bigger, *METRICS)
     entry = summary_of(tmp_path)
-    counted = reached(load_review_run("latest"), 25)
+    counted = reached(load_review_run("latest"), ENOUGH)
     assert entry["corrected"] is None
-    assert entry["labels_not_counted"]["chosen"] == 25 - counted
+    assert entry["labels_not_counted"]["chosen"] == ENOUGH - counted
 
 
 @pytest.mark.both_stores
 def test_an_import_counts_for_the_estimate_only_when_said_random(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    labelled_run(stand_ins, tmp_path, 22, n_samples=30)
+    labelled_run(stand_ins, tmp_path, MIN_LABELLED + 2, n_samples=RUN_SIZE)
     exported = tmp_path / "labels.jsonl"
     assert run_cli("labels", "export", "latest", "-o", exported).exit_code == 0
     written = [json.loads(line) for line in exported.read_text("utf-8").splitlines()]
@@ -130,7 +140,7 @@ def test_an_import_counts_for_the_estimate_only_when_said_random(
     plain = [{k: v for k, v in row.items() if k != "selection"} for row in written]
     exported.write_text("".join(json.dumps(r) + "\n" for r in plain), "utf-8")
     # a run of more samples: the earlier run's labels carry over, but not as random ones
-    evaluate(stand_ins, demo_copies(tmp_path, 31), *METRICS)
+    evaluate(stand_ins, demo_copies(tmp_path, RUN_SIZE + 1), *METRICS)
     assert summary_of(tmp_path)["corrected"] is None
     result = run_cli("labels", "import", exported, "--run", "latest")
     assert result.exit_code == 0, result.output
@@ -140,7 +150,7 @@ def test_an_import_counts_for_the_estimate_only_when_said_random(
     result = run_cli("labels", "import", exported, "--run", "latest", "--random-sample")
     assert result.exit_code == 0, result.output
     assert {x.selection for x in stored_labels(again)} == {RANDOM}
-    assert summary_of(tmp_path)["corrected"]["n_labelled"] == 22
+    assert summary_of(tmp_path)["corrected"]["n_labelled"] == MIN_LABELLED + 2
 
 
 @pytest.mark.parametrize(
@@ -174,7 +184,7 @@ def test_bad_label_files_store_nothing(
 def test_two_reviewers_who_disagree_count_as_their_mean(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    review = labelled_run(stand_ins, tmp_path, 20, n_samples=24)
+    review = labelled_run(stand_ins, tmp_path, MIN_LABELLED, n_samples=MIN_LABELLED + 4)
     sample = review.samples[0]["sample_id"]
     verdicts = [v for v in review.verdicts[sample] if v.metric == "faithfulness"]
     mine = stored_labels(review)
@@ -192,7 +202,7 @@ def test_two_reviewers_who_disagree_count_as_their_mean(
     entry = summary_of(tmp_path)
     assert entry["labels_disagreeing"] == 1
     # people's value of that sample: the first verdict counts as the two reviewers' mean
-    judge_all, judge_lab, people = by_hand(review, "faithfulness", 20)
+    judge_all, judge_lab, people = by_hand(review, "faithfulness", MIN_LABELLED)
     people[0] += (0.5 - other.label) / len(verdicts)  # by_hand read bo's, the latest
     expected = corrected_mean(judge_all, judge_lab, people)
     assert entry["corrected"]["mean"] == pytest.approx(round(expected.mean, 4))
@@ -237,12 +247,12 @@ def test_a_sample_skipped_in_the_estimate_order_ends_what_counts(
 ) -> None:
     """Labelled in the estimate order, the samples count up to the first one skipped: a
     reviewer who passes over a hard sample cannot bias the estimate."""
-    evaluate(stand_ins, demo_copies(tmp_path, 30), *METRICS)
+    evaluate(stand_ins, demo_copies(tmp_path, RUN_SIZE), *METRICS)
     review = load_review_run("latest")
     order = review.estimate_order()
     assert order == estimate_order(s["sample_id"] for s in review.samples)
-    skipped = 22
-    chosen = order[:skipped] + order[skipped + 1 : 26]
+    skipped = MIN_LABELLED + 2
+    chosen = order[:skipped] + order[skipped + 1 : skipped + 4]
     made = []
     for sample_id in chosen:
         for v in review.verdicts[sample_id]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corrected_runs import METRICS, labelled_run
+from corrected_runs import ENOUGH, METRICS, RUN_SIZE, labelled_run
 from review_runs import demo_copies, evaluate, run_cli
 from standins import StandIns
 
@@ -16,7 +16,7 @@ from localeval.prediction_powered import MIN_LABELLED
 
 
 def test_every_report_shows_the_corrected_mean(stand_ins: StandIns, tmp_path: Path) -> None:
-    labelled_run(stand_ins, tmp_path, 25)
+    labelled_run(stand_ins, tmp_path, ENOUGH)
     out = tmp_path / "results.json"
     shown = run_cli("runs", "show", "latest", "-o", out)
     assert "Corrected by people's labels" in shown.output
@@ -29,7 +29,7 @@ def test_every_report_shows_the_corrected_mean(stand_ins: StandIns, tmp_path: Pa
         assert result.exit_code == 0, result.output
         text = page.read_text("utf-8")
         assert mean in text, kind
-        assert "25" in text and f"{entry['judge_mean']:.3f}" in text, kind
+        assert str(ENOUGH) in text and f"{entry['judge_mean']:.3f}" in text, kind
     html = (tmp_path / "report.html").read_text("utf-8")
     assert "not calibrated" not in html.split("Corrected by people")[0]
     assert "class='low'" not in html
@@ -38,7 +38,7 @@ def test_every_report_shows_the_corrected_mean(stand_ins: StandIns, tmp_path: Pa
 def test_a_report_without_enough_labels_says_how_to_make_them(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    labelled_run(stand_ins, tmp_path, 3, n_samples=30)
+    labelled_run(stand_ins, tmp_path, 3, n_samples=RUN_SIZE)
     out = tmp_path / "results.json"
     assert run_cli("runs", "show", "latest", "-o", out).exit_code == 0
     page = tmp_path / "report.html"
@@ -56,9 +56,10 @@ def test_a_gate_reads_the_corrected_mean_when_there_are_enough_labels(
     from localeval.stats import summarize
 
     rng = np.random.default_rng(3)
-    ids = [f"s{i}" for i in range(60)]
-    judge = list(rng.uniform(0.7, 1.0, 60))  # the judge reads high: mean about 0.85
-    people = {s: float(rng.uniform(0.3, 0.7)) for s in ids[:30]}  # people: about 0.5
+    n_all = 2 * RUN_SIZE
+    ids = [f"s{i}" for i in range(n_all)]
+    judge = list(rng.uniform(0.7, 1.0, n_all))  # the judge reads high: mean about 0.85
+    people = {s: float(rng.uniform(0.3, 0.7)) for s in ids[:RUN_SIZE]}  # people: about 0.5
     summaries = {"faithfulness": summarize(judge)}
     corrected = {"faithfulness": correct(judge, ids, people)}
     auto = evaluate_gates(summaries, {"faithfulness": 0.8}, corrected=corrected)[0]
@@ -79,7 +80,7 @@ def test_a_gate_reads_the_corrected_mean_when_there_are_enough_labels(
 
 
 def test_evaluate_gate_on_is_checked_and_recorded(stand_ins: StandIns, tmp_path: Path) -> None:
-    data = demo_copies(tmp_path, 30)
+    data = demo_copies(tmp_path, RUN_SIZE)
     evaluate(stand_ins, data, "-m", "faithfulness")
     strict = run_cli(
         "evaluate",
@@ -93,9 +94,7 @@ def test_evaluate_gate_on_is_checked_and_recorded(stand_ins: StandIns, tmp_path:
         "faithfulness=0.1",
     )
     assert strict.exit_code == 1, strict.output
-    assert "label 20 more samples" in " ".join(strict.output.split()).replace(
-        str(MIN_LABELLED), "20"
-    )
+    assert f"label {MIN_LABELLED} more samples" in " ".join(strict.output.split())
     bad = run_cli("evaluate", data, "--gate-on", "people")
     assert bad.exit_code == 2
     assert "people" in bad.output
@@ -106,39 +105,42 @@ def test_diff_gives_the_paired_corrected_change_or_says_it_is_the_judges(
 ) -> None:
     from localeval.results.diff import corrected_change
 
-    labelled_run(stand_ins, tmp_path, 25, n_samples=30)
-    data = tmp_path / "demo-30.jsonl"
+    labelled_run(stand_ins, tmp_path, ENOUGH, n_samples=RUN_SIZE)
+    data = tmp_path / f"demo-{RUN_SIZE}.jsonl"
     evaluate(stand_ins, data, *METRICS, "--no-resume")  # the labels carry over to it
     result = run_cli("diff", "latest~1", "latest", "-o", tmp_path / "diff.json")
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
     assert "Corrected by people's labels (paired" in said
-    assert "faithfulness: +0.000 [" in said and "from 25 samples labelled in both runs" in said
+    assert (
+        "faithfulness: +0.000 [" in said and f"from {ENOUGH} samples labelled in both runs" in said
+    )
     # fewer labels (the first runs' are of other samples than these): the judge's change
-    labelled_run(stand_ins, tmp_path, 4, n_samples=29)
-    evaluate(stand_ins, tmp_path / "demo-29.jsonl", *METRICS, "--no-resume")
+    labelled_run(stand_ins, tmp_path, 4, n_samples=RUN_SIZE - 1)
+    evaluate(stand_ins, tmp_path / f"demo-{RUN_SIZE - 1}.jsonl", *METRICS, "--no-resume")
     few = " ".join(run_cli("diff", "latest~1", "latest").output.split())
     assert "These changes are the judge's" in few
     # the formula on differences: the judge's changes corrected by people's
     from localeval.results.diff import MetricChange
 
-    ids = [f"s{i}" for i in range(40)]
+    ids = [f"s{i}" for i in range(RUN_SIZE + 10)]
     rng = np.random.default_rng(0)
-    base = rng.uniform(0, 1, 40)
+    base = rng.uniform(0, 1, len(ids))
     new = np.clip(base + 0.2, 0, 1)
-    people_base = {s: 0.5 for s in ids[:30]}
-    people_new = {s: 0.4 for s in ids[:30]}  # people see a drop where the judge sees a rise
-    plain = MetricChange("faithfulness", 0.5, 0.7, 40, 0.2, (0.1, 0.3), "better")
+    people_base = {s: 0.5 for s in ids[:RUN_SIZE]}
+    people_new = {s: 0.4 for s in ids[:RUN_SIZE]}  # people see a drop where the judge sees a rise
+    plain = MetricChange("faithfulness", 0.5, 0.7, len(ids), 0.2, (0.1, 0.3), "better")
     found = corrected_change(plain, (base, new), ids, (people_base, people_new)).corrected
     assert found is not None and found.mean == pytest.approx(-0.1, abs=1e-9)
-    assert found.ci95[0] <= -0.1 <= found.ci95[1]
+    # people's changes are all -0.1: the interval is that point, up to float rounding
+    assert found.ci95[0] - 1e-9 <= -0.1 <= found.ci95[1] + 1e-9
 
 
 def test_every_report_says_a_gate_read_the_corrected_mean(
     stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    labelled_run(stand_ins, tmp_path, 25, n_samples=30)
-    data = tmp_path / "demo-30.jsonl"
+    labelled_run(stand_ins, tmp_path, ENOUGH, n_samples=RUN_SIZE)
+    data = tmp_path / f"demo-{RUN_SIZE}.jsonl"
     out = tmp_path / "results.json"
     run_cli("evaluate", data, *METRICS, "--no-progress", "--no-resume", "-o", out)
     gate = next(

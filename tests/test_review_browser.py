@@ -337,14 +337,14 @@ def test_a_key_press_on_a_run_of_2000_samples_takes_under_50_ms(
 def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
     browser: Any, stand_ins: StandIns, tmp_path: Path
 ) -> None:
-    """The demo's samples (three times over: more than the minimum) labelled on the real
+    """The demo's samples (six times over: more than the minimum) labelled on the real
     page in the "label for the estimate" order; the corrected faithfulness `runs show`
     prints then equals the PPI++ formula computed here from what was clicked."""
     import numpy as np
 
     from localeval.prediction_powered import MIN_LABELLED, Z95
 
-    data = demo_copies(tmp_path, 24)
+    data = demo_copies(tmp_path, MIN_LABELLED + 8)
     evaluate(stand_ins, data, "-m", "faithfulness")
     review = load_review_run("latest")
     started = ReviewServer("--reviewer", "alice")

@@ -168,7 +168,7 @@ def corrected_line(metric: str, entry: CorrectedSummary, run_id: str | None) -> 
 
 def corrected_lines(corrected: Mapping[str, CorrectedSummary], run_id: str | None) -> list[str]:
     """Every metric's corrected line, in the run's order; metrics that still need the same
-    labels share one ("faithfulness, context_recall: label 20 more samples ...")."""
+    labels share one ("faithfulness, context_recall: label 40 more samples ...")."""
     review = f"`localeval review {run_id or 'RUN'}`"
     groups: list[tuple[list[str], str]] = []
     shared: dict[str, list[str]] = {}  # a request for labels, by its words: its metrics
