@@ -99,3 +99,33 @@ def test_a_judge_without_a_file_is_identified_by_what_names_it() -> None:
 )
 def test_run_references(text: str, names_file: bool) -> None:
     assert (RunRef(text).path is not None) is names_file
+
+
+def test_the_fake_judge_holds_a_prompt_with_its_word_until_the_file_exists(
+    tmp_path: Path,
+) -> None:
+    """A held call returns only once the file exists (the Ray ordering test's readiness);
+    other prompts never wait, and the two settings go together."""
+    import threading
+
+    released = tmp_path / "released"
+    models = tmp_path / "models.toml"
+    models.write_text(
+        '[judges.j]\nbackend = "fake"\nhold_word = "HOLD"\nhold_until = "released"\n',
+        encoding="utf-8",
+    )
+    entry = load_models_config(models).judge("j")
+    judge = judge_backend(entry.backend).load("j", entry.settings)
+    assert judge.yes_probability(Prompt.of("s", "free")) >= 0
+    answered = threading.Event()
+    held = threading.Thread(
+        target=lambda: (judge.yes_probability(Prompt.of("s", "a HOLD b")), answered.set())
+    )
+    held.start()
+    assert not answered.wait(0.5)  # still held: the file is not there
+    released.touch()
+    held.join()
+    assert answered.is_set()
+    models.write_text('[judges.j]\nbackend = "fake"\nhold_word = "HOLD"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="'hold_word' and 'hold_until' go together"):
+        load_models_config(models).judge("j")

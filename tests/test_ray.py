@@ -132,18 +132,42 @@ def faithfulness_samples(path: Path) -> list[tuple[int, Sample]]:
 def test_results_come_in_dataset_order_while_actors_finish_out_of_it(
     ray_cluster: RayCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    models = load_models_config(use_fake(tmp_path, monkeypatch, 0.01))
+    """The first sample's judge calls wait for a file made once later samples came back:
+    actors finish out of order by construction, not by the machine's timing."""
+    released = tmp_path / "released"
+    fake = tmp_path / "held.toml"
+    fake.write_text(
+        f'[judges.j]\nbackend = "fake"\ndelay_s = 0.01\nhold_word = "Box 0 is"\n'
+        f"hold_until = {json.dumps(str(released))}\n"
+        '[embedders.e]\nbackend = "fake"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("LOCALEVAL_MODELS", str(fake))
+    models = load_models_config(fake)
     metrics = [build_metric(name) for name in order_metrics(["faithfulness", "context_recall"])]
     jobs = faithfulness_samples(write_data(tmp_path / "data.jsonl", 20))
-    here = load_tools(models, metrics)
-    expected = [score_sample(sample, metrics, here) for _, sample in jobs]
     settings = RaySettings(ray_cluster.address, actors=3)
     scoring = RayScoring(settings, models, metrics, None, None, cache=None)
+    scored: list[tuple[int, SampleResult]] = []
+    running = threading.Thread(
+        target=lambda: scored.extend(
+            scoring.run(jobs, lambda s: score_sample(s, metrics, scoring.tools))
+        )
+    )
     try:
-        scored = list(scoring.run(jobs, lambda s: score_sample(s, metrics, scoring.tools)))
+        running.start()
+        # readiness: a later sample came back while the first is held
+        while scoring.overtaken == 0 and running.is_alive():
+            time.sleep(0.05)
         assert scoring.overtaken > 0  # results did come back out of order
+        released.touch()
+        running.join()
     finally:
+        released.touch()
+        running.join()
         scoring.close()
+    here = load_tools(models, metrics)
+    expected = [score_sample(sample, metrics, here) for _, sample in jobs]
     assert [position for position, _ in scored] == list(range(20))
     assert [r.results for _, r in scored] == [r.results for r in expected]
     assert [r.usage.judge_calls for _, r in scored] == [r.usage.judge_calls for r in expected]

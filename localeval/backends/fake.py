@@ -102,15 +102,20 @@ class ScriptedJudge(FakeIdentity):
         assert not self.answers, f"{len(self.answers)} canned answers were not used"
 
 
+#: the longest a held call of HashJudge waits for its file
+HOLD_LIMIT_S = 300.0
+
+
 class HashJudge(FakeIdentity):
     """Every answer a pure function of the prompt, as with the real judge, but instant."""
 
     name = "hash-judge"
     sha256 = "1" * 64
 
-    def __init__(self, delay: float = 0.0):
+    def __init__(self, delay: float = 0.0, hold: tuple[str, Path] | None = None):
         self.usage = Usage()
         self.delay = delay
+        self.hold = hold
 
     def _unit(self, prompt: Prompt, salt: str = "") -> float:
         text = "\0".join((salt, prompt.system, prompt.user, prompt.reply_prefix))
@@ -122,6 +127,16 @@ class HashJudge(FakeIdentity):
         self.usage.prompt_tokens += len(prompt.user.split())
         if self.delay:
             time.sleep(self.delay)
+        if self.hold is not None and self.hold[0] in prompt.user:
+            self._held(self.hold[1])
+
+    @staticmethod
+    def _held(until: Path) -> None:
+        """Wait until the file `until` exists (at most HOLD_LIMIT_S, never for ever)."""
+        waited = 0.0
+        while not until.exists() and waited < HOLD_LIMIT_S:
+            time.sleep(0.05)
+            waited += 0.05
 
     def yes_probability(self, prompt: Prompt) -> float:
         self._count(prompt)
@@ -195,14 +210,16 @@ class HashEmbedder(FakeIdentity):
 @dataclass(frozen=True)
 class FakeJudgeSettings:
     """A fake judge's entry: canned `answers` as JSON (None: answers hashed from the
-    prompt), and a delay per call."""
+    prompt), a delay per call, and `hold`: a prompt holding `hold_word` waits until the file
+    `hold_until` exists (a test's way to finish one sample after others whatever the load)."""
 
     answers: str | None = None
     delay_s: float = 0.0
+    hold: tuple[str, Path] | None = None
 
 
 class FakeJudgeBackend:
-    keys = frozenset({"answers", "delay_s"})
+    keys = frozenset({"answers", "delay_s", "hold_word", "hold_until"})
     cacheable = False
 
     def settings(self, table: Mapping[str, Any], where: str, base: Path) -> FakeJudgeSettings:
@@ -211,7 +228,12 @@ class FakeJudgeBackend:
         if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
             raise ConfigError(f"{where}: 'delay_s' must be a number of seconds, got {delay!r}")
         canned = None if answers is None else json.dumps(answers, ensure_ascii=False)
-        return FakeJudgeSettings(canned, float(delay))
+        word = typed_setting(table, "hold_word", str, where)
+        until = typed_setting(table, "hold_until", str, where)
+        if (word is None) != (until is None):
+            raise ConfigError(f"{where}: 'hold_word' and 'hold_until' go together")
+        hold = None if word is None or until is None else (word, base / until)
+        return FakeJudgeSettings(canned, float(delay), hold)
 
     def identify(self, name: str, settings: FakeJudgeSettings) -> ModelIdentity:
         model = HashJudge if settings.answers is None else ScriptedJudge
@@ -220,7 +242,7 @@ class FakeJudgeBackend:
     def load(self, name: str, settings: FakeJudgeSettings) -> HashJudge | ScriptedJudge:
         judge: HashJudge | ScriptedJudge
         if settings.answers is None:
-            judge = HashJudge(settings.delay_s)
+            judge = HashJudge(settings.delay_s, settings.hold)
         else:
             judge = ScriptedJudge(json.loads(settings.answers))
         judge.name = name
@@ -229,7 +251,7 @@ class FakeJudgeBackend:
     def counter(self, name: str, settings: FakeJudgeSettings) -> HashJudge | ScriptedJudge:
         """A fresh fake, without its delay, counts as it answers: each call one step, each
         word a token."""
-        return self.load(name, dataclasses.replace(settings, delay_s=0.0))
+        return self.load(name, dataclasses.replace(settings, delay_s=0.0, hold=None))
 
     def measure(self, name: str, settings: FakeJudgeSettings) -> JudgeSpeed:
         """A fake's speed is its delay per call."""
