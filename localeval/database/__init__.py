@@ -8,6 +8,8 @@ and are used through one interface, `Database`, with the same SQL.
 
 from __future__ import annotations
 
+from contextlib import closing
+
 from localeval.database.base import DAMAGED, FAILED, LOCKED, LOST, Database, Rows, StoreError
 from localeval.database.location import (
     DB_ENV,
@@ -75,15 +77,12 @@ def store_exists(location: Location) -> bool:
         return file.exists()
     from localeval.database import postgres
 
-    connection = postgres.connect(location)
-    try:
-        with postgres.opening(connection, location):
-            if postgres.schema_version_of(connection) > 0:
-                return True
-            postgres.refuse_foreign_or_missing(connection, f"database {location}: ")
-            return False
-    finally:
-        connection.close()
+    # closing(): the driver's own `with` would also commit, which is not asked here
+    with closing(postgres.connect(location)) as connection, postgres.opening(connection, location):
+        if postgres.schema_version_of(connection) > 0:
+            return True
+        postgres.refuse_foreign_or_missing(connection, f"database {location}: ")
+        return False
 
 
 def schema_version(database: Database) -> int:
