@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from localeval.data.given import given_rows, write_given
 from localeval.data.samples import DatasetWarning
-from localeval.database import Location, ServerUrl, default_db_path, parse_location
+from localeval.database import Location, default_db_path, location_of
 from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.metrics import Tools, metric_options
 from localeval.results.diff import DEFAULT_TOP, Comparison, compare_runs
@@ -324,9 +324,7 @@ def _location(db: str | os.PathLike[str] | Location | DefaultDb) -> Location | N
     """A db argument as the run history's location (None: the default one)."""
     if isinstance(db, DefaultDb):
         return None
-    if isinstance(db, ServerUrl):
-        return db
-    return parse_location(os.fspath(db), "db")
+    return location_of(db, "db")
 
 
 def _results(run: Any, db: Location | None) -> Mapping[str, Any]:

@@ -148,12 +148,38 @@ def upward_imports(edges: dict[str, set[str]]) -> list[str]:
     return wrong
 
 
+#: what tells one store from another, which only localeval/database/ may name, so that a
+#: new store touches that package alone (docs/architecture.md, "Adding a store")
+STORE_MODULES = ("localeval.database.sqlite", "localeval.database.postgres")
+STORE_LOCATIONS = ("ServerUrl",)
+
+
+def store_choices_outside_database(edges: dict[str, set[str]]) -> list[str]:
+    """Modules outside localeval.database that import a store's module or name a kind of
+    location (rather than asking database/: open_store, store_file, ...)."""
+    wrong = []
+    for module, path in sorted(modules().items()):
+        if unit_of(module) == "localeval.database":
+            continue
+        wrong += [f"{module} -> {t}" for t in sorted(edges[module]) if t in STORE_MODULES]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = node.id if isinstance(node, ast.Name) else getattr(node, "name", None)
+            name = node.attr if isinstance(node, ast.Attribute) else name
+            if name in STORE_LOCATIONS:
+                wrong.append(f"{module} names {name} (line {node.lineno})")  # type: ignore[attr-defined]
+    return wrong
+
+
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
 
 
 def test_no_layer_imports_one_above_it() -> None:
     assert upward_imports(graph()) == []
+
+
+def test_only_the_database_package_tells_one_store_from_another() -> None:
+    assert store_choices_outside_database(graph()) == []
 
 
 def test_every_module_belongs_to_a_layer() -> None:

@@ -254,3 +254,16 @@ def test_labels_from_before_the_selection_column_read_as_chosen(db: Location) ->
     store.add("r", [new])
     assert [label.selection for label in store.current("r")] == [CHOSEN, RANDOM]
     store.close()
+
+
+def test_the_stores_close_when_their_with_block_ends(db: Location) -> None:
+    from localeval.runs.history import RunStore
+    from localeval.runs.labels import LabelStore
+
+    with open_store(db) as connection:
+        assert schema_version(connection) == len(MIGRATIONS)
+    with RunStore.open(db) as runs:
+        assert runs.list_runs(1) == []
+    with LabelStore.open(db) as labels:
+        assert labels.current("no-such-run") == []
+    assert connection.closed and runs.connection.closed and labels.connection.closed

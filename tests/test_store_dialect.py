@@ -93,3 +93,23 @@ def test_the_default_database_is_a_file_or_the_url_of_the_environment(
     assert default_db_path() == Path("runs/history.db")
     monkeypatch.delenv("LOCALEVAL_DB")
     assert default_db_path() == Path(".localeval/localeval.db")
+
+
+def test_what_differs_between_a_file_and_a_server_is_asked_of_the_location(
+    tmp_path: Path,
+) -> None:
+    from localeval.database import database_files, location_of, store_file, write_locked
+
+    server = location_of("postgresql://ann@db/evals", "db")
+    assert isinstance(server, ServerUrl) and location_of(server) is server
+    assert store_file(server) is None
+    assert database_files(server) == []
+    assert write_locked(server, 0.0) is False  # a server locks rows, not the database
+
+    file = location_of(tmp_path / "runs.db")
+    assert store_file(file) == tmp_path / "runs.db"
+    names = [path.name for path, _ in database_files(file)]
+    assert names == ["runs.db", "runs.db-wal", "runs.db-journal", "runs.db-shm"]
+    assert write_locked(file, 0.0) is False  # no file yet: nothing holds it
+    with pytest.raises(UsageError, match="scheme 'http:'"):
+        location_of("http://db/evals", "db")

@@ -283,11 +283,8 @@ def calibrate_labels(refs: Sequence[str], db_path: Location | None = None) -> La
     stale = 0
     for ref in dict.fromkeys(refs):
         review = load_review_run(ref, db_path)
-        store = LabelStore.open(review.db)
-        try:
+        with LabelStore.open(review.db) as store:
             labels = store.current(review.run.id)
-        finally:
-            store.close()
         if not labels:
             raise UsageError(
                 f"run {review.run.id} has no labels yet: `localeval review {ref}` makes them, "

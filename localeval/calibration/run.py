@@ -15,12 +15,12 @@ from localeval.calibration.fit import KindFit, fit_maps
 from localeval.calibration.rows import PAIRWISE, SCORED_AS, RowScore, label_of, metric_of
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
-from localeval.database import Location, default_db_path
+from localeval.database import Location, database_files, default_db_path
 from localeval.errors import DatasetError, UsageError
 from localeval.metrics import REGISTRY, build_metric
 from localeval.pairwise.judge import compare_sample
 from localeval.results.contract import check_output
-from localeval.results.files import OutputTarget, database_files
+from localeval.results.files import OutputTarget
 from localeval.tools import cached_tools
 
 

@@ -193,10 +193,9 @@ def calibrate_from_labels(
     from localeval.calibration.labels import calibrate_labels
     from localeval.calibration.models_file import calibration_toml, save_calibration
     from localeval.config import find_models_file, load_models_config
-    from localeval.database import default_db_path
+    from localeval.database import database_files, default_db_path
     from localeval.report.calibration_text import fits_text
     from localeval.results.contract import check_output, write_json
-    from localeval.results.files import database_files
 
     target = None
     if output is not None:

@@ -59,12 +59,11 @@ def diff(
     no detectable change) read from that interval; the same per category; then the samples
     that moved most, with what changed in their evidence.
     """
-    from localeval.database import default_db_path
+    from localeval.database import database_files, default_db_path
     from localeval.errors import UsageError
     from localeval.report import history_text
     from localeval.results.contract import check_output, write_json
     from localeval.results.diff import compare_runs
-    from localeval.results.files import database_files
     from localeval.results.gates import check_max_drop
     from localeval.results.refs import RunRef
     from localeval.runs.sources import history_for, load_scores

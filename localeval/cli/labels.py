@@ -33,9 +33,9 @@ def labels_export(run: str, output: Path | None, db_path: Location | None) -> No
     gzip-compressed when it ends in .gz."""
     from localeval.cli.options import warn_if_replaced
     from localeval.data.file_rows import format_suffix
-    from localeval.database import default_db_path
+    from localeval.database import database_files, default_db_path
     from localeval.results.contract import check_output
-    from localeval.results.files import database_files, write_text
+    from localeval.results.files import write_text
     from localeval.runs.label_files import export_text
     from localeval.runs.labels import LabelStore
     from localeval.runs.review_items import load_review_run
@@ -45,11 +45,8 @@ def labels_export(run: str, output: Path | None, db_path: Location | None) -> No
         target = check_output(output, database_files(db_path or default_db_path()))
         warn_if_replaced(target)
     review = load_review_run(run, db_path)
-    store = LabelStore.open(review.db)
-    try:
+    with LabelStore.open(review.db) as store:
         labels = store.current(review.run.id)
-    finally:
-        store.close()
     as_csv = output is not None and format_suffix(output)[0] == ".csv"
     text = export_text(review, labels, as_csv=as_csv)
     if output is None:
@@ -94,11 +91,8 @@ def labels_import(
     review = load_review_run(run, db_path)
     check_samples(review, rows, file)
     plan = plan_import(review, rows, reviewer or default_reviewer(), str(file), random_sample)
-    store = LabelStore.open(review.db)
-    try:
+    with LabelStore.open(review.db) as store:
         stored = store.add(review.run.id, plan.labels, only_changes=True)
-    finally:
-        store.close()
     echo(
         f"Imported {len(stored)} labels into run {review.run.id}; "
         f"{len(plan.labels) - len(stored)} were there already, {len(plan.unmatched)} matched "

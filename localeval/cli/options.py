@@ -153,16 +153,16 @@ class DatabaseLocation(click.ParamType):
     name = "PATH|URL"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from localeval.database import ServerUrl, parse_location, refuse_password
+        from localeval.database import Location, parse_location, refuse_password, store_file
 
-        if isinstance(value, Path | ServerUrl):
+        if isinstance(value, Location):  # given in code, already read
             return value
         try:
             location = parse_location(str(value))
             refuse_password(location)
         except LocalevalError as exc:
             self.fail(str(exc), param, ctx)
-        if isinstance(location, ServerUrl):
+        if store_file(location) is None:
             return location
         return click.Path(dir_okay=False, path_type=Path).convert(value, param, ctx)
 

@@ -68,10 +68,10 @@ def report(
     Reports are drawn from the stored results alone: no model is loaded and no file named in
     the data is opened. Exit status: 0 written, 2 bad usage or an unreadable results file.
     """
-    from localeval.database import default_db_path
+    from localeval.database import database_files, default_db_path
     from localeval.report.render import render_report
     from localeval.results.contract import check_output
-    from localeval.results.files import database_files, write_text
+    from localeval.results.files import write_text
     from localeval.results.refs import RunRef
     from localeval.runs.sources import load_results
 

@@ -85,11 +85,8 @@ def review(
     # uvicorn stops on Ctrl-C (or SIGTERM), then raises it again: here, the way to stop
     with contextlib.suppress(KeyboardInterrupt):
         serve(review_server(review_app(loaded, name)), sock, opened)
-    store = LabelStore.open(loaded.db)
-    try:
+    with LabelStore.open(loaded.db) as store:
         labels = store.current(loaded.run.id)
-    finally:
-        store.close()
     yours = sum(label.reviewer == name for label in labels)
     echo(f"Stopped. Run {loaded.run.id} holds {len(labels)} current labels, {yours} of them yours.")
 

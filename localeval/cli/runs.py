@@ -43,20 +43,17 @@ def runs_group() -> None:
 @translate_errors
 def runs_list(db_path: Location | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
-    from localeval.database import default_db_path, store_exists
+    from localeval.database import default_db_path, store_exists, store_file
     from localeval.report import history_text
     from localeval.runs.history import RunStore
 
     path = db_path or default_db_path()
     if not store_exists(path):
-        missing = "does not exist" if isinstance(path, Path) else "holds no run history yet"
+        missing = "does not exist" if store_file(path) is not None else "holds no run history yet"
         echo(f"No runs yet: {path} {missing}. `localeval evaluate DATA` records one.")
         return
-    store = RunStore.open(path, readonly=True)
-    try:
+    with RunStore.open(path, readonly=True) as store:
         echo(history_text.runs_table(store.list_runs(limit)))
-    finally:
-        store.close()
 
 
 @runs_group.command("show")
@@ -66,18 +63,16 @@ def runs_list(db_path: Location | None, limit: int) -> None:
 @translate_errors
 def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
-    from localeval.database import default_db_path
+    from localeval.database import database_files, default_db_path
     from localeval.report import console, history_text
     from localeval.results.contract import check_output, write_results
-    from localeval.results.files import database_files
     from localeval.runs.sources import open_history, stored_report, stored_view
 
     target = None
     if output is not None:
         target = check_output(output, database_files(db_path or default_db_path()))
         warn_if_replaced(target)
-    store = open_history(db_path)
-    try:
+    with open_history(db_path) as store:
         stored = store.resolve(run)
         view = stored_view(store, stored)
         parts = [history_text.run_description(stored), console.run_summary(view)]
@@ -85,8 +80,6 @@ def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
             write_results(target, *stored_report(store, stored))
             parts.append(f"Results written to {output}")
         echo("\n\n".join(parts))
-    finally:
-        store.close()
 
 
 def _deleted(store: RunStore, runs: list[StoredRun], yes: bool, with_labels: bool) -> None:
@@ -138,11 +131,8 @@ def runs_delete(
     from localeval.runs.cleanup import runs_to_delete
     from localeval.runs.sources import open_history
 
-    store = open_history(db_path, writable=True)
-    try:
+    with open_history(db_path, writable=True) as store:
         _deleted(store, runs_to_delete(store, refs, with_labels), yes, with_labels)
-    finally:
-        store.close()
 
 
 @runs_group.command("prune")
@@ -164,8 +154,7 @@ def runs_prune(keep: int, db_path: Location | None, yes: bool, with_labels: bool
     from localeval.runs.cleanup import plan_pruning
     from localeval.runs.sources import open_history
 
-    store = open_history(db_path, writable=True)
-    try:
+    with open_history(db_path, writable=True) as store:
         plan = plan_pruning(store, keep, with_labels)
         for run in plan.busy:
             echo(f"Kept run {run.id}: a live process is writing it.", err=True)
@@ -176,8 +165,6 @@ def runs_prune(keep: int, db_path: Location | None, yes: bool, with_labels: bool
                 err=True,
             )
         _deleted(store, plan.delete, yes, with_labels)
-    finally:
-        store.close()
 
 
 @runs_group.command("merge")
@@ -197,8 +184,7 @@ def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | N
 
     if output is not None:  # before the database is opened (or created)
         warn_if_replaced(check_merge_output(runs, db_path or default_db_path(), output))
-    store = RunStore.open(db_path)
-    try:
+    with RunStore.open(db_path) as store:
         outcome = merge_shards(runs, store, output)
         for warning in outcome.warnings:
             echo(f"Warning: {warning}", err=True)
@@ -206,8 +192,6 @@ def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | N
         if output is not None:
             echo(f"Results written to {output}")
         echo(f"Merged {len(runs)} shards into run {outcome.run.id} in {store.path}")
-    finally:
-        store.close()
     sys.exit(EXIT_OK if outcome.passed else EXIT_GATE_FAILED)
 
 

@@ -48,17 +48,11 @@ def runs_copy(refs: tuple[str, ...], source: Location | None, target: Location |
         raise click.UsageError("--from and --to name the same database; give the other one")
     side = "--from"
     try:
-        reading = open_history(source)
-        try:
+        with open_history(source) as reading:
             runs = runs_to_copy(reading, refs)
             side = "--to"
-            writing = RunStore.open(target)
-            try:
+            with RunStore.open(target) as writing:
                 done = copy_runs(reading, writing, runs)
-            finally:
-                writing.close()
-        finally:
-            reading.close()
     except StoreError as exc:
         raise _with_option(exc, "--from" if str(exc.location) == str(source) else "--to") from None
     except UsageError as exc:

@@ -8,7 +8,7 @@ and are used through one interface, `Database`, with the same SQL.
 
 from __future__ import annotations
 
-from pathlib import Path
+from contextlib import closing
 
 from localeval.database.base import DAMAGED, FAILED, LOCKED, LOST, Database, Rows, StoreError
 from localeval.database.location import (
@@ -16,9 +16,12 @@ from localeval.database.location import (
     DEFAULT_DB,
     Location,
     ServerUrl,
+    database_files,
     default_db_path,
+    location_of,
     parse_location,
     refuse_password,
+    store_file,
 )
 from localeval.database.migrations import MIGRATIONS, SCHEMA_VERSION
 
@@ -36,12 +39,16 @@ __all__ = [
     "Rows",
     "ServerUrl",
     "StoreError",
+    "database_files",
     "default_db_path",
+    "location_of",
     "open_store",
     "parse_location",
     "refuse_password",
     "schema_version",
     "store_exists",
+    "store_file",
+    "write_locked",
 ]
 
 
@@ -51,33 +58,43 @@ def open_store(location: Location | None = None, readonly: bool = False) -> Data
     read without being changed (a server's rights are the server's business: a role that
     may only read works on a database that is up to date)."""
     where = location or default_db_path()
-    if isinstance(where, ServerUrl):
+    file = store_file(where)
+    if file is None:
         from localeval.database.postgres import open_postgres
 
         return open_postgres(where)
     from localeval.database.sqlite import open_sqlite
 
-    return open_sqlite(where, readonly)
+    return open_sqlite(file, readonly)
 
 
 def store_exists(location: Location) -> bool:
     """Whether the database holds a run history yet (a file exists; a server's database has
     localeval's tables), without creating anything; UsageError for a server's database that
     is someone else's (other tables, or a search_path naming no schema)."""
-    if isinstance(location, Path):
-        return location.exists()
+    file = store_file(location)
+    if file is not None:
+        return file.exists()
     from localeval.database import postgres
 
-    connection = postgres.connect(location)
-    try:
-        with postgres.opening(connection, location):
-            if postgres.schema_version_of(connection) > 0:
-                return True
-            postgres.refuse_foreign_or_missing(connection, f"database {location}: ")
-            return False
-    finally:
-        connection.close()
+    # closing(): the driver's own `with` would also commit, which is not asked here
+    with closing(postgres.connect(location)) as connection, postgres.opening(connection, location):
+        if postgres.schema_version_of(connection) > 0:
+            return True
+        postgres.refuse_foreign_or_missing(connection, f"database {location}: ")
+        return False
 
 
 def schema_version(database: Database) -> int:
     return database.schema_version()
+
+
+def write_locked(location: Location, wait_s: float) -> bool:
+    """Whether another process holds the database's write lock (waiting `wait_s` for it):
+    an SQLite file's; a server locks rows, not the database, so never there."""
+    file = store_file(location)
+    if file is None:
+        return False
+    from localeval.database.sqlite import probe_write_lock
+
+    return probe_write_lock(file, wait_s)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
-from localeval.database.location import Location, ServerUrl
+from localeval.database.location import Location, store_file
 from localeval.errors import UsageError
 
 
@@ -66,7 +66,7 @@ def store_message(location: Location, detail: str, kind: str, doing: str) -> str
         )
     if not doing:
         return said
-    elsewhere = "--db URL" if isinstance(location, ServerUrl) else "--db PATH"
+    elsewhere = "--db PATH" if store_file(location) is not None else "--db URL"
     return (
         f"{said}. Runs stored so far are intact; fix the cause, or use {elsewhere} to put the "
         "database elsewhere"
@@ -188,7 +188,7 @@ class Database(ABC):
         """Whether another connection holds the run (None where the store cannot tell)."""
         return None
 
-    def __enter__(self) -> Database:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -169,6 +169,32 @@ def _host(host: str) -> str:
     return urllib.parse.quote(host, safe="")
 
 
+def store_file(location: Location) -> Path | None:
+    """The file the store is kept in (an SQLite file); None for a database on a server.
+    Where the kinds of store differ outside this package, they are told apart by this."""
+    return location if isinstance(location, Path) else None
+
+
+def location_of(value: str | os.PathLike[str] | Location, where: str = "") -> Location:
+    """A location given in code: a `ServerUrl` as it is, else its text read by
+    `parse_location` (`where`, for a message)."""
+    if isinstance(value, ServerUrl):
+        return value
+    return parse_location(os.fspath(value), where)
+
+
+def database_files(location: Location) -> list[tuple[Path, str]]:
+    """The run database and the journal files SQLite keeps beside it, which an output must
+    not replace (none for a database on a server)."""
+    file = store_file(location)
+    if file is None:
+        return []
+    files = [(file, "the run database (--db)")]
+    for suffix in ("-wal", "-journal", "-shm"):
+        files.append((file.with_name(file.name + suffix), f"the run database's {suffix[1:]} file"))
+    return files
+
+
 def refuse_password(location: Location) -> None:
     """A URL on the command line must not hold a password: `ps` shows it to everyone."""
     if isinstance(location, ServerUrl) and location.password is not None:

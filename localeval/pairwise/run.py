@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import load_models_config
-from localeval.database import Location, default_db_path
+from localeval.database import Location, database_files, default_db_path
 from localeval.errors import PromptTooLongError, UsageError
 from localeval.judge import Usage
 from localeval.metrics import Tools, build_metric
@@ -24,7 +24,7 @@ from localeval.pairwise.rows import (
     verdicts_to_dict,
 )
 from localeval.results.contract import check_output
-from localeval.results.files import OutputTarget, database_files
+from localeval.results.files import OutputTarget
 from localeval.tools import cached_tools
 from localeval.tools.estimate import Counting, Estimate
 

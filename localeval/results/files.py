@@ -51,17 +51,6 @@ class OutputTarget:
 Protected = Sequence[tuple[Path, str]]
 
 
-def database_files(db: object) -> list[tuple[Path, str]]:
-    """The run database and the journal files SQLite keeps beside it (none for a database on
-    a server, `db` a URL)."""
-    if not isinstance(db, Path):
-        return []
-    files = [(db, "the run database (--db)")]
-    for suffix in ("-wal", "-journal", "-shm"):
-        files.append((db.with_name(db.name + suffix), f"the run database's {suffix[1:]} file"))
-    return files
-
-
 def output_target(path: Path, protected: Protected = (), option: str = "--output") -> OutputTarget:
     """What writing `path` would do, checked before any work; UsageError (exit 2) when it
     would destroy something or cannot be done."""

@@ -71,15 +71,10 @@ class ReviewApi:
 
     def _with_store(self, work: Callable[[LabelStore], dict[str, Any]]) -> Response:
         try:
-            store = LabelStore.open(self.review.db)
+            with LabelStore.open(self.review.db) as store:
+                return JSONResponse(work(store))
         except UsageError as exc:
             return _error(str(exc), 503)
-        try:
-            return JSONResponse(work(store))
-        except UsageError as exc:
-            return _error(str(exc), 503)
-        finally:
-            store.close()
 
     async def run(self, request: Request) -> Response:
         return self._with_store(

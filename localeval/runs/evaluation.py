@@ -24,7 +24,7 @@ from localeval.config import JudgeConfig, load_models_config
 from localeval.data.samples import DatasetWarning, check_answered, read_samples
 from localeval.data.shards import Shard
 from localeval.data.stdin import is_pipe
-from localeval.database import Database, default_db_path
+from localeval.database import Database, database_files, default_db_path
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
 from localeval.errors import BudgetSpent, DatasetError, UsageError
 from localeval.judge import Usage
@@ -39,7 +39,7 @@ from localeval.metrics import (
 )
 from localeval.results.contract import check_output, write_results
 from localeval.results.diff import Comparison, compare_runs
-from localeval.results.files import OutputTarget, database_files
+from localeval.results.files import OutputTarget
 from localeval.results.gates import (
     check_gate_on,
     check_max_drop,

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from localeval import __version__
 from localeval.data.samples import Sample
@@ -64,6 +64,12 @@ class RunStore(RunReads):
     def close(self) -> None:
         close_owner(self.owner)
         self.connection.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[Database]:

@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from localeval.database import LOCKED, Database, Location, StoreError, open_store
+from localeval.database import LOCKED, Database, Location, StoreError, open_store, write_locked
 from localeval.errors import UsageError
 from localeval.results.model import now
 from localeval.results.person_values import CHOSEN
@@ -82,11 +81,7 @@ def check_unlocked(db: Location, wait_s: float = 1.0) -> None:
     """UsageError at once (after `wait_s`) when another process holds an SQLite file's write
     lock, rather than a command waiting for it without a word (a server locks rows, not
     the database: nothing to wait for there)."""
-    if not isinstance(db, Path):
-        return
-    from localeval.database.sqlite import probe_write_lock
-
-    if probe_write_lock(db, wait_s):
+    if write_locked(db, wait_s):
         raise UsageError(locked_message(db))
 
 
@@ -114,6 +109,12 @@ class LabelStore:
 
     def close(self) -> None:
         self.connection.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @contextmanager
     def _write(self, doing: str) -> Iterator[Database]:

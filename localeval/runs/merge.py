@@ -18,12 +18,12 @@ from typing import Any
 
 from localeval.data.samples import Sample
 from localeval.data.shards import Shard
-from localeval.database import Location
+from localeval.database import Location, database_files
 from localeval.errors import UsageError
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
 from localeval.results.contract import check_output, read_results_file, write_results
-from localeval.results.files import OutputTarget, Protected, database_files
+from localeval.results.files import OutputTarget, Protected
 from localeval.results.gates import evaluate_gates
 from localeval.results.model import RunInfo, SampleResult, new_run_id, now
 from localeval.results.refs import RunRef

@@ -132,12 +132,9 @@ class ReviewRun:
             [s.get("category") for s in self.samples],
             {m: [self.score(s["sample_id"], m) for s in self.samples] for m in self.metrics},
         )
-        store = open_history(self.db)
-        try:
+        with open_history(self.db) as store:
             found = stored_corrected(store, self.run, columns, self.samples)
             labels = run_labels(store, self.run, self.samples)
-        finally:
-            store.close()
         return {
             "lines": corrected_lines(found.overall, self.run.id),
             "carried": [x.as_dict() for x in labels if x.source.startswith(CARRIED)],
@@ -197,8 +194,7 @@ def load_review_run(ref: str, db_path: Location | None = None) -> ReviewRun:
         )
     db = db_path or default_db_path()
     check_unlocked(db)
-    store = open_history(db, writable=True)
-    try:
+    with open_history(db, writable=True) as store:
         run = store.resolve(ref)
         if not run.complete:
             raise UsageError(
@@ -206,8 +202,6 @@ def load_review_run(ref: str, db_path: Location | None = None) -> ReviewRun:
                 "it by re-running its evaluate command"
             )
         samples = list(store.sample_dicts(run))
-    finally:
-        store.close()
     verdicts = {s["sample_id"]: sample_verdicts(s) for s in samples}
     return ReviewRun(db, run, samples, verdicts)
 

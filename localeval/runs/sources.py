@@ -4,7 +4,7 @@ file, or the run history. Reports and comparisons read runs through here."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -121,12 +121,9 @@ def open_history(db_path: Location | None, writable: bool = False) -> RunStore:
 @contextmanager
 def history_for(refs: list[RunRef], db_path: Location | None) -> Iterator[RunStore | None]:
     """The run history if any of `refs` names a run in it (None if all name files)."""
-    store = open_history(db_path) if any(ref.in_history for ref in refs) else None
-    try:
+    in_history = any(ref.in_history for ref in refs)
+    with open_history(db_path) if in_history else nullcontext() as store:
         yield store
-    finally:
-        if store is not None:
-            store.close()
 
 
 def load_scores(ref: RunRef, store: RunStore | None) -> RunView:
@@ -152,13 +149,10 @@ def load_results(ref: RunRef, db_path: Location | None = None) -> dict[str, Any]
         if not ref.path.exists():
             raise UsageError(f"'{ref.text}': no such results file")
         return read_results_file(ref.path)
-    store = open_history(db_path)
-    try:
+    with open_history(db_path) as store:
         run = store.resolve(ref.text)
         if not run.complete:
             raise UsageError(
                 f"run {run.id} is incomplete; finish it by re-running its evaluate command"
             )
         return results_dict(store, run)
-    finally:
-        store.close()

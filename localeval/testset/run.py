@@ -15,10 +15,9 @@ from pathlib import Path
 
 from localeval.config import ModelsConfig, load_models_config
 from localeval.data.samples import Sample
-from localeval.database import Location, default_db_path
+from localeval.database import Location, database_files, default_db_path
 from localeval.errors import UsageError
 from localeval.metrics import MetricResult, Tools
-from localeval.results.files import database_files
 from localeval.testset.candidates import Events, GenerateResult
 from localeval.testset.documents import Skipped
 from localeval.testset.generate import (

@@ -77,11 +77,8 @@ def cache_connection(db: Location | None = None, readonly: bool = False) -> Iter
     """The database `db` (default: default_db_path()) open for the block, closed after it
     however the block ends (a sqlite3 connection's own `with` commits but never closes).
     `readonly` as for `open_store`."""
-    connection = open_store(db, readonly)
-    try:
+    with open_store(db, readonly) as connection:
         yield connection
-    finally:
-        connection.close()
 
 
 def _digest(parts: Sequence[Any]) -> str:
