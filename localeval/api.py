@@ -29,7 +29,7 @@ from localeval.data.given import given_rows, write_given
 from localeval.data.samples import DatasetWarning
 from localeval.database import Location, default_db_path, location_of
 from localeval.errors import DatasetError, RunInUseError, UsageError
-from localeval.metrics import Tools, metric_options
+from localeval.metrics import Tools, metric_options, take_old_spellings
 from localeval.results.diff import DEFAULT_TOP, Comparison, compare_runs
 from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
 from localeval.results.model import RunResult, SampleResult
@@ -259,7 +259,7 @@ def evaluate(
     use_cache=False asks the models afresh; skip_invalid: leave out invalid rows (each a
     warning) instead of raising; resume=False starts a new run rather than continuing an
     interrupted one of the same evaluation; options: the metrics' own (as the command
-    line's, by dest: {"criteria_file": "rubric.yaml"}); tools: models already loaded
+    line's, by dest: {"rubric_criteria": "rubric.yaml"}); tools: models already loaded
     (test doubles, or a function giving them once the data is checked), with the
     metrics' default gates. Raises localeval.errors' errors.
     """
@@ -304,10 +304,19 @@ def evaluate(
 
 def _metric_options(given: Mapping[str, Any]) -> dict[str, Any]:
     """The metrics' options given in code, by dest, as the command line hands them on: a
-    path as a Path, a repeatable option's single value as a list; an unknown name refused."""
+    path as a Path, a repeatable option's single value as a list; an unknown name refused,
+    an old one taken with a DeprecationWarning."""
     declared = {option.dest: option for _, option in metric_options()}
+    current, renamed = take_old_spellings(given)
+    for option in renamed:
+        warnings.warn(
+            f"options: '{option.old_dest}' is now '{option.dest}'; the old name will be "
+            "removed in a later release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
     values: dict[str, Any] = {}
-    for name, value in given.items():
+    for name, value in current.items():
         option = declared.get(name)
         if option is None:
             known = ", ".join(sorted(declared))

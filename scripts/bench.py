@@ -172,7 +172,8 @@ def main() -> None:
         type=int,
         default=None,
         metavar="N",
-        help="answer relevancy also writes N questions as evidence (evaluate's --ar-questions)",
+        help="answer relevancy also writes N questions as evidence (evaluate's "
+        "--answer-relevancy-questions)",
     )
     parser.add_argument("--server", action="store_true", help="bench the server judge")
     parser.add_argument("--threads", type=int, default=2, help="the server's threads")
@@ -192,7 +193,9 @@ def main() -> None:
     samples = bench_samples(args.rows)
     # --ar-questions N benches answer relevancy with its generated questions, as the
     # default did before they became opt-in
-    options = configure_metrics(list(RAG_METRICS), {"questions": args.ar_questions})
+    options = configure_metrics(
+        list(RAG_METRICS), {"answer_relevancy_questions": args.ar_questions}
+    )
     metrics = [build_metric(m, options) for m in RAG_METRICS]
     with tempfile.TemporaryDirectory() as tmp, cache_connection(Path(tmp) / "bench.db") as db:
         tools = load_tools(models, metrics, args.judge, cache=db)

@@ -15,7 +15,14 @@ from localeval.results.person_values import RANDOM, estimate_order
 from localeval.runs.labels import Label, LabelStore
 from localeval.runs.review_items import ReviewRun, load_review_run
 
-METRICS = ("-m", "faithfulness", "-m", "context_precision", "--cp-usefulness", "judge")
+METRICS = (
+    "-m",
+    "faithfulness",
+    "-m",
+    "context_precision",
+    "--context-precision-usefulness",
+    "judge",
+)
 #: labelled samples a little over the minimum: enough for a corrected mean
 ENOUGH = MIN_LABELLED + 5
 #: a run larger than the minimum with room for unlabelled samples (its file: demo-N.jsonl)

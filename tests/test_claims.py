@@ -201,11 +201,13 @@ def test_answer_correctness_asks_the_reference_claims_and_weighs_them_by_sentenc
 
 
 def test_the_command_line_picks_the_statements_over_the_prompt_set() -> None:
-    assert configure_metrics(["answer_correctness"], {"ac_statements": "claims"}) == {
-        "answer_correctness": {"statements": "claims"}
-    }
-    with pytest.raises(UsageError, match="--ac-statements must be one of sentences, claims, "):
-        configure_metrics(["answer_correctness"], {"ac_statements": "words"})
+    assert configure_metrics(
+        ["answer_correctness"], {"answer_correctness_statements": "claims"}
+    ) == {"answer_correctness": {"statements": "claims"}}
+    with pytest.raises(
+        UsageError, match="--answer-correctness-statements must be one of sentences, claims, "
+    ):
+        configure_metrics(["answer_correctness"], {"answer_correctness_statements": "words"})
     with pytest.raises(UsageError, match="--faithfulness-statements sets faithfulness; add -m"):
         configure_metrics(["context_recall"], {"faithfulness_statements": "claims"})
     # the set says sentences; the option asks the reference's claims

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from localeval.cli.cluster import ray_options, ray_settings
+from localeval.cli.metric_options import MetricsCommand, given_metric_options
 from localeval.cli.options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
@@ -32,7 +33,6 @@ from localeval.cli.until_decided import decided, until_decided_options
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import readable_data
 from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
-from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
 from localeval.results.model import SampleResult
 from localeval.runs.estimate import cluster_division, estimate_evaluation, speed_kept
@@ -49,64 +49,6 @@ from localeval.text import printable
 
 if TYPE_CHECKING:
     from localeval.database import Location
-
-
-def metric_help() -> str:
-    """The -m help: the default set, then the other metrics with what each is."""
-    default = [s.name for s in REGISTRY.values() if s.default_rank is not None]
-    others: list[tuple[list[str], str]] = []
-    for spec in REGISTRY.values():
-        if spec.default_rank is not None:
-            continue
-        if others and others[-1][1] == spec.help:
-            others[-1][0].append(spec.name)  # metrics that say the same are listed together
-        else:
-            others.append(([spec.name], spec.help))
-    also = ", ".join(
-        f"{', '.join(names)} ({note})" if note else ", ".join(names) for names, note in others
-    )
-    return f"Metric to compute; repeat for several. Default: {', '.join(default)}." + (
-        f" Also: {also}." if also else ""
-    )
-
-
-def metric_params() -> list[click.Option]:
-    """The options the metrics declare (e.g. the rubric's --criteria), as click options."""
-    params = []
-    for _, option in metric_options():
-        if option.is_flag:
-            params.append(click.Option([option.flag, option.dest], is_flag=True, help=option.help))
-            continue
-        params.append(
-            click.Option(
-                [option.flag, option.dest],
-                multiple=option.multiple,
-                metavar=option.metavar,
-                type=click.Path(path_type=Path) if option.is_path else None,
-                default=None,
-                help=option.help,
-            )
-        )
-    return params
-
-
-class MetricsCommand(click.Command):
-    """A command whose -m help lists the metrics and which takes the metrics' own options:
-    both are added when it is first parsed or its help shown, not on import, so that
-    `localeval --help` imports no metric plugin. They go after --min-defined."""
-
-    completed = False
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if not self.completed:
-            self.completed = True
-            names = [param.name for param in self.params]
-            for param in self.params:
-                if param.name == "metrics" and isinstance(param, click.Option):
-                    param.help = metric_help()
-            at = names.index("min_defined") + 1 if "min_defined" in names else len(names)
-            self.params[at:at] = metric_params()
-        return super().get_params(ctx)
 
 
 class Printed(EvaluationEvents):
@@ -374,7 +316,7 @@ def evaluate(
         max_drop=max_drop,
         use_cache=use_cache,
         state_cache_gb=state_cache_gb,
-        metric_options=options,
+        metric_options=given_metric_options(options),
         min_defined=min_defined,
         gate_on=gate_on,
         shard=shard,

@@ -16,6 +16,7 @@ import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, TypeVar, overload
 
+from localeval.errors import UsageError
 from localeval.metrics.base import (
     EmbedsByLanguage,
     Metric,
@@ -141,6 +142,30 @@ def metric_options() -> list[tuple[MetricSpec, MetricOption]]:
     return [(spec, option) for spec in REGISTRY.values() for option in spec.options]
 
 
+def _given(value: Any) -> bool:
+    """Whether an option's value was given (not its unset None, False or ())."""
+    return value is not None and value is not False and value != ()
+
+
+def take_old_spellings(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[MetricOption]]:
+    """`values` (options by dest) with those given by an old dest moved to the current one,
+    and the options that were so given; UsageError for one given by both names."""
+    taken, renamed = dict(values), []
+    for _, option in metric_options():
+        if option.old_dest is None or option.old_dest not in taken:
+            continue
+        value = taken.pop(option.old_dest)
+        if not _given(value):
+            continue
+        if _given(taken.get(option.dest)):
+            raise UsageError(
+                f"{option.flag} is given twice: also by its old name {option.old_flag}"
+            )
+        taken[option.dest] = value
+        renamed.append(option)
+    return taken, renamed
+
+
 def configure_metrics(names: list[str], values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The metrics' constructor arguments from their options' values (keyed by each
     option's dest), checked against the metrics asked for (UsageError)."""
@@ -173,4 +198,5 @@ __all__ = [
     "on_judge_scale",
     "public_settings",
     "spec",
+    "take_old_spellings",
 ]

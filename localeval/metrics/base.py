@@ -151,16 +151,21 @@ class Note:
 
 @dataclass(frozen=True)
 class MetricOption:
-    """A command-line option of `localeval evaluate` that sets up this metric."""
+    """A command-line option of `localeval evaluate` that sets up this metric, named after
+    it: --METRIC-OPTION, dest METRIC_OPTION (docs/decisions.md)."""
 
-    flag: str  # "--criteria"
-    dest: str  # the keyword `configure` receives it under
+    flag: str  # "--rubric-criteria"
+    dest: str  # the keyword `configure` receives it under, and `options=` of the API
     help: str
     metavar: str | None = None
     multiple: bool = False
     is_path: bool = False
     #: an on/off switch (`configure` receives True when it is given)
     is_flag: bool = False
+    #: the flag and dest it had before options were named after their metric, still taken
+    #: (hidden from --help, with a deprecation note) for a release
+    old_flag: str | None = None
+    old_dest: str | None = None
 
 
 def no_options(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:

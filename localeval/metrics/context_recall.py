@@ -36,7 +36,7 @@ from localeval.metrics.statements import (
 from localeval.text import detect_language
 
 NAME = "context_recall"
-FLAG, DEST = "--cr-statements", "cr_statements"
+FLAG, DEST = "--context-recall-statements", "context_recall_statements"
 ATTRIBUTION = StatementEvidence(
     metric=NAME,
     text_name="the reference answer",
@@ -79,7 +79,7 @@ class ContextRecall(MetricBase):
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """--cr-statements sentences|claims."""
+    """--context-recall-statements sentences|claims."""
     return configure_statements(values.get(DEST), requested, FLAG, NAME)
 
 
@@ -106,6 +106,6 @@ SPEC = MetricSpec(
     table=EvidenceTable("reference statement", "statements", "attribution", "not attributed"),
     verdicts="attribution",
     verdict_kind="supported",
-    options=(statements_option(FLAG, DEST, NAME),),
+    options=(statements_option(FLAG, DEST, NAME, old=("--cr-statements", "cr_statements")),),
     configure=configure,
 )

@@ -1,4 +1,4 @@
-"""The claim-level diagnosis (`answer_correctness --diagnose`): which part of the pipeline
+"""The claim-level diagnosis (`--answer-correctness-diagnose`): which part of the pipeline
 made a sample's answer wrong or incomplete, the retriever or the generator.
 
 RAGChecker's figures, read from verdicts the judge gives on each statement:

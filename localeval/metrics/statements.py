@@ -254,9 +254,14 @@ UNIT_CHOICES = ("sentences", "claims")
 
 
 def statements_option(
-    flag: str, dest: str, metric: str, choices: Sequence[str] = UNIT_CHOICES
+    flag: str,
+    dest: str,
+    metric: str,
+    choices: Sequence[str] = UNIT_CHOICES,
+    old: tuple[str, str] | None = None,
 ) -> MetricOption:
-    """A statement metric's option that picks its statements over its prompt set's choice."""
+    """A statement metric's option that picks its statements over its prompt set's choice
+    (`old`: its old flag and dest, still taken for a release)."""
     return MetricOption(
         flag,
         dest,
@@ -265,6 +270,8 @@ def statements_option(
         + (", claims for the reference only ('reference-claims')" if len(choices) > 2 else "")
         + "; default: the judge's prompt set's choice.",
         metavar="|".join(choices),
+        old_flag=old[0] if old else None,
+        old_dest=old[1] if old else None,
     )
 
 

@@ -65,7 +65,7 @@ def render_markdown(
         lines += [_failing(gate) for gate in failed]
     if run.diagnosis is not None:
         # our words and counts only: no dataset text reaches these lines
-        lines += ["", "**Diagnosis** (answer_correctness --diagnose)", ""]
+        lines += ["", "**Diagnosis** (--answer-correctness-diagnose)", ""]
         found = diagnosis_lines(run.diagnosis)
         lines += [line if line.startswith("- ") else f"- {line}" for line in found]
     lines += _worst_samples(run, worst)

@@ -1,5 +1,5 @@
 """Which part of the pipeline failed, over a run: the claim-level diagnosis of each sample
-(answer_correctness --diagnose; localeval.metrics.diagnosis) added up.
+(--answer-correctness-diagnose; localeval.metrics.diagnosis) added up.
 
 Every statement of the answers and of the references has one label saying what happened
 to it. The errors are the labels with a fault: a reference statement the answer misses

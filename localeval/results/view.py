@@ -248,7 +248,7 @@ class RunView:
     gates: tuple[GateResult, ...] = ()
     samples: Sequence[Mapping[str, Any]] = ()
     usage: Usage | None = None
-    #: which part of the pipeline failed (answer_correctness --diagnose), or None
+    #: which part of the pipeline failed (--answer-correctness-diagnose), or None
     diagnosis: RunDiagnosis | None = None
     #: per metric made of verdicts, its mean corrected by people's labels; per category
     corrected: Mapping[str, CorrectedSummary] = field(default_factory=dict)
