@@ -170,6 +170,35 @@ def store_choices_outside_database(edges: dict[str, set[str]]) -> list[str]:
     return wrong
 
 
+#: where a Ray worker's error still crosses to its driver as a status (the cluster's two
+#: modules, and the class attribute in errors.py they read), until the worker sends the
+#: error's kind: the only exit codes named outside localeval/cli/
+EXIT_CODES_LEFT = ("localeval.errors", "cluster", "cluster_actor")
+
+
+def exit_codes_outside_cli() -> list[str]:
+    """Where a module outside localeval.cli exits (sys.exit, os._exit, raise SystemExit)
+    or names an exit code: only the CLI chooses them (cli/exit_codes.py)."""
+    wrong = []
+    for module, path in sorted(modules().items()):
+        left = module == EXIT_CODES_LEFT[0] or module.rpartition(".")[2] in EXIT_CODES_LEFT[1:]
+        if unit_of(module) == "localeval.cli" or left:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            line = getattr(node, "lineno", 0)
+            called = ast.unparse(node) if isinstance(node, ast.Attribute) else ""
+            if called in ("sys.exit", "os._exit"):
+                wrong.append(f"{module} calls {called} (line {line})")
+            if isinstance(node, ast.Raise) and "SystemExit" in ast.unparse(node.exc or node):
+                wrong.append(f"{module} raises SystemExit (line {line})")
+            name = node.id if isinstance(node, ast.Name) else getattr(node, "name", None)
+            name = node.attr if isinstance(node, ast.Attribute) else name
+            name = node.arg if isinstance(node, ast.arg | ast.keyword) else name
+            if isinstance(name, str) and ("exit_code" in name.lower() or "EXIT_" in name):
+                wrong.append(f"{module} names {name} (line {line})")
+    return wrong
+
+
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
 
@@ -180,6 +209,10 @@ def test_no_layer_imports_one_above_it() -> None:
 
 def test_only_the_database_package_tells_one_store_from_another() -> None:
     assert store_choices_outside_database(graph()) == []
+
+
+def test_only_the_command_line_chooses_exit_codes() -> None:
+    assert exit_codes_outside_cli() == []
 
 
 def test_every_module_belongs_to_a_layer() -> None:

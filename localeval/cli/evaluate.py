@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from localeval.cli.cluster import ray_options, ray_settings
+from localeval.cli.exit_codes import exit_code_of
 from localeval.cli.metric_options import MetricsCommand, given_metric_options
 from localeval.cli.options import (
     EXIT_GATE_FAILED,
@@ -351,7 +352,7 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
             outcome = evaluation.run()
         except BudgetSpent as spent:
             echo(f"Stopped: {spent}. To go on: {_command_line(printed.stopped_run)}", err=True)
-            sys.exit(spent.exit_code)
+            sys.exit(exit_code_of(spent))
         show(outcome)
         if request.output is not None:
             evaluation.write_results(outcome, request.output)
