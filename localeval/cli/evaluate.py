@@ -151,7 +151,20 @@ def show(outcome: EvaluationOutcome) -> None:
     echo(console.run_summary(outcome.view, outcome.from_judge, outcome.judge))
 
 
-@click.command(cls=MetricsCommand)
+HELP = """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
+JSONL or a JSON array from standard input) and check the quality gates.
+
+Every run is kept in the run history (see `localeval runs`), sample by sample as it is
+scored: after Ctrl-C or a crash, running the same command again continues the run.
+
+Exit status: 0 all gates pass (or --estimate), 1 a gate (or the --baseline
+regression gate) failed or --until-decided found a metric worse, 2 bad usage or
+input, 3 internal error, 124 stopped at --max-minutes or --max-calls (the run is
+kept: the same command continues it).
+"""
+
+
+@click.command(cls=MetricsCommand, help=HELP)
 @click.argument("data", type=click.Path(path_type=Path, allow_dash=True))
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC")
 @output_option("Write the full results (scores, evidence, summary, gates) as JSON here.")
@@ -290,17 +303,7 @@ def evaluate(
     ray_threads: int | None,
     **options: Any,
 ) -> None:
-    """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
-    JSONL or a JSON array from standard input) and check the quality gates.
-
-    Every run is kept in the run history (see `localeval runs`), sample by sample as it is
-    scored: after Ctrl-C or a crash, running the same command again continues the run.
-
-    Exit status: 0 all gates pass (or --estimate), 1 a gate (or the --baseline
-    regression gate) failed or --until-decided found a metric worse, 2 bad usage or
-    input, 3 internal error, 124 stopped at --max-minutes or --max-calls (the run is
-    kept: the same command continues it).
-    """
+    # the help is HELP
     request = EvaluationRequest(
         data,
         metrics,
@@ -328,11 +331,14 @@ def evaluate(
     )
     if estimate_only and (max_minutes is not None or max_calls is not None):
         raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
-    # read twice (checked, then scored) and hashed: stdin or a pipe is kept in a file meanwhile
-    with readable_data(data, sys.stdin.buffer) as (path, label):
-        request = replace(request, data=path, data_label=label)
-        passed = _evaluate(request, progress, estimate_only)
-    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+    sys.exit(EXIT_OK if _read_and_evaluate(request, progress, estimate_only) else EXIT_GATE_FAILED)
+
+
+def _read_and_evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool) -> bool:
+    """Evaluate the data, read twice (checked, then scored) and hashed: standard input or a
+    pipe is kept in a file meanwhile; whether every gate passed."""
+    with readable_data(request.data, sys.stdin.buffer) as (path, label):
+        return _evaluate(replace(request, data=path, data_label=label), progress, estimate_only)
 
 
 def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = False) -> bool:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from localeval.errors import UsageError
@@ -166,6 +168,24 @@ def take_old_spellings(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[
     return taken, renamed
 
 
+def options_from_code(given: Mapping[str, Any]) -> dict[str, Any]:
+    """Options given in code, by dest, as the command line hands them on: a path as a Path,
+    a repeatable option's single value as a list; an unknown name refused (UsageError)."""
+    declared = {option.dest: option for _, option in metric_options()}
+    values: dict[str, Any] = {}
+    for name, value in given.items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(sorted(declared))
+            raise UsageError(f"options: unknown option '{name}' (known: {known})")
+        if option.multiple and isinstance(value, str | os.PathLike):
+            value = [value]
+        if option.is_path:
+            value = [Path(v) for v in value] if option.multiple else Path(value)
+        values[name] = tuple(value) if option.multiple else value
+    return values
+
+
 def configure_metrics(names: list[str], values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The metrics' constructor arguments from their options' values (keyed by each
     option's dest), checked against the metrics asked for (UsageError)."""
@@ -196,6 +216,7 @@ __all__ = [
     "metric_names",
     "metric_options",
     "on_judge_scale",
+    "options_from_code",
     "public_settings",
     "spec",
     "take_old_spellings",

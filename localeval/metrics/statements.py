@@ -144,16 +144,7 @@ def judge_statements(
     if not kept:
         return MetricResult.undefined(f"{evidence.text_name} has no statements")
     if not any(chunk.strip() for chunk in contexts):
-        return MetricResult(
-            0.0,
-            {
-                "statements": kept,
-                "verdicts": [evidence.negative] * len(kept),
-                evidence.probabilities: [0.0] * len(kept),
-                VERDICT_SHARE: 0.0,
-                "note": evidence.no_contexts_note,
-            },
-        )
+        return _without_contexts(kept, evidence)
     judge = require_judge(tools)
     units = written_claims(text, kept, judge, tools.prompts.rag) if mode.claims else None
     statements = units.texts if units is not None else kept
@@ -162,15 +153,7 @@ def judge_statements(
     #    nothing the passages could support without the question it answers)
     ask = ask or tools.prompts.rag.support_question(len(statements))
     try:
-        if mode.focused and is_long(contexts):
-            probabilities, extra = focused_support(
-                judge, tools, contexts, statements, ask, question
-            )
-        else:
-            probabilities, long_context = statement_support(
-                judge, contexts, statements, ask, question
-            )
-            extra = {"long_context": long_context} if long_context is not None else {}
+        probabilities, extra = _support(judge, tools, contexts, statements, ask, question, mode)
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
     # 3. each verdict as the probability that a person agrees (the judge's calibration map),
@@ -188,6 +171,37 @@ def judge_statements(
     if ignored:
         details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
     return MetricResult(statements_score(support), details)
+
+
+def _without_contexts(statements: list[str], evidence: StatementEvidence) -> MetricResult:
+    """0, every statement unsupported: no context was retrieved."""
+    return MetricResult(
+        0.0,
+        {
+            "statements": statements,
+            "verdicts": [evidence.negative] * len(statements),
+            evidence.probabilities: [0.0] * len(statements),
+            VERDICT_SHARE: 0.0,
+            "note": evidence.no_contexts_note,
+        },
+    )
+
+
+def _support(
+    judge: Judge,
+    tools: Tools,
+    contexts: Sequence[str],
+    statements: Sequence[str],
+    ask: AskSupport,
+    question: str,
+    mode: StatementMode,
+) -> tuple[list[float], dict[str, Any]]:
+    """The judge's P(Yes) per statement, asked against the whole contexts or, when they are
+    long and the prompt set says so, their closest sentences; with what the details add."""
+    if mode.focused and is_long(contexts):
+        return focused_support(judge, tools, contexts, statements, ask, question)
+    probabilities, long_context = statement_support(judge, contexts, statements, ask, question)
+    return probabilities, {"long_context": long_context} if long_context is not None else {}
 
 
 def _verdict_details(
