@@ -36,7 +36,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class EmbedderSpeed:
-    """How fast an embedder works on one machine, measured there once (localeval.tools.speed)."""
+    """How fast an embedder works on one machine, measured there once (localeval.estimate.speed)."""
 
     texts_per_s: float
     #: loading the model before the first text (the library and the weights)

@@ -82,7 +82,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class JudgeSpeed:
-    """How fast a judge works on one machine, measured there once (localeval.tools.speed).
+    """How fast a judge works on one machine, measured there once (localeval.estimate.speed).
 
     A judge's time is its steps (llama.cpp calls, or requests to a server), the prompt
     tokens it evaluates and the tokens it generates: each step costs `step_seconds` beyond

@@ -24,13 +24,13 @@ from localeval.tools.cache import CachedJudge
 
 ROOT = Path(__file__).resolve().parent.parent / "localeval"
 #: the modules that once found these abilities by getattr or hasattr
-ASKING = ["engine.py", "tools/cache.py", "tools/__init__.py", "tools/speed.py"]
+ASKING = ["engine.py", "tools/cache.py", "tools/__init__.py", "estimate/speed.py"]
 ABILITIES = "concurrency|session|cancel|counter|measure|embeds_in"
 
 
 def test_no_ability_is_found_by_getattr() -> None:
     pattern = re.compile(rf"(getattr|hasattr)\([^)]*\"({ABILITIES})\"")
-    for module in [*ASKING, "runs/evaluation.py"]:
+    for module in [*ASKING, "evaluation/run.py"]:
         assert not pattern.search((ROOT / module).read_text(encoding="utf-8")), module
 
 

@@ -36,9 +36,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval.results",),
     ("localeval.engine",),
     ("localeval.database",),
+    # the run history in the store, and the labels of its runs
+    ("localeval.history",),
+    ("localeval.labels",),
     ("localeval.tools",),
+    ("localeval.estimate",),
     # side by side: each uses models through localeval.tools, none the others' modules
-    ("localeval.runs", "localeval.pairwise", "localeval.testset"),
+    ("localeval.evaluation", "localeval.pairwise", "localeval.testset"),
     ("localeval.calibration",),
     ("localeval.report",),
     ("localeval.review",),

@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 
 import click
 
+from localeval.evaluation.estimate import Division
+from localeval.evaluation.requests import RaySettings
 from localeval.report.estimate_text import duration
-from localeval.runs.estimate import Division
-from localeval.runs.requests import RaySettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from localeval.errors import LocalevalError
+from localeval.estimate.counting import Estimate
 from localeval.results.files import OutputTarget
 from localeval.text import printable
-from localeval.tools.estimate import Estimate
 
 if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it themselves)
-    from localeval.runs.estimate import Division
+    from localeval.evaluation.estimate import Division
 
 F = TypeVar("F", bound=Callable[..., Any])
 

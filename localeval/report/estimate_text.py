@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from localeval.estimate.counting import Estimate
 from localeval.judge import Usage
 from localeval.text import printable
-from localeval.tools.estimate import Estimate
 
 
 def duration(seconds: float) -> str:

@@ -27,6 +27,24 @@ from localeval.data.stdin import is_pipe
 from localeval.database import Database, database_files, default_db_path
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
 from localeval.errors import BudgetSpent, DatasetError, UsageError
+from localeval.evaluation.decided import Decided, data_sample_ids, deciding_order, start_deciding
+from localeval.evaluation.ray.driver import RayScoring
+from localeval.evaluation.ray.join import import_ray
+from localeval.evaluation.requests import (
+    EvaluationEvents,
+    EvaluationOutcome,
+    EvaluationRequest,
+    RaySettings,
+)
+from localeval.evaluation.resume import (
+    RESUME_MATCHING,
+    check_resume_target,
+    choose_run,
+    scan_dataset,
+)
+from localeval.evaluation.sources import load_scores, stored_report, stored_run_scores, stored_view
+from localeval.history.records import StoredRun, ignore_invalid, skipped_row
+from localeval.history.store import RunSink, RunStore
 from localeval.judge import Usage
 from localeval.metrics import (
     EmbedsByLanguage,
@@ -51,19 +69,6 @@ from localeval.results.gates import (
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.view import RunView
-from localeval.runs.cluster import RayScoring
-from localeval.runs.cluster_join import import_ray
-from localeval.runs.decided import Decided, data_sample_ids, deciding_order, start_deciding
-from localeval.runs.history import RunSink, RunStore
-from localeval.runs.records import StoredRun, ignore_invalid, skipped_row
-from localeval.runs.requests import (
-    EvaluationEvents,
-    EvaluationOutcome,
-    EvaluationRequest,
-    RaySettings,
-)
-from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
-from localeval.runs.sources import load_scores, stored_report, stored_run_scores, stored_view
 from localeval.text import LANGUAGE_NAMES, printable
 from localeval.tools import ModelPool, load_tools
 from localeval.tools.cache import cache_connection

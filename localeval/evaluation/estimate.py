@@ -1,5 +1,5 @@
 """`evaluate --estimate`: what an evaluation will cost, counted by running its metrics on
-each sample against the counting tools (localeval.tools.estimate), without evaluating
+each sample against the counting tools (localeval.estimate.counting), without evaluating
 anything; with --ray, how the cluster's actors divide it (`divide`); and whether the
 progress line can start from an estimate (`speed_kept`)."""
 
@@ -14,13 +14,13 @@ from localeval.backends import judge_backend
 from localeval.config import ModelsConfig
 from localeval.data.samples import read_samples
 from localeval.engine import score_metric
-from localeval.runs.cluster import actor_bytes
-from localeval.runs.cluster_join import Connection
-from localeval.runs.evaluation import Evaluation
-from localeval.runs.requests import ClusterPlan
-from localeval.tools.estimate import Counting, Estimate
-from localeval.tools.remote import Chosen
-from localeval.tools.speed import judge_speed
+from localeval.estimate.counting import Counting, Estimate
+from localeval.estimate.speed import judge_speed
+from localeval.evaluation.ray.driver import actor_bytes
+from localeval.evaluation.ray.join import Connection
+from localeval.evaluation.ray.remote import Chosen
+from localeval.evaluation.requests import ClusterPlan
+from localeval.evaluation.run import Evaluation
 
 __all__ = ["Division", "Estimate", "cluster_division", "estimate_evaluation", "speed_kept"]
 

@@ -1,6 +1,6 @@
 """How fast a judge and an embedder work on this machine: measured once, kept for the user.
 
-An estimate (localeval.tools.estimate) turns the work it counted into time with these
+An estimate (localeval.estimate.counting) turns the work it counted into time with these
 figures. A judge is measured the first time it is estimated on a machine: its backend's
 `measure` loads it and times a few seconds of real work (for llama.cpp: a batch of prompt
 tokens, a few small calls, a short reply; for a server: a few short requests). An

@@ -1,7 +1,7 @@
 """Know the cost before you run: what a piece of work (an evaluation, `compare-answers`,
 `generate`) will ask of the judge, and how long that takes on this machine, found without
 evaluating anything. Each command's estimate runs its own code under `Counting`
-(localeval.runs.estimate, localeval.pairwise.run, localeval.testset.generate).
+(localeval.evaluation.estimate, localeval.pairwise.run, localeval.testset.generate).
 
 The real metrics run against counting stand-ins (`load_tools(..., counting=True)`): the
 judge backend's counter, which builds and tokenizes every prompt with the judge's own
@@ -18,7 +18,7 @@ one statement, the fewest its claims can be; the windows of long contexts depend
 counts only, and a noncommittal answer is still asked the same questions), and a generated
 reply is a typical one, so generated tokens are an estimate (`notes` says so when there
 are any). The time is the counted
-work at the speed measured once per model and machine (localeval.tools.speed).
+work at the speed measured once per model and machine (localeval.estimate.speed).
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from typing import Any
 from localeval.config import ModelsConfig
 from localeval.database import Database, Location, open_store
 from localeval.embedder import EmbedderSpeed
+from localeval.estimate.speed import embedder_speed, judge_speed
 from localeval.judge import JudgeSpeed, Usage
 from localeval.metrics import Metric, Tools
 from localeval.tools import load_tools
 from localeval.tools.cache import CachedJudge, CacheTables, JudgeEntry, VectorEntry
-from localeval.tools.speed import embedder_speed, judge_speed
 
 TYPICAL_REPLY_NOTE = (
     "generated tokens are counted for a typical reply (16 tokens in each string the judge "
