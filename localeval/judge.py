@@ -199,3 +199,21 @@ class CancellableJudge(Protocol):
     def cancel(self) -> None:
         """Stop every request in progress now."""
         ...
+
+
+@runtime_checkable
+class CountingJudge(Protocol):
+    """A stand-in judge that counts its steps (llama.cpp calls, or requests to a server)
+    instead of taking them: a `CountingBackend`'s counter, for an estimate."""
+
+    steps: int
+
+
+@runtime_checkable
+class ClosableJudge(Protocol):
+    """A judge holding something to free when done with it (a model, a vocabulary, a
+    connection)."""
+
+    def close(self) -> None:
+        """Free what the judge holds."""
+        ...

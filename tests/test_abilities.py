@@ -17,20 +17,38 @@ from localeval.backends import (
     judge_backend,
 )
 from localeval.backends.openai import OpenAISettings
+from localeval.embedder import CountingEmbedder, TextCountingEmbedder
 from localeval.engine import InFlight, Sequential, sample_tools, scheduler_for
-from localeval.judge import CancellableJudge, ConcurrentJudge, Judge, JudgeWithSessions
+from localeval.estimate.counting import counted
+from localeval.judge import (
+    CancellableJudge,
+    ClosableJudge,
+    ConcurrentJudge,
+    CountingJudge,
+    Judge,
+    JudgeWithSessions,
+    Prompt,
+)
 from localeval.metrics import EmbedsByLanguage, Tools, build_metric
 from localeval.tools.cache import CachedJudge
 
 ROOT = Path(__file__).resolve().parent.parent / "localeval"
 #: the modules that once found these abilities by getattr or hasattr
-ASKING = ["engine.py", "tools/cache.py", "tools/__init__.py", "estimate/speed.py"]
-ABILITIES = "concurrency|session|cancel|counter|measure|embeds_in"
+ASKING = [
+    "engine.py",
+    "tools/cache.py",
+    "tools/__init__.py",
+    "estimate/speed.py",
+    "estimate/counting.py",
+    "estimate/division.py",
+    "evaluation/estimate.py",
+]
+ABILITIES = "concurrency|session|cancel|counter|measure|embeds_in|steps|computed|close|threads"
 
 
 def test_no_ability_is_found_by_getattr() -> None:
     pattern = re.compile(rf"(getattr|hasattr)\([^)]*\"({ABILITIES})\"")
-    for module in [*ASKING, "evaluation/run.py"]:
+    for module in [*ASKING, "evaluation/run.py", "evaluation/checks.py"]:
         assert not pattern.search((ROOT / module).read_text(encoding="utf-8")), module
 
 
@@ -94,3 +112,32 @@ def test_samples_are_in_flight_only_for_a_judge_that_declares_sessions() -> None
     parent = SessionJudge(2)
     tools = Tools(judge=parent, embedder=embedder)
     assert sample_tools(tools).judge is not parent
+
+
+class StepCountingJudge(HashJudge):
+    """A counting stand-in that counts its own steps (as a llama.cpp judge's batches)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = 7
+
+    def close(self) -> None:
+        self.steps = 0
+
+
+def test_an_estimate_reads_the_steps_and_texts_that_stand_ins_declare() -> None:
+    counting_embedder = CountingEmbedder(FakeEmbedder().identity)
+    counting_embedder.embed(["one", "two", "three"])
+    assert isinstance(StepCountingJudge(), CountingJudge)
+    assert isinstance(StepCountingJudge(), ClosableJudge)
+    assert isinstance(counting_embedder, TextCountingEmbedder)
+    work = counted(Tools(judge=StepCountingJudge(), embedder=counting_embedder))
+    assert (work.steps, work.embedded) == (7, 3)
+    # a judge that counts no steps of its own takes one per call; an embedder that counts
+    # nothing embedded nothing the estimate can see
+    judge = HashJudge()
+    assert not isinstance(judge, CountingJudge)
+    judge.yes_probability(Prompt.of("system", "is it so?"))
+    judge.yes_probability(Prompt.of("system", "and this?"))
+    work = counted(Tools(judge=judge, embedder=FakeEmbedder()))
+    assert (work.steps, work.embedded) == (judge.usage.judge_calls, 0)

@@ -15,7 +15,7 @@ from standins import EMBEDDER, JUDGE, StandIns
 from localeval.cli import main
 from localeval.data.samples import Sample
 from localeval.errors import UsageError
-from localeval.evaluation.run import embeds
+from localeval.evaluation.checks import embeds
 from localeval.metrics import REGISTRY, Tools, build_metric, configure_metrics
 from localeval.metrics.context_precision import (
     ContextPrecision,

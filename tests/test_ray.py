@@ -37,7 +37,7 @@ from localeval.database import ServerUrl
 from localeval.engine import order_metrics, score_sample
 from localeval.errors import ModelFileError, UsageError
 from localeval.estimate.counting import Estimate, Pricing
-from localeval.evaluation.estimate import divide
+from localeval.estimate.division import divide
 from localeval.evaluation.ray import driver as cluster_module
 from localeval.evaluation.ray import join as cluster_join
 from localeval.evaluation.ray.driver import ClusterError, ClusterLost, RayScoring

@@ -25,7 +25,7 @@ from localeval.results.files import OutputTarget
 from localeval.text import printable
 
 if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it themselves)
-    from localeval.evaluation.estimate import Division
+    from localeval.estimate.division import Division
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,8 +53,7 @@ def show_estimate(
 ) -> None:
     """--estimate: the estimate's table (with how a Ray cluster's actors divide it, under
     --ray), and with --output the same as JSON at `target`."""
-    from localeval.cli.cluster import division_text
-    from localeval.report.estimate_text import estimate_text
+    from localeval.report.estimate_text import division_text, estimate_text
     from localeval.results.contract import write_json
 
     echo(estimate_text(estimate))

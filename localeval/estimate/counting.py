@@ -30,9 +30,9 @@ from typing import Any
 
 from localeval.config import ModelsConfig
 from localeval.database import Database, Location, open_store
-from localeval.embedder import EmbedderSpeed
+from localeval.embedder import EmbedderSpeed, TextCountingEmbedder
 from localeval.estimate.speed import embedder_speed, judge_speed
-from localeval.judge import JudgeSpeed, Usage
+from localeval.judge import ClosableJudge, ConcurrentJudge, CountingJudge, JudgeSpeed, Usage
 from localeval.metrics import Metric, Tools
 from localeval.tools import load_tools
 from localeval.tools.cache import CachedJudge, CacheTables, JudgeEntry, VectorEntry
@@ -98,8 +98,10 @@ def counted(tools: Tools) -> Work:
     usage = judge.usage.snapshot() if judge is not None else Usage()
     counter = judge.inner if isinstance(judge, CachedJudge) else judge
     # a judge that counts no steps of its own (a fake) takes one per call
-    steps = getattr(counter, "steps", usage.judge_calls) if counter is not None else 0
-    return Work(usage, steps, int(getattr(embedder, "computed", 0)))
+    steps = counter.steps if isinstance(counter, CountingJudge) else usage.judge_calls
+    steps = steps if counter is not None else 0
+    embedded = embedder.computed if isinstance(embedder, TextCountingEmbedder) else 0
+    return Work(usage, steps, int(embedded))
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,8 @@ def pricing_for(
     if tools.embedder is not None and work.embedded:
         config = models.embedder(embedder_name)
         embedder = embedder_speed(store, config, tools.embedder.identity, measure)
-    concurrency = int(getattr(tools.judge, "concurrency", 1) or 1)
+    concurrency = tools.judge.concurrency if isinstance(tools.judge, ConcurrentJudge) else 1
+    concurrency = int(concurrency or 1)
     return Pricing(judge, embedder, concurrency)
 
 
@@ -306,9 +309,8 @@ class Counting:
         """Free the counting judge's vocabulary and the database connection."""
         judge = self.tools.judge
         counter = judge.inner if isinstance(judge, CachedJudge) else judge
-        close = getattr(counter, "close", None)
-        if close is not None:
-            close()
+        if isinstance(counter, ClosableJudge):
+            counter.close()
         self.store.close()
 
     def count(self, item: str, part: str, work: Callable[[], object]) -> None:
