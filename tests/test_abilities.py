@@ -13,9 +13,11 @@ from localeval.backends import (
     ConcurrentSettings,
     CountingBackend,
     MeasuringBackend,
+    ThreadedSettings,
     embedder_backend,
     judge_backend,
 )
+from localeval.backends.llama_judge import LlamaCppSettings
 from localeval.backends.openai import OpenAISettings
 from localeval.embedder import CountingEmbedder, TextCountingEmbedder
 from localeval.engine import InFlight, Sequential, sample_tools, scheduler_for
@@ -58,6 +60,13 @@ def test_the_built_in_backends_declare_what_they_can_do() -> None:
         assert isinstance(backend, CountingBackend) and isinstance(backend, MeasuringBackend)
     for name in ("sentence-transformers", "fake"):
         assert not isinstance(embedder_backend(name), CountingBackend)
+
+
+def test_a_gguf_judges_settings_say_its_threads_and_a_servers_do_not() -> None:
+    settings = LlamaCppSettings(path=Path("judge.gguf"), threads=6)
+    assert isinstance(settings, ThreadedSettings) and settings.threads == 6
+    server = OpenAISettings(base_url="http://127.0.0.1:9/v1", model="m", concurrency=4)
+    assert not isinstance(server, ThreadedSettings)
 
 
 def test_a_server_judges_settings_allow_samples_in_flight() -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import heapq
 import os
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
+from localeval.backends import ThreadedSettings
 from localeval.config import ModelsConfig
 from localeval.estimate.counting import Estimate
 
@@ -33,13 +34,6 @@ class ClusterShape(Protocol):
 
     @property
     def cpus(self) -> int: ...
-
-
-@runtime_checkable
-class ThreadedSettings(Protocol):
-    """A judge entry's settings that say how many threads it runs with (0: all cores)."""
-
-    threads: int
 
 
 @dataclass(frozen=True)
