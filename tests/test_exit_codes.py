@@ -17,7 +17,7 @@ from localeval.errors import (
     RunInUseError,
     UsageError,
 )
-from localeval.runs.cluster import ClusterError, ClusterLost
+from localeval.evaluation.ray.driver import ClusterError, ClusterLost
 
 
 def kinds() -> list[type[LocalevalError]]:

@@ -23,11 +23,11 @@ ERROR_STATUSES: tuple[tuple[type[LocalevalError], int], ...] = (
 
 def exit_code_of(error: LocalevalError) -> int:
     """The status the command exits with for this error."""
-    from localeval.runs.cluster import ClusterError, ClusterLost
+    from localeval.evaluation.ray.driver import ClusterError, ClusterLost
 
     if isinstance(error, ClusterLost):
         return EXIT_CLUSTER_LOST
     if isinstance(error, ClusterError):
-        # a worker's error crosses to the driver as the status its kind has (runs/cluster_actor)
+        # a worker's error crosses to the driver as the status its kind has (evaluation/ray/actor)
         return error.exit_code
     return next(status for kind, status in ERROR_STATUSES if isinstance(error, kind))

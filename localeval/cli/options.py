@@ -23,12 +23,12 @@ from localeval.cli.exit_codes import EXIT_GATE_FAILED as EXIT_GATE_FAILED  # re-
 from localeval.cli.exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code_of
 from localeval.cli.exit_codes import EXIT_OK as EXIT_OK  # re-exported
 from localeval.errors import LocalevalError
+from localeval.estimate.counting import Estimate
 from localeval.results.files import OutputTarget
 from localeval.text import printable
-from localeval.tools.estimate import Estimate
 
 if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it themselves)
-    from localeval.runs.estimate import Division
+    from localeval.estimate.division import Division
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,8 +52,7 @@ def show_estimate(
 ) -> None:
     """--estimate: the estimate's table (with how a Ray cluster's actors divide it, under
     --ray), and with --output the same as JSON at `target`."""
-    from localeval.cli.cluster import division_text
-    from localeval.report.estimate_text import estimate_text
+    from localeval.report.estimate_text import division_text, estimate_text
     from localeval.results.contract import write_json
 
     echo(estimate_text(estimate))
