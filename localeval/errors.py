@@ -7,16 +7,9 @@ from __future__ import annotations
 class LocalevalError(Exception):
     """Base class for every error localeval reports to a user."""
 
-    #: read only where a Ray worker sends its error to the driver (evaluation/ray/actor), until
-    #: the worker sends the error's kind; tests/test_architecture.py holds it to the CLI's
-    #: choice, cli/exit_codes.py
-    exit_code = 3
-
 
 class UsageError(LocalevalError):
     """The user asked for what cannot be done as asked (bad option value, unknown name)."""
-
-    exit_code = 2
 
 
 def locate(

@@ -174,19 +174,12 @@ def store_choices_outside_database(edges: dict[str, set[str]]) -> list[str]:
     return wrong
 
 
-#: where a Ray worker's error still crosses to its driver as a status (the cluster's two
-#: modules, and the class attribute in errors.py they read), until the worker sends the
-#: error's kind: the only exit codes named outside localeval/cli/
-EXIT_CODES_LEFT = ("localeval.errors", "driver", "actor")
-
-
 def exit_codes_outside_cli() -> list[str]:
     """Where a module outside localeval.cli exits (sys.exit, os._exit, raise SystemExit)
     or names an exit code: only the CLI chooses them (cli/exit_codes.py)."""
     wrong = []
     for module, path in sorted(modules().items()):
-        left = module == EXIT_CODES_LEFT[0] or module.rpartition(".")[2] in EXIT_CODES_LEFT[1:]
-        if unit_of(module) == "localeval.cli" or left:
+        if unit_of(module) == "localeval.cli":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             line = getattr(node, "lineno", 0)

@@ -23,11 +23,8 @@ ERROR_STATUSES: tuple[tuple[type[LocalevalError], int], ...] = (
 
 def exit_code_of(error: LocalevalError) -> int:
     """The status the command exits with for this error."""
-    from localeval.evaluation.ray.driver import ClusterError, ClusterLost
+    from localeval.evaluation.ray.driver import ClusterLost
 
-    if isinstance(error, ClusterLost):
+    if isinstance(error, ClusterLost):  # a kind of the ray room's, imported with it
         return EXIT_CLUSTER_LOST
-    if isinstance(error, ClusterError):
-        # a worker's error crosses to the driver as the status its kind has (evaluation/ray/actor)
-        return error.exit_code
     return next(status for kind, status in ERROR_STATUSES if isinstance(error, kind))
