@@ -126,7 +126,7 @@ def calibrate(
         show_labels(calibrate_runs(refs, output, fit, save, models_path, db_path, events))
         return
     files = list(labelled)
-    given = (judge_name, embedder_name, models_path, use_cache, db_path)
+    given = (judge_name, embedder_name, models_path, use_cache, db_path)  # in the fields' order
     request = CalibrationRequest(files, output, limit, *given, score_with, _skipped)
     show_files(calibrate_files(request, fit, save, events))
 
