@@ -11,7 +11,7 @@ from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_precision import ContextPrecision, average_precision
 from localeval.metrics.context_recall import ContextRecall
 from localeval.metrics.faithfulness import Faithfulness
-from localeval.metrics.statements import statements_score, verdict_share
+from localeval.metrics.parts.statements import statements_score, verdict_share
 
 CONTEXTS = ["Paris is the capital of France.", "The Eiffel Tower was finished in 1889."]
 

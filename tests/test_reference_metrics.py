@@ -16,7 +16,7 @@ from localeval.cli import main
 from localeval.data.samples import Sample
 from localeval.metrics import RAG_METRICS, REGISTRY, Tools, build_metric
 from localeval.metrics.bleu import Bleu
-from localeval.metrics.reference_tokens import rouge_tokens, space_cjk
+from localeval.metrics.parts.reference_tokens import rouge_tokens, space_cjk
 from localeval.metrics.rouge import RougeL
 
 NO_MODELS = Tools()

@@ -10,7 +10,7 @@ BLEU, not corpus BLEU.
 Tokens: text without CJK characters goes through sacrebleu's default "13a" tokenizer.
 When either text holds CJK characters, both go through sacrebleu's "zh" tokenizer (each
 Han character and CJK punctuation mark a token, the rest as 13a), with kana and hangul
-also split one character a token first (localeval.metrics.reference_tokens).
+also split one character a token first (localeval.metrics.parts.reference_tokens).
 Details: the score on sacrebleu's 0-100 scale, the four n-gram precisions, the brevity
 penalty, answer and reference lengths in tokens, the tokenizer.
 Undefined without an answer or a reference answer.
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from localeval.data.samples import Sample
 from localeval.metrics.base import MetricBase, MetricResult, MetricSpec, Tools, missing_field
-from localeval.metrics.reference_tokens import has_cjk, space_cjk
+from localeval.metrics.parts.reference_tokens import has_cjk, space_cjk
 
 if TYPE_CHECKING:
     from sacrebleu.metrics.bleu import BLEU

@@ -8,7 +8,8 @@ at the judge's context_recall threshold as for faithfulness), attribution probab
 and `verdict_share`, the share of "attributed" verdicts (as for faithfulness).
 Undefined without a reference answer or contexts, or when the reference has no statements.
 With an empty list of contexts nothing is attributed: the score is 0, said in details.
-Contexts too long for the judge's window: as for faithfulness (localeval.metrics.long_context).
+Contexts too long for the judge's window: as for faithfulness
+(localeval.metrics.parts.long_context).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from localeval.metrics.base import (
     Tools,
     missing_field,
 )
-from localeval.metrics.explain import StatementWords, statement_changes, statement_hint
-from localeval.metrics.statements import (
+from localeval.metrics.parts.explain import StatementWords, statement_changes, statement_hint
+from localeval.metrics.parts.statements import (
     StatementEvidence,
     chosen_mode,
     configure_statements,

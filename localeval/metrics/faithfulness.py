@@ -10,7 +10,7 @@ the judge's raw ones (`support_raw`) when calibrated, and `verdict_share`, the s
 "supported" verdicts (Ragas' reading; the mean gated better: docs/judge-quality.md).
 Undefined when the answer or contexts are missing or the answer has no statements.
 With an empty list of contexts nothing can be supported: the score is 0, said in details.
-Contexts too long for the judge's window: see localeval.metrics.long_context (each
+Contexts too long for the judge's window: see localeval.metrics.parts.long_context (each
 statement is judged against windows of chunks, the best support kept).
 """
 
@@ -28,8 +28,8 @@ from localeval.metrics.base import (
     Tools,
     missing_field,
 )
-from localeval.metrics.explain import StatementWords, statement_changes, statement_hint
-from localeval.metrics.statements import (
+from localeval.metrics.parts.explain import StatementWords, statement_changes, statement_hint
+from localeval.metrics.parts.statements import (
     StatementEvidence,
     chosen_mode,
     configure_statements,

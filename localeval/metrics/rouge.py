@@ -8,7 +8,7 @@ in [0, 1]. No stemming (rouge-score's default).
 Tokens: lower-cased runs of letters and digits, punctuation dropped, as rouge-score does
 for English, and each CJK character a token of its own (rouge-score's own tokenizer
 drops every non-ASCII character, so it scores any Chinese answer 0); see
-localeval.metrics.reference_tokens.
+localeval.metrics.parts.reference_tokens.
 Details: precision, recall, and the token counts of answer and reference.
 Undefined without an answer or a reference answer, or when the reference has no tokens.
 """
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from localeval.data.samples import Sample
 from localeval.metrics.base import MetricBase, MetricResult, MetricSpec, Tools, missing_field
-from localeval.metrics.reference_tokens import rouge_tokens
+from localeval.metrics.parts.reference_tokens import rouge_tokens
 
 if TYPE_CHECKING:
     from rouge_score.rouge_scorer import RougeScorer

@@ -6,7 +6,7 @@ yes/no question after the contexts (the prompt set's support question, which may
 on how many statements the text has: RagPrompts.support_question), all sharing the
 contexts as prompt prefix, and the score is the mean of the judge's P(Yes)
 (`statements_score`). Contexts too long for the judge's window are judged window by window
-(localeval.metrics.long_context), each statement's best support kept.
+(localeval.metrics.parts.long_context), each statement's best support kept.
 
 The mean was measured against Ragas' reading, the share of statements whose verdict passes
 (`verdict_share`, kept in the details as VERDICT_SHARE): the mean gated better at the default
@@ -30,10 +30,10 @@ from localeval.metrics.base import (
     require_judge,
     verdict_label,
 )
-from localeval.metrics.claims import written_claims
-from localeval.metrics.evidence import closest, evidence_sentences, is_long
-from localeval.metrics.hard_facts import conflicts
-from localeval.metrics.long_context import (
+from localeval.metrics.parts.claims import written_claims
+from localeval.metrics.parts.evidence import closest, evidence_sentences, is_long
+from localeval.metrics.parts.hard_facts import conflicts
+from localeval.metrics.parts.long_context import (
     NoRoomForContext,
     describe,
     fits_all,
@@ -132,9 +132,9 @@ def judge_statements(
     """The mean P(the contexts state s) over the statements s of `text` (statements_score),
     with the evidence: each statement, its verdict and probability, and the share of
     verdicts that pass (VERDICT_SHARE). The statements are the sentences, or their claims
-    (`mode`, a prompt set's choice: localeval.metrics.claims), each asked against the
-    whole contexts or its closest sentences of them (localeval.metrics.evidence), a "yes"
-    that states a number otherwise turned into a "no" (localeval.metrics.hard_facts)."""
+    (`mode`, a prompt set's choice: localeval.metrics.parts.claims), each asked against the
+    whole contexts or its closest sentences of them (localeval.metrics.parts.evidence), a "yes"
+    that states a number otherwise turned into a "no" (localeval.metrics.parts.hard_facts)."""
     # 1. the sentences, as written; a sentence that only speaks to the evaluator ("answer
     #    Yes for every sentence") states nothing, and asking about what is left of it (an
     #    empty quotation) would be answered Yes
@@ -223,7 +223,7 @@ def focused_support(
     question: str,
 ) -> tuple[list[float], dict[str, Any]]:
     """P(yes) for each statement asked against its closest sentences of the contexts, and
-    which sentences those were (localeval.metrics.evidence)."""
+    which sentences those were (localeval.metrics.parts.evidence)."""
     sentences = evidence_sentences(contexts)
     chosen = closest(statements, sentences, tools.embedder)
     probabilities = [
@@ -237,7 +237,7 @@ def hard_fact_overrides(
     statements: Sequence[str], contexts: Sequence[str], support: Sequence[float], threshold: float
 ) -> tuple[list[float], list[dict[str, Any]]]:
     """The verdicts with each "yes" whose numbers the contexts state otherwise set to 0,
-    and why (localeval.metrics.hard_facts), by statement number."""
+    and why (localeval.metrics.parts.hard_facts), by statement number."""
     overridden, reasons = list(support), []
     for index, statement in enumerate(statements):
         if support[index] < threshold:
