@@ -280,3 +280,14 @@ def test_answer_relevancy_chinese_question_gets_chinese_prompt() -> None:
 def test_answer_relevancy_undefined_without_answer() -> None:
     result = AnswerRelevancy().score(sample(answer=None), Tools(judge=ScriptedJudge()))
     assert result.score is None and result.reason == "no answer"
+
+
+def test_the_default_sets_old_name_answers_with_a_deprecation_warning() -> None:
+    import localeval.metrics as metrics
+
+    with pytest.warns(DeprecationWarning, match="use DEFAULT_METRICS"):
+        old = metrics.RAG_METRICS
+    assert old is metrics.DEFAULT_METRICS
+    assert list(old) == ["context_precision", "faithfulness", "context_recall", "answer_relevancy"]
+    with pytest.raises(AttributeError):
+        _ = metrics.NO_SUCH_NAME

@@ -14,7 +14,7 @@ from standins import StandIns
 
 from localeval.cli import main
 from localeval.data.samples import Sample
-from localeval.metrics import RAG_METRICS, REGISTRY, Tools, build_metric
+from localeval.metrics import DEFAULT_METRICS, REGISTRY, Tools, build_metric
 from localeval.metrics.bleu import Bleu
 from localeval.metrics.parts.reference_tokens import rouge_tokens, space_cjk
 from localeval.metrics.rouge import RougeL
@@ -148,7 +148,7 @@ def test_answer_without_words_scores_zero() -> None:
 
 def test_registered_outside_the_default_set_without_models() -> None:
     for name in ("bleu", "rouge_l"):
-        assert name in REGISTRY and name not in RAG_METRICS
+        assert name in REGISTRY and name not in DEFAULT_METRICS
         metric = build_metric(name)
         assert not metric.uses_judge and not metric.uses_embedder
 
