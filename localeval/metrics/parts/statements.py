@@ -20,13 +20,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from localeval.data.samples import Sample
 from localeval.errors import UsageError
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import (
     LIKELIER,
+    MetricBase,
     MetricOption,
     MetricResult,
     Tools,
+    missing_field,
     require_judge,
     verdict_label,
 )
@@ -41,7 +44,7 @@ from localeval.metrics.parts.long_context import (
 )
 from localeval.prompts.rag import as_data
 from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS, SENTENCES, StatementMode
-from localeval.text import split_sentences
+from localeval.text import detect_language, split_sentences
 
 WINDOWED_SUPPORT = (
     "contexts too long for the judge's window: each statement judged against every window "
@@ -118,6 +121,42 @@ class StatementEvidence:
     positive: str  # verdict when the contexts state the sentence
     negative: str
     no_contexts_note: str
+
+
+class StatementsMetric(MetricBase):
+    """A metric that judges one text's statements against the sample's contexts (judge_statements):
+    faithfulness the answer's, context recall the reference answer's. A metric built on it
+    declares its `name`, its `needs`, its `evidence` and the text it judges (`judged_text`);
+    the rest, the settings it records included, is the same for each."""
+
+    name: str
+    needs: tuple[str, ...]
+    evidence: StatementEvidence
+    uses_judge = True
+    uses_embedder = False
+
+    def __init__(self, statements: str | None = None):
+        #: which statements are the judge's claims; None: the prompt set's choice
+        self.statements = statements
+
+    def settings(self) -> dict[str, Any]:
+        # the statements' units are recorded only when given: the prompt set's choice
+        # otherwise, which its version records
+        return {} if self.statements is None else {"statements": self.statements}
+
+    def judged_text(self, sample: Sample) -> str | None:
+        """The text whose statements are judged (one of the fields in `needs`)."""
+        raise NotImplementedError
+
+    def score(self, sample: Sample, tools: Tools) -> MetricResult:
+        if reason := missing_field(sample, self.needs):
+            return MetricResult.undefined(reason)
+        text = self.judged_text(sample)
+        assert text is not None and sample.contexts is not None
+        mode = chosen_mode(tools, self.name, detect_language(text), self.statements)
+        return judge_statements(
+            text, sample.contexts, tools, self.evidence, sample.question, mode=mode
+        )
 
 
 def judge_statements(
