@@ -15,7 +15,9 @@ from standins import StandIns
 from localeval.cli import main
 from localeval.data.samples import Sample
 from localeval.metrics import DEFAULT_METRICS, REGISTRY, Tools, build_metric
+from localeval.metrics.answer_similarity import AnswerSimilarity
 from localeval.metrics.bleu import Bleu
+from localeval.metrics.parts.reference import ReferenceMetric
 from localeval.metrics.parts.reference_tokens import rouge_tokens, space_cjk
 from localeval.metrics.rouge import RougeL
 
@@ -90,6 +92,20 @@ def test_bleu_japanese_kana_and_korean_are_by_character() -> None:
 def test_bleu_undefined_without_reference() -> None:
     result = Bleu().score(Sample("s", "q", answer="x"), NO_MODELS)
     assert result.score is None and result.reason == "no reference_answer"
+
+
+@pytest.mark.parametrize("metric", [Bleu(), RougeL(), AnswerSimilarity()], ids=lambda m: m.name)
+@pytest.mark.parametrize(
+    ("answer", "reference", "reason"),
+    [(" ", "R.", "no answer"), ("A.", None, "no reference_answer")],
+)
+def test_every_metric_against_the_reference_is_undefined_without_both_texts(
+    metric: ReferenceMetric, answer: str, reference: str | None, reason: str
+) -> None:
+    # no models given: a metric that went on to compare the texts would fail on the embedder
+    result = metric.score(Sample("s", "q?", answer=answer, reference_answer=reference), NO_MODELS)
+    assert (result.score, result.reason) == (None, reason)
+    assert metric.needs == ("answer", "reference_answer")
 
 
 # -- ROUGE-L -----------------------------------------------------------------------------

@@ -9,8 +9,9 @@
 - `long_context`: fitting passages into the judge's window
 - `diagnosis`: answer correctness' claims sorted by who is to blame
 - `explain`: what changed in a sample's evidence between two runs, and why it scored low
-- `reference_tokens`: words and CJK characters for the metrics against a reference answer,
-  with `ReferenceMetric`, the class those share
+- `reference`: `ReferenceMetric`, the class of the metrics that compare the answer with
+  the reference answer (BLEU, ROUGE-L, answer similarity)
+- `reference_tokens`: words and CJK characters, for those metrics and for claims
 
 A part imports no metric module (tests/test_architecture.py): metrics build on parts,
 never the other way.
