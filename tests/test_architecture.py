@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localeval.schema",
         "localeval.verdict_maps",
         "localeval.offline",
+        "localeval.closing",
     ),
     ("localeval.judge",),
     ("localeval.embedder",),
