@@ -135,7 +135,7 @@ class StatementsMetric(MetricBase):
     uses_judge = True
     uses_embedder = False
 
-    def __init__(self, statements: str | None = None):
+    def __init__(self, statements: str | None = None) -> None:
         #: which statements are the judge's claims; None: the prompt set's choice
         self.statements = statements
 
