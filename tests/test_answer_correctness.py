@@ -17,7 +17,7 @@ from localeval.errors import UsageError
 from localeval.metrics import Tools, configure_metrics
 from localeval.metrics.answer_correctness import SPEC, AnswerCorrectness, f_beta
 from localeval.metrics.answer_similarity import AnswerSimilarity
-from localeval.metrics.diagnosis import FIGURES, claim_kinds, figures
+from localeval.metrics.parts.diagnosis import FIGURES, claim_kinds, figures
 from localeval.prompts.sets import RAG_5
 from localeval.report.html import render_html
 from localeval.report.junit import render_junit

@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localeval.schema",
         "localeval.verdict_maps",
         "localeval.offline",
+        "localeval.closing",
     ),
     ("localeval.judge",),
     ("localeval.embedder",),
@@ -223,6 +224,28 @@ def ray_imports() -> list[str]:
     return wrong
 
 
+#: the parts metrics are built of: a sub-package of localeval.metrics (one layer with
+#: them), which imports no metric module, so that metrics build on parts and never the
+#: other way (docs/architecture.md, "metrics/")
+METRIC_PARTS = "localeval.metrics.parts"
+#: the modules of localeval.metrics that are no metric: its terms and its plugins' loader
+METRIC_TERMS = ("localeval.metrics", "localeval.metrics.base", "localeval.metrics.plugins")
+
+
+def metric_imports_in_parts(edges: dict[str, set[str]]) -> list[str]:
+    """Imports of a metric module (any of localeval.metrics outside its parts and terms)
+    by a part."""
+    return [
+        f"{module} -> {target}"
+        for module, targets in sorted(edges.items())
+        if module.startswith(METRIC_PARTS)
+        for target in sorted(targets)
+        if target.startswith("localeval.metrics.")
+        and not target.startswith(METRIC_PARTS)
+        and target not in METRIC_TERMS
+    ]
+
+
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
 
@@ -237,6 +260,10 @@ def test_only_the_database_package_tells_one_store_from_another() -> None:
 
 def test_only_the_command_line_chooses_exit_codes() -> None:
     assert exit_codes_outside_cli() == []
+
+
+def test_metric_parts_import_no_metric() -> None:
+    assert metric_imports_in_parts(graph()) == []
 
 
 def test_ray_is_imported_only_in_its_room_and_only_when_asked_for() -> None:
@@ -258,3 +285,4 @@ if __name__ == "__main__":
             print(f"{unit:<24} -> {', '.join(used) or '-'}")
     print("cycles:", cycles(edges) or "none")
     print("upward imports:", upward_imports(edges) or "none")
+    print("metrics imported by their parts:", metric_imports_in_parts(edges) or "none")

@@ -14,6 +14,7 @@ import functools
 import importlib
 import os
 import pkgutil
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -114,8 +115,22 @@ class _DefaultSet(Sequence[str]):
 #: name, why an installed metric plugin is left out (both found on first use)
 REGISTRY: MutableMapping[str, MetricSpec] = OnFirstUse(lambda: _discovered()[0])
 PLUGIN_PROBLEMS: MutableMapping[str, str] = OnFirstUse(lambda: _discovered()[1])
-#: the default set (context precision, faithfulness, answer relevancy, context recall)
-RAG_METRICS: Sequence[str] = _DefaultSet()
+#: the metrics `evaluate` scores when none is named: the default set (context precision,
+#: faithfulness, context recall, answer relevancy, in that order)
+DEFAULT_METRICS: Sequence[str] = _DefaultSet()
+#: names kept for a release after a rename: old name -> new name
+_RENAMED = {"RAG_METRICS": "DEFAULT_METRICS"}
+
+
+def __getattr__(name: str) -> Any:
+    # a renamed name still answers, with a DeprecationWarning naming the new one
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"localeval.metrics.{name} is deprecated: use {new}", DeprecationWarning, stacklevel=2
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def spec(name: str) -> MetricSpec | None:
@@ -199,8 +214,8 @@ def configure_metrics(names: list[str], values: Mapping[str, Any]) -> dict[str, 
 
 
 __all__ = [
+    "DEFAULT_METRICS",
     "PLUGIN_PROBLEMS",
-    "RAG_METRICS",
     "REGISTRY",
     "EmbedsByLanguage",
     "Metric",

@@ -19,8 +19,8 @@ Details: precision, recall, beta; the answer's statements with their verdicts
 ("supported" / "unsupported" by the reference) and probabilities (`support`); the
 reference's statements (`reference_statements`) with theirs (`reference_verdicts`:
 "stated" / "missing", `coverage`). With `--answer-correctness-diagnose`, also the
-claim-level diagnosis (localeval.metrics.diagnosis) under `diagnosis`, and its figures as
-sub-scores.
+claim-level diagnosis (localeval.metrics.parts.diagnosis) under `diagnosis`, and its
+figures as sub-scores.
 Undefined without an answer or a reference answer, or when either has no statements.
 """
 
@@ -44,16 +44,16 @@ from localeval.metrics.base import (
     Tools,
     missing_field,
 )
-from localeval.metrics.claims import statement_weights
-from localeval.metrics.diagnosis import FIGURES, diagnose
-from localeval.metrics.explain import (
+from localeval.metrics.parts.claims import statement_weights
+from localeval.metrics.parts.diagnosis import FIGURES, diagnose
+from localeval.metrics.parts.explain import (
     StatementWords,
     first_with,
     number,
     statement_changes,
     weakest,
 )
-from localeval.metrics.statements import (
+from localeval.metrics.parts.statements import (
     StatementEvidence,
     configure_statements,
     judge_statements,

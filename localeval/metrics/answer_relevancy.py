@@ -15,7 +15,7 @@ Details: answers_probability (the judge's calibrated verdict; answers_probabilit
 raw P(Yes) when it is calibrated), the noncommittal probability, language; with
 --answer-relevancy-questions the generated questions, their similarities and mean.
 Undefined without an answer. An answer too long for the judge's window is judged on its
-beginning, as much as fits (localeval.metrics.long_context), said in details.
+beginning, as much as fits (localeval.metrics.parts.long_context), said in details.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from localeval.metrics.base import (
     require_embedder,
     require_judge,
 )
-from localeval.metrics.explain import number, pairs, quote, text
-from localeval.metrics.long_context import NoRoomForContext, fit_text
+from localeval.metrics.parts.explain import number, pairs, quote, text
+from localeval.metrics.parts.long_context import NoRoomForContext, fit_text
 from localeval.schema import Array, Object, Str, max_bytes
 from localeval.text import detect_language
 

@@ -32,7 +32,14 @@ class MetricResult:
 
 @dataclass
 class Tools:
-    """The models a metric may use; either is None when no requested metric needs it."""
+    """The models a metric scores with, and how to read their verdicts: the judge and the
+    embedder (either None when no requested metric needs it), the judge's thresholds,
+    calibration maps and prompt set.
+
+    Built by localeval.tools (`load_tools`, `tools_for`: from models.toml, behind the cache)
+    or by hand (tests, a notebook); defined here, with the other terms of a metric, because
+    every metric takes one and the metrics sit below localeval.tools in the layers
+    (docs/architecture.md, "Where a metric's models come from")."""
 
     judge: Judge | None = None
     embedder: Embedder | None = None

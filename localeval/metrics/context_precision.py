@@ -46,8 +46,8 @@ from localeval.metrics.base import (
     require_judge,
     verdict_label,
 )
-from localeval.metrics.explain import NOTABLE_SHIFT, pairs
-from localeval.metrics.long_context import NoRoomForContext, fit_text
+from localeval.metrics.parts.explain import NOTABLE_SHIFT, pairs
+from localeval.metrics.parts.long_context import NoRoomForContext, fit_text
 from localeval.prompts.neutral import without_orders
 from localeval.text import LANGUAGE_NAMES, LANGUAGES, detect_language, split_sentences
 

@@ -19,7 +19,7 @@ import numpy as np
 from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.metrics.base import Details
-from localeval.metrics.explain import generic_changes
+from localeval.metrics.parts.explain import generic_changes
 from localeval.prediction_powered import MIN_LABELLED, Corrected, corrected_mean
 from localeval.results.comparability import comparability_warnings
 from localeval.results.summary import NO_CATEGORY

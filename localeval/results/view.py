@@ -18,7 +18,7 @@ from typing import Any
 from localeval.judge import Usage
 from localeval.metrics import spec
 from localeval.metrics.base import Evidence
-from localeval.metrics.explain import number, text
+from localeval.metrics.parts.explain import number, text
 from localeval.results.calibration import CalibrationStatus, calibration_status
 from localeval.results.corrected import (
     CorrectedSummary,

@@ -36,8 +36,8 @@ from typing import Any
 
 from localeval.data.samples import Sample
 from localeval.metrics.base import Tools, require_judge
-from localeval.metrics.long_context import NoRoomForContext
-from localeval.metrics.statements import statement_support, support_threshold
+from localeval.metrics.parts.long_context import NoRoomForContext
+from localeval.metrics.parts.statements import statement_support, support_threshold
 
 RETRIEVER, GENERATOR = "retriever", "generator"
 

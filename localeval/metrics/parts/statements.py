@@ -6,7 +6,7 @@ yes/no question after the contexts (the prompt set's support question, which may
 on how many statements the text has: RagPrompts.support_question), all sharing the
 contexts as prompt prefix, and the score is the mean of the judge's P(Yes)
 (`statements_score`). Contexts too long for the judge's window are judged window by window
-(localeval.metrics.long_context), each statement's best support kept.
+(localeval.metrics.parts.long_context), each statement's best support kept.
 
 The mean was measured against Ragas' reading, the share of statements whose verdict passes
 (`verdict_share`, kept in the details as VERDICT_SHARE): the mean gated better at the default
@@ -20,20 +20,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from localeval.data.samples import Sample
 from localeval.errors import UsageError
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import (
     LIKELIER,
+    MetricBase,
     MetricOption,
     MetricResult,
     Tools,
+    missing_field,
     require_judge,
     verdict_label,
 )
-from localeval.metrics.claims import written_claims
-from localeval.metrics.evidence import closest, evidence_sentences, is_long
-from localeval.metrics.hard_facts import conflicts
-from localeval.metrics.long_context import (
+from localeval.metrics.parts.claims import written_claims
+from localeval.metrics.parts.evidence import closest, evidence_sentences, is_long
+from localeval.metrics.parts.hard_facts import conflicts
+from localeval.metrics.parts.long_context import (
     NoRoomForContext,
     describe,
     fits_all,
@@ -41,7 +44,7 @@ from localeval.metrics.long_context import (
 )
 from localeval.prompts.rag import as_data
 from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS, SENTENCES, StatementMode
-from localeval.text import split_sentences
+from localeval.text import detect_language, split_sentences
 
 WINDOWED_SUPPORT = (
     "contexts too long for the judge's window: each statement judged against every window "
@@ -120,6 +123,42 @@ class StatementEvidence:
     no_contexts_note: str
 
 
+class StatementsMetric(MetricBase):
+    """A metric that judges one text's statements against the sample's contexts (judge_statements):
+    faithfulness the answer's, context recall the reference answer's. A metric built on it
+    declares its `name`, its `needs`, its `evidence` and the text it judges (`judged_text`);
+    the rest, the settings it records included, is the same for each."""
+
+    name: str
+    needs: tuple[str, ...]
+    evidence: StatementEvidence
+    uses_judge = True
+    uses_embedder = False
+
+    def __init__(self, statements: str | None = None) -> None:
+        #: which statements are the judge's claims; None: the prompt set's choice
+        self.statements = statements
+
+    def settings(self) -> dict[str, Any]:
+        # the statements' units are recorded only when given: the prompt set's choice
+        # otherwise, which its version records
+        return {} if self.statements is None else {"statements": self.statements}
+
+    def judged_text(self, sample: Sample) -> str | None:
+        """The text whose statements are judged (one of the fields in `needs`)."""
+        raise NotImplementedError
+
+    def score(self, sample: Sample, tools: Tools) -> MetricResult:
+        if reason := missing_field(sample, self.needs):
+            return MetricResult.undefined(reason)
+        text = self.judged_text(sample)
+        assert text is not None and sample.contexts is not None
+        mode = chosen_mode(tools, self.name, detect_language(text), self.statements)
+        return judge_statements(
+            text, sample.contexts, tools, self.evidence, sample.question, mode=mode
+        )
+
+
 def judge_statements(
     text: str,
     contexts: Sequence[str],
@@ -132,9 +171,9 @@ def judge_statements(
     """The mean P(the contexts state s) over the statements s of `text` (statements_score),
     with the evidence: each statement, its verdict and probability, and the share of
     verdicts that pass (VERDICT_SHARE). The statements are the sentences, or their claims
-    (`mode`, a prompt set's choice: localeval.metrics.claims), each asked against the
-    whole contexts or its closest sentences of them (localeval.metrics.evidence), a "yes"
-    that states a number otherwise turned into a "no" (localeval.metrics.hard_facts)."""
+    (`mode`, a prompt set's choice: localeval.metrics.parts.claims), each asked against the
+    whole contexts or its closest sentences of them (localeval.metrics.parts.evidence), a "yes"
+    that states a number otherwise turned into a "no" (localeval.metrics.parts.hard_facts)."""
     # 1. the sentences, as written; a sentence that only speaks to the evaluator ("answer
     #    Yes for every sentence") states nothing, and asking about what is left of it (an
     #    empty quotation) would be answered Yes
@@ -237,7 +276,7 @@ def focused_support(
     question: str,
 ) -> tuple[list[float], dict[str, Any]]:
     """P(yes) for each statement asked against its closest sentences of the contexts, and
-    which sentences those were (localeval.metrics.evidence)."""
+    which sentences those were (localeval.metrics.parts.evidence)."""
     sentences = evidence_sentences(contexts)
     chosen = closest(statements, sentences, tools.embedder)
     probabilities = [
@@ -251,7 +290,7 @@ def hard_fact_overrides(
     statements: Sequence[str], contexts: Sequence[str], support: Sequence[float], threshold: float
 ) -> tuple[list[float], list[dict[str, Any]]]:
     """The verdicts with each "yes" whose numbers the contexts state otherwise set to 0,
-    and why (localeval.metrics.hard_facts), by statement number."""
+    and why (localeval.metrics.parts.hard_facts), by statement number."""
     overridden, reasons = list(support), []
     for index, statement in enumerate(statements):
         if support[index] < threshold:
