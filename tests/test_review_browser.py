@@ -412,3 +412,36 @@ def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
         assert started.stop() == 0
     shown = " ".join(run_cli("runs", "show", "latest").output.split())
     assert expected in shown
+
+
+def test_the_page_names_the_verdicts_a_partly_labelled_sample_still_needs(
+    browser: Any, server: ReviewServer, tmp_path: Path
+) -> None:
+    """A sample with one of its faithfulness verdicts labelled (by an import): the page
+    marks each of its other verdicts "needs a label", and not the labelled one."""
+    review = load_review_run("latest")
+    sample, verdicts = next(
+        (s["sample_id"], [v for v in review.verdicts[s["sample_id"]] if v.metric == "faithfulness"])
+        for s in review.samples
+        if sum(v.metric == "faithfulness" for v in review.verdicts[s["sample_id"]]) >= 2
+    )
+    row = {"sample_id": sample, "metric": "faithfulness", "verdict": verdicts[0].index, "label": 1}
+    rows = tmp_path / "part.jsonl"
+    rows.write_text(json.dumps(row) + "\n", "utf-8")
+    imported = run_cli("labels", "import", rows, "--run", "latest", "--reviewer", "bo")
+    assert imported.exit_code == 0, imported.output
+    page = Page(browser, server.url)
+    try:
+        page.page.locator(f"#samples li[data-sample='{sample}']").click()
+        page.page.wait_for_selector(f"main h2:has-text('{sample}')")
+
+        def needs(verdict: int) -> Any:
+            key = json.dumps([sample, "faithfulness", verdict], separators=(",", ":"))
+            return page.page.locator(f"tr[data-item='{key}'] .missing")
+
+        assert not needs(verdicts[0].index).is_visible()
+        assert all(needs(v.index).is_visible() for v in verdicts[1:])
+        assert "needs a label" in needs(verdicts[1].index).inner_text()
+        assert page.errors == []
+    finally:
+        page.close()

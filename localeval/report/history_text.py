@@ -8,6 +8,7 @@ from localeval.prediction_powered import MIN_LABELLED
 from localeval.results.corrected import CorrectedSummary
 from localeval.results.diff import Comparison, MetricChange
 from localeval.results.gates import CORRECTED, JUDGE, GateResult
+from localeval.results.person_values import MetricLabels
 from localeval.runs.records import StoredRun
 from localeval.text import printable
 
@@ -222,3 +223,29 @@ def gates_read_again(
             line += f"; recorded {verdict} when evaluated ({_number(old.value)}, {old.reads})"
         lines.append(line)
     return "\n".join(lines)
+
+
+def label_notes(made: Mapping[str, MetricLabels], run_id: str, shown: int = 5) -> list[str]:
+    """What a run's labels leave out of its corrected means, one line per kind and metric:
+    samples with some verdicts unlabelled (which ones), and verdicts whose reviewers
+    disagree (kept; their mean counts)."""
+    notes = []
+    for metric, entry in made.items():
+        if entry.missing:
+            listed = [
+                f"{printable(sample)} (verdict{'s' * (len(found) > 1)} "
+                f"{', '.join(str(n) for n in found)})"
+                for sample, found in list(entry.missing.items())[:shown]
+            ]
+            more = ", ..." if len(entry.missing) > shown else ""
+            notes.append(
+                f"{metric}: {len(entry.missing)} samples have verdicts still unlabelled, "
+                f"not counted for the mean corrected by labels until each is complete: "
+                f"{', '.join(listed)}{more} (`localeval review {run_id}` marks them)"
+            )
+        if entry.disagreements:
+            notes.append(
+                f"{metric}: reviewers disagree on {entry.disagreements} verdicts; every label "
+                "is kept, and their mean counts as people's verdict"
+            )
+    return notes
