@@ -214,7 +214,7 @@ def gates_read_again(
     """What each gate of `runs show` read, with the labels as they are now, and the gates
     whose outcome differs from the one recorded when the run was evaluated."""
     before = {gate.metric: gate for gate in recorded}
-    lines = ["The gates read the labels as they are now:"]
+    lines = ["Gates read again with the labels as they are now, each from:"]
     for gate in now:
         line = f"  {printable(gate.metric)}: {_gate_source(gate, corrected)}"
         old = before.get(gate.metric)
