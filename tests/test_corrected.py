@@ -162,6 +162,10 @@ def test_an_import_counts_for_the_estimate_only_when_said_random(
             "[0, 1]",
         ),
         (
+            {"sample_id": "billing-1-0", "metric": "faithfulness", "verdict": 0, "label": -0.2},
+            "[0, 1]",
+        ),
+        (
             {"sample_id": "billing-1-0", "metric": "faithfulness", "label": 1, "selection": "x"},
             "random or chosen",
         ),

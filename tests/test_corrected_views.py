@@ -12,6 +12,8 @@ from corrected_runs import ENOUGH, METRICS, RUN_SIZE, labelled_run
 from review_runs import demo_copies, evaluate, run_cli
 from standins import StandIns
 
+from localeval.labels.review_items import load_review_run
+from localeval.labels.store import LabelStore
 from localeval.prediction_powered import MIN_LABELLED
 
 
@@ -155,3 +157,60 @@ def test_every_report_says_a_gate_read_the_corrected_mean(
         assert "corrected by people&#x27;s labels, 95% CI" in text or (
             "corrected by people's labels, 95% CI" in text
         ), kind
+
+
+def test_runs_show_reads_the_gates_again_with_the_labels_made_since(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    """A run gated on the judge's mean, labelled afterwards: `runs show` reads its gate on
+    the corrected mean (one path: evaluate_gates), says which mean each gate read and that
+    the outcome differs from the one recorded; results.json says the same; exit 0."""
+    from dataclasses import replace
+
+    from localeval.results.corrected import correct
+    from localeval.results.person_values import RANDOM, people_values
+
+    data = demo_copies(tmp_path, RUN_SIZE)
+    evaluate(stand_ins, data, *METRICS)
+    review = load_review_run("latest")
+    made = []
+    for sample in review.samples[:ENOUGH]:
+        for v in review.verdicts[sample["sample_id"]]:
+            mark = "right" if abs(v.raw - 0.5) > 0.2 else "wrong"
+            label = review.label_for(sample["sample_id"], v.metric, v.index, mark, "ann")
+            made.append(replace(label, selection=RANDOM))
+    ids = [s["sample_id"] for s in review.samples]
+    judge = [s["scores"]["faithfulness"] for s in review.samples]
+    people = people_values(review.samples, made)["faithfulness"].counted
+    corrected = correct(judge, ids, people).estimate
+    assert corrected is not None
+    judge_mean = float(np.mean(judge))
+    assert abs(judge_mean - corrected.mean) > 0.01
+    threshold = round((judge_mean + corrected.mean) / 2, 4)
+    # a new run of the same samples, evaluated before any label: gated on the judge's mean
+    evaluate(stand_ins, data, *METRICS, "--no-resume", "--threshold", f"faithfulness={threshold}")
+    before = run_cli("runs", "show", "latest")
+    assert before.exit_code == 0
+    assert "faithfulness: the judge's mean (label 40 more samples" in before.output
+    later = load_review_run("latest")
+    with LabelStore.open(later.db) as store:
+        store.add(later.run.id, [replace(x, id=None) for x in made])
+    out = tmp_path / "now.json"
+    shown = run_cli("runs", "show", "latest", "-o", out)
+    assert shown.exit_code == 0, shown.output
+    said = " ".join(shown.output.split())
+    passes_now = corrected.mean >= threshold
+    verdict = "PASS" if passes_now else "FAIL"
+    was = "FAIL" if passes_now else "PASS"
+    assert f"faithfulness: the mean corrected by {ENOUGH} labelled samples" in said
+    assert f"recorded {was} when evaluated ({judge_mean:.3f}, judge)" in said
+    assert f"{verdict} faithfulness = {corrected.mean:.3f} (corrected by people's labels" in said
+    gate = next(
+        g for g in json.loads(out.read_text("utf-8"))["gates"] if g["metric"] == "faithfulness"
+    )
+    assert gate["reads"] == "corrected" and gate["passed"] is passes_now
+    assert gate["value"] == pytest.approx(corrected.mean)
+    # a run asked to gate on the judge keeps reading the judge, and says so
+    evaluate(stand_ins, data, *METRICS, "--no-resume", "--gate-on", "judge")
+    judged = " ".join(run_cli("runs", "show", "latest").output.split())
+    assert "faithfulness: the judge's mean (--gate-on judge)" in judged

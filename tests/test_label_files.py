@@ -284,7 +284,11 @@ def test_a_verdict_found_by_number_must_still_say_the_rows_text(
         "verdict or score of the run\n",
         "1 of the labels imported are of samples not said to be drawn at random: kept for "
         "calibrate, not counted for the mean corrected by labels (--random-sample says the "
-        f"file's samples were)\nUnmatched rows of {labels} (lines): 2\n",
+        f"file's samples were)\nUnmatched rows of {labels} (lines): 2\n"
+        # the sample's other statement has no label: the import says it is missing
+        "faithfulness: 1 samples have verdicts still unlabelled, not counted for the mean "
+        f"corrected by labels until each is complete: s1 (verdict 1) (`localeval review "
+        f"{review.run.id}` marks them)\n",
     )
     assert [x[:4] for x in item_labels(review)] == [
         ("faithfulness", statement.index, statement.text, 1.0)

@@ -334,15 +334,36 @@ def test_a_key_press_on_a_run_of_2000_samples_takes_under_50_ms(
         page.close()
 
 
+def formula_line(review: Any, visited: list[str], people: dict[str, float]) -> str:
+    """The corrected faithfulness line of PPI++ written out again, independently of the
+    module, from the judge's scores and people's values of the `visited` samples."""
+    import numpy as np
+
+    from localeval.prediction_powered import MIN_LABELLED, Z95
+
+    judge_all = np.array([s["scores"]["faithfulness"] for s in review.samples])
+    judge_lab = np.array([review.score(s, "faithfulness") for s in visited])
+    y = np.array([people[s] for s in visited])
+    n, total = len(y), len(judge_all)
+    assert n >= MIN_LABELLED
+    cov = np.mean((y - y.mean()) * (judge_lab - judge_lab.mean()))
+    lam = min(1.0, max(0.0, cov / ((1 + n / total) * np.var(np.r_[judge_lab, judge_all], ddof=1))))
+    mean = lam * judge_all.mean() + np.mean(y - lam * judge_lab)
+    half = Z95 * np.sqrt(
+        lam**2 * np.var(judge_all, ddof=1) / total + np.var(y - lam * judge_lab, ddof=1) / n
+    )
+    low, high = max(0.0, mean - half), min(1.0, mean + half)
+    return f"faithfulness: {mean:.3f} [{low:.3f}, {high:.3f}] corrected by {n} labelled"
+
+
 def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
     browser: Any, stand_ins: StandIns, tmp_path: Path
 ) -> None:
     """The demo's samples (six times over: more than the minimum) labelled on the real
-    page in the "label for the estimate" order; the corrected faithfulness `runs show`
-    prints then equals the PPI++ formula computed here from what was clicked."""
-    import numpy as np
-
-    from localeval.prediction_powered import MIN_LABELLED, Z95
+    page in the "label for the estimate" order; the corrected faithfulness the page shows
+    as the labels are saved (no reload), and the one `runs show` prints then, equal the
+    PPI++ formula computed here from what was clicked."""
+    from localeval.prediction_powered import MIN_LABELLED
 
     data = demo_copies(tmp_path, MIN_LABELLED + 8)
     evaluate(stand_ins, data, "-m", "faithfulness")
@@ -365,7 +386,17 @@ def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
             page.press(*marks)
             truth = [v.says_yes != (n == 0) for n, v in enumerate(verdicts)]
             people[sample_id] = sum(truth) / len(truth)
+            if len(visited) == MIN_LABELLED - 1:
+                # one short of the minimum: the page asks for one more, live
+                page.page.wait_for_selector(f"body[data-corrected='{page.saves}']")
+                live = " ".join(page.page.inner_text("#corrected").split())
+                assert "label 1 more samples" in live, live
             page.press("n", saves=False)
+        expected = formula_line(review, visited, people)
+        # the page has asked for the corrected lines since its last save: the formula's
+        page.page.wait_for_selector(f"body[data-corrected='{page.saves}']")
+        live = " ".join(page.page.inner_text("#corrected").split())
+        assert expected in live, live
         # a seeded order: not the file's, and the same on the next visit
         assert sorted(visited) == sorted(s["sample_id"] for s in review.samples)
         assert visited != [s["sample_id"] for s in review.samples]
@@ -374,24 +405,43 @@ def test_labelling_for_the_estimate_prints_the_formulas_corrected_mean(
         page.press("e", saves=False)
         count = page.page.inner_text("#corrected")
         assert f"{len(visited)} complete samples from the start of this order" in count
-        # the page shows the corrected mean too, as every summary does
-        assert f"corrected by {len(visited)} labelled samples" in " ".join(count.split())
+        assert expected in " ".join(count.split())
         assert page.errors == []
     finally:
         page.close()
         assert started.stop() == 0
-    judge_all = np.array([s["scores"]["faithfulness"] for s in review.samples])
-    judge_lab = np.array([review.score(s, "faithfulness") for s in visited])
-    y = np.array([people[s] for s in visited])
-    n, total = len(y), len(judge_all)
-    assert n >= MIN_LABELLED
-    # PPI++ written out again, independently of the module
-    cov = np.mean((y - y.mean()) * (judge_lab - judge_lab.mean()))
-    lam = min(1.0, max(0.0, cov / ((1 + n / total) * np.var(np.r_[judge_lab, judge_all], ddof=1))))
-    mean = lam * judge_all.mean() + np.mean(y - lam * judge_lab)
-    half = Z95 * np.sqrt(
-        lam**2 * np.var(judge_all, ddof=1) / total + np.var(y - lam * judge_lab, ddof=1) / n
-    )
     shown = " ".join(run_cli("runs", "show", "latest").output.split())
-    low, high = max(0.0, mean - half), min(1.0, mean + half)
-    assert f"faithfulness: {mean:.3f} [{low:.3f}, {high:.3f}] corrected by {n} labelled" in shown
+    assert expected in shown
+
+
+def test_the_page_names_the_verdicts_a_partly_labelled_sample_still_needs(
+    browser: Any, server: ReviewServer, tmp_path: Path
+) -> None:
+    """A sample with one of its faithfulness verdicts labelled (by an import): the page
+    marks each of its other verdicts "needs a label", and not the labelled one."""
+    review = load_review_run("latest")
+    sample, verdicts = next(
+        (s["sample_id"], [v for v in review.verdicts[s["sample_id"]] if v.metric == "faithfulness"])
+        for s in review.samples
+        if sum(v.metric == "faithfulness" for v in review.verdicts[s["sample_id"]]) >= 2
+    )
+    row = {"sample_id": sample, "metric": "faithfulness", "verdict": verdicts[0].index, "label": 1}
+    rows = tmp_path / "part.jsonl"
+    rows.write_text(json.dumps(row) + "\n", "utf-8")
+    imported = run_cli("labels", "import", rows, "--run", "latest", "--reviewer", "bo")
+    assert imported.exit_code == 0, imported.output
+    page = Page(browser, server.url)
+    try:
+        page.page.locator(f"#samples li[data-sample='{sample}']").click()
+        page.page.wait_for_selector(f"main h2:has-text('{sample}')")
+
+        def needs(verdict: int) -> Any:
+            key = json.dumps([sample, "faithfulness", verdict], separators=(",", ":"))
+            return page.page.locator(f"tr[data-item='{key}'] .missing")
+
+        assert not needs(verdicts[0].index).is_visible()
+        assert all(needs(v.index).is_visible() for v in verdicts[1:])
+        assert "needs a label" in needs(verdicts[1].index).inner_text()
+        assert page.errors == []
+    finally:
+        page.close()

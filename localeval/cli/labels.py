@@ -81,10 +81,15 @@ def labels_import(
     where the run's verdict of that number says the row's `text`, else by its text; a row
     with neither labels the sample's score. Rows the run has no item for are counted and
     left out; a row that is already its reviewer's label is not stored again, so importing
-    a file twice stores it once."""
+    a file twice stores it once. Afterwards it says which samples have verdicts still
+    unlabelled (not counted for the mean corrected by labels) and on how many verdicts
+    reviewers disagree (every label kept; their mean counts)."""
+    from localeval.history.store import open_history
+    from localeval.labels.corrected import stored_people
     from localeval.labels.files import check_samples, plan_import, read_label_rows
     from localeval.labels.review_items import load_review_run
     from localeval.labels.store import LabelStore
+    from localeval.report import history_text
     from localeval.results.person_values import RANDOM
 
     rows = read_label_rows(file)
@@ -116,6 +121,10 @@ def labels_import(
         shown = ", ".join(str(n) for n in plan.unmatched[:10])
         more = ", ..." if len(plan.unmatched) > 10 else ""
         echo(f"Unmatched rows of {file} (lines): {shown}{more}", err=True)
+    with open_history(review.db) as history:
+        made = stored_people(history, review.run, review.samples)
+    for note in history_text.label_notes(made, review.run.id):
+        echo(note, err=True)
 
 
 COMMAND = labels_group

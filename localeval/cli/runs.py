@@ -62,12 +62,17 @@ def runs_list(db_path: Location | None, limit: int) -> None:
 @output_option("Also write the run's results.json here.")
 @translate_errors
 def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
-    """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
+    """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates.
+    The gates are read again with the labels as they are now (`localeval review`, `labels
+    import`, labels carried over from earlier runs), each the way its --gate-on asked, and
+    each says which mean it read. Exit status 0: it shows, whatever the gates say (gate in
+    CI with `evaluate`, which reads the same labels)."""
     from localeval.database import database_files, default_db_path
     from localeval.evaluation.sources import stored_report, stored_view
     from localeval.history.store import open_history
     from localeval.report import console, history_text
     from localeval.results.contract import check_output, write_results
+    from localeval.results.gates import GateResult
 
     target = None
     if output is not None:
@@ -77,6 +82,9 @@ def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
         stored = store.resolve(run)
         view = stored_view(store, stored)
         parts = [history_text.run_description(stored), console.run_summary(view)]
+        if any(gate.metric in view.corrected for gate in view.gates):
+            recorded = [GateResult.from_dict(gate) for gate in stored.gates or []]
+            parts.append(history_text.gates_read_again(view.gates, recorded, view.corrected))
         if target is not None:
             write_results(target, *stored_report(store, stored))
             parts.append(f"Results written to {output}")

@@ -14,9 +14,9 @@ from localeval.history.records import StoredRun
 from localeval.history.store import RunStore, open_history
 from localeval.labels.corrected import stored_corrected, stored_people
 from localeval.results.contract import read_results_file, run_object, run_report
-from localeval.results.corrected import corrected_for
+from localeval.results.corrected import CorrectedSummary, corrected_for
 from localeval.results.diagnosis import run_diagnosis
-from localeval.results.gates import GateResult
+from localeval.results.gates import GateResult, gates_now
 from localeval.results.person_values import MetricLabels
 from localeval.results.refs import RunRef
 from localeval.results.scores import results_file_scores
@@ -31,14 +31,25 @@ def stored_report(
     the database one at a time."""
     columns = store.score_columns(run)
     corrected = stored_corrected(store, run, columns)
+    gates = current_gates(run, columns, corrected.overall)
     return run_report(
         run.info,
         store.usage(run.id),
         columns,
-        run.gates or [],
+        gates,
         lambda: store.sample_dicts(run),
         (corrected.overall, corrected.by_category),
     )
+
+
+def current_gates(
+    run: StoredRun, columns: ScoreColumns, corrected: Mapping[str, CorrectedSummary]
+) -> list[GateResult]:
+    """A finished run's gates as the labels made or carried over since its evaluation
+    give them (gates_now), each read the way it was asked to (its --gate-on); gates of
+    sub-scores, which no label makes, as recorded."""
+    recorded = [GateResult.from_dict(gate) for gate in run.gates or []]
+    return gates_now(recorded, columns.summaries(), corrected)
 
 
 def report_columns(
@@ -101,7 +112,7 @@ def stored_view(store: RunStore, run: StoredRun) -> RunView:
         corrected_by_category=corrected.by_category,
         summaries=reported.summaries(),
         by_category=reported.summaries_by_category(),
-        gates=tuple(GateResult.from_dict(g) for g in run.gates or []),
+        gates=tuple(current_gates(run, view.columns, corrected.overall)),
         diagnosis=diagnosis,
     )
 

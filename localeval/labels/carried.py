@@ -53,15 +53,16 @@ def _same_against(metric: str, now: Mapping[str, Any], before: Mapping[str, Any]
 
 def _carried(
     label: Label,
-    before: Mapping[str, Any],
-    now: Mapping[str, Any],
-    verdicts: Sequence[Verdict],
+    before: tuple[Mapping[str, Any], Sequence[Verdict]],
+    now: tuple[Mapping[str, Any], Sequence[Verdict]],
     selection: str,
 ) -> Label | None:
-    """The label on this run's verdict that says what its labelled verdict said, or None."""
-    if label.verdict is None or not _same_against(label.metric, now, before):
+    """The label on this run's verdict that says what its labelled verdict said, or None
+    (`before`, `now`: the sample in the earlier run and in this one, with its verdicts)."""
+    (sample_then, verdicts_then), (sample_now, verdicts) = before, now
+    if label.verdict is None or not _same_against(label.metric, sample_now, sample_then):
         return None
-    earlier = [v for v in sample_verdicts(before) if v.metric == label.metric]
+    earlier = [v for v in verdicts_then if v.metric == label.metric]
     old = next((v for v in earlier if v.index == label.verdict), None)
     if old is None:
         return None
@@ -80,7 +81,8 @@ def carried_labels(
     results.json samples), each reviewer's latest of each item, none where this run's own
     reviewer labelled the item."""
     by_id = {s["sample_id"]: s for s in samples}
-    verdicts = {s["sample_id"]: sample_verdicts(s) for s in samples}
+    # each sample's verdicts read once, without the sentences shown to a reviewer (the cost)
+    verdicts = {s["sample_id"]: sample_verdicts(s, pointed=False) for s in samples}
     labels = LabelStore(store.connection, store.path)
     taken = {(*x.item, x.reviewer) for x in labels.current(run.id)}
     found: list[Label] = []
@@ -93,13 +95,19 @@ def carried_labels(
             continue
         before = {s["sample_id"]: s for s in store.sample_dicts(other)}
         same_samples = set(before) == set(by_id)
+        then: dict[str, list[Verdict]] = {}  # the earlier run's verdicts, per labelled sample
         for label in earlier:
             if label.sample_id not in before:
                 continue
             selection = label.selection if same_samples else CHOSEN
-            now = by_id[label.sample_id]
+            sample_then = before[label.sample_id]
+            if label.sample_id not in then:
+                then[label.sample_id] = sample_verdicts(sample_then, pointed=False)
             carried = _carried(
-                label, before[label.sample_id], now, verdicts[label.sample_id], selection
+                label,
+                (sample_then, then[label.sample_id]),
+                (by_id[label.sample_id], verdicts[label.sample_id]),
+                selection,
             )
             if carried is None or (*carried.item, carried.reviewer) in taken:
                 continue

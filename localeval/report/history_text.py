@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from localeval.history.records import StoredRun
 from localeval.prediction_powered import MIN_LABELLED
+from localeval.results.corrected import CorrectedSummary
 from localeval.results.diff import Comparison, MetricChange
+from localeval.results.gates import CORRECTED, JUDGE, GateResult
+from localeval.results.person_values import MetricLabels
 from localeval.text import printable
 
 
@@ -187,3 +190,62 @@ def regression_text(comparison: Comparison, max_drop: float) -> str:
             f"{interval(change.ci95)})"
         )
     return "\n".join(lines)
+
+
+def _gate_source(gate: GateResult, corrected: Mapping[str, CorrectedSummary]) -> str:
+    """Which mean a gate read, in words."""
+    entry = corrected.get(gate.metric)
+    if gate.reads == CORRECTED and gate.interval is not None and entry is not None:
+        return f"the mean corrected by {entry.n_labelled} labelled samples"
+    if gate.needed:
+        return f"no corrected mean yet (--gate-on corrected): label {gate.needed} more samples"
+    if entry is None:
+        return "its scores' mean (no labels make this metric)"
+    if gate.gate_on == JUDGE:
+        return "the judge's mean (--gate-on judge)"
+    return f"the judge's mean (label {entry.needed} more samples for the corrected one)"
+
+
+def gates_read_again(
+    now: Sequence[GateResult],
+    recorded: Sequence[GateResult],
+    corrected: Mapping[str, CorrectedSummary],
+) -> str:
+    """What each gate of `runs show` read, with the labels as they are now, and the gates
+    whose outcome differs from the one recorded when the run was evaluated."""
+    before = {gate.metric: gate for gate in recorded}
+    lines = ["Gates read again with the labels as they are now, each from:"]
+    for gate in now:
+        line = f"  {printable(gate.metric)}: {_gate_source(gate, corrected)}"
+        old = before.get(gate.metric)
+        if old is not None and old.passed != gate.passed:
+            verdict = "PASS" if old.passed else "FAIL"
+            line += f"; recorded {verdict} when evaluated ({_number(old.value)}, {old.reads})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def label_notes(made: Mapping[str, MetricLabels], run_id: str, shown: int = 5) -> list[str]:
+    """What a run's labels leave out of its corrected means, one line per kind and metric:
+    samples with some verdicts unlabelled (which ones), and verdicts whose reviewers
+    disagree (kept; their mean counts)."""
+    notes = []
+    for metric, entry in made.items():
+        if entry.missing:
+            listed = [
+                f"{printable(sample)} (verdict{'s' * (len(found) > 1)} "
+                f"{', '.join(str(n) for n in found)})"
+                for sample, found in list(entry.missing.items())[:shown]
+            ]
+            more = ", ..." if len(entry.missing) > shown else ""
+            notes.append(
+                f"{metric}: {len(entry.missing)} samples have verdicts still unlabelled, "
+                f"not counted for the mean corrected by labels until each is complete: "
+                f"{', '.join(listed)}{more} (`localeval review {run_id}` marks them)"
+            )
+        if entry.disagreements:
+            notes.append(
+                f"{metric}: reviewers disagree on {entry.disagreements} verdicts; every label "
+                "is kept, and their mean counts as people's verdict"
+            )
+    return notes

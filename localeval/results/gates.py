@@ -61,6 +61,9 @@ class GateResult:
     reads: str = JUDGE
     interval: tuple[float, float] | None = None
     needed: int | None = None
+    #: which mean the gate was asked to read (GATE_ON): kept so that `runs show` reads the
+    #: gate again, as the labels made since give it, the way it was asked
+    gate_on: str = AUTO
 
     @property
     def straddles(self) -> bool:
@@ -82,6 +85,7 @@ class GateResult:
             entry.get("reads", JUDGE),
             _interval(entry.get("ci95")),
             entry.get("labels_needed"),
+            entry.get("gate_on", AUTO),
         )
 
     def as_dict(self) -> dict[str, object]:
@@ -93,6 +97,8 @@ class GateResult:
         }
         if self.reads != JUDGE:
             entry.update(reads=self.reads, ci95=self.interval, interval_straddles=self.straddles)
+        if self.gate_on != AUTO:
+            entry.update(gate_on=self.gate_on)
         if self.needed:
             entry.update(labels_needed=self.needed, reason=self.title())
         if self.too_few_defined:  # the counts are the reason: kept with it
@@ -280,19 +286,38 @@ def evaluate_gates(
         counts = (summary.n, summary.n_undefined, min_defined)
         entry = (corrected or {}).get(metric) if gate_on != JUDGE else None
         found = entry.estimate if entry is not None else None
+        value: float | None
         if found is not None:
-            passed = enough and found.mean >= threshold
-            results.append(
-                GateResult(metric, threshold, found.mean, passed, *counts, CORRECTED, found.ci95)
-            )
+            value, passed = found.mean, enough and found.mean >= threshold
+            read: tuple[str, tuple[float, float] | None, int | None] = (CORRECTED, found.ci95, None)
         elif entry is not None and gate_on == CORRECTED:
-            results.append(
-                GateResult(metric, threshold, None, False, *counts, CORRECTED, None, entry.needed)
-            )
+            value, passed, read = None, False, (CORRECTED, None, entry.needed)
         else:
+            value, read = summary.mean, (JUDGE, None, None)
             passed = summary.mean is not None and enough and summary.mean >= threshold
-            results.append(GateResult(metric, threshold, summary.mean, passed, *counts))
+        results.append(GateResult(metric, threshold, value, passed, *counts, *read, gate_on))
     return results
+
+
+def gates_now(
+    recorded: Sequence[GateResult],
+    summaries: Mapping[str, MetricSummary],
+    corrected: Mapping[str, CorrectedSummary],
+) -> list[GateResult]:
+    """A finished run's recorded gates read again (evaluate_gates) with the corrected means
+    its labels give now, made or carried over since: each with the threshold and --gate-on
+    it was recorded with. The judge's scores have not changed, so neither has the count
+    check: its share is kept where it failed the gate, and is 0 (passed, as then) where not."""
+    found: list[GateResult] = []
+    for gate in recorded:
+        summary = summaries.get(gate.metric)
+        if summary is None:  # a gate of a metric the run no longer summarises: as recorded
+            found.append(gate)
+            continue
+        share = (gate.min_defined or 0.0) if gate.too_few_defined else 0.0
+        threshold = {gate.metric: gate.threshold}
+        found += evaluate_gates({gate.metric: summary}, threshold, share, corrected, gate.gate_on)
+    return found
 
 
 def check_overrides(

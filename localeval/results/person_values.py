@@ -216,7 +216,7 @@ def people_values(
     judged: dict[str, set[str]] = defaultdict(set)
     for sample in samples:
         ids.append(sample["sample_id"])
-        verdicts = sample_verdicts(sample)
+        verdicts = sample_verdicts(sample, pointed=False)
         for verdict in verdicts:
             judged[verdict.metric].add(sample["sample_id"])
         if sample["sample_id"] in labelled_ids:

@@ -92,11 +92,12 @@ def _texts(found: MetricSpec, details: Mapping[str, Any], sample: Mapping[str, A
 
 
 def metric_verdicts(
-    metric: str, details: Mapping[str, Any], sample: Mapping[str, Any]
+    metric: str, details: Mapping[str, Any], sample: Mapping[str, Any], pointed: bool = True
 ) -> list[Verdict]:
     """The judge's verdicts for one metric of one sample ([] when the judge gave none): those
     of its table, then those of its extra tables (answer correctness' reference statements),
-    numbered on from them."""
+    numbered on from them. `pointed`: find the sentence each statement rests on (for a
+    reviewer's eyes, and most of the cost; the labels' arithmetic needs none)."""
     found = spec(metric)
     if found is None or not found.verdict_kind or not isinstance(details, Mapping):
         return []
@@ -108,8 +109,9 @@ def metric_verdicts(
     scored = details.get(found.verdicts)
     values = scored if isinstance(scored, list) else [scored]
     bad = found.table.bad if found.table is not None else ""
+    sources = _sources(found, sample) if pointed else None
     verdicts = _verdicts(
-        found, metric, 0, (noun, texts, raw, values), details.get("verdicts"), bad, details, sample
+        found, metric, 0, (noun, texts, raw, values), details.get("verdicts"), bad, details, sources
     )
     start = len(raw)
     for table in found.extra_tables:
@@ -119,7 +121,7 @@ def metric_verdicts(
             continue
         items = (table.noun, details.get(table.items), more, shown)
         verdicts += _verdicts(
-            found, metric, start, items, details.get(table.verdicts), table.bad, details, sample
+            found, metric, start, items, details.get(table.verdicts), table.bad, details, sources
         )
         start += len(more)
     return verdicts
@@ -133,13 +135,13 @@ def _verdicts(
     labels: Any,
     bad: str,
     details: Mapping[str, Any],
-    sample: Mapping[str, Any],
+    sources: dict[str, list[str]] | None,
 ) -> list[Verdict]:
     """One table's verdicts: (noun, texts, raw probabilities, probabilities as scored), their
-    verdict labels and the label that says no; numbered from `start`."""
+    verdict labels and the label that says no; numbered from `start`. `sources`: the texts
+    a statement's sentence is looked for in (None: not looked for)."""
     noun, texts, raw, values = items
     threshold = _number(details.get("verdict_threshold")) or LIKELIER
-    sources = _sources(found, sample)
     verdicts = []
     for index, p_raw in enumerate(raw):
         text = texts[index] if isinstance(texts, list) and index < len(texts) else None
@@ -149,7 +151,7 @@ def _verdicts(
         label = labels[index] if isinstance(labels, list) and index < len(labels) else None
         says_yes = label != bad if bad and isinstance(label, str) else p >= threshold
         rests = None
-        if noun not in ("chunk", "answer"):
+        if sources is not None and noun not in ("chunk", "answer"):
             rests = rests_on(text, _judged_against(text, sources))
         verdicts.append(
             Verdict(
@@ -167,12 +169,15 @@ def _verdicts(
     return verdicts
 
 
-def sample_verdicts(sample: Mapping[str, Any]) -> list[Verdict]:
-    """Every verdict of a results.json sample, metric by metric in the run's order."""
+def sample_verdicts(sample: Mapping[str, Any], pointed: bool = True) -> list[Verdict]:
+    """Every verdict of a results.json sample, metric by metric in the run's order
+    (`pointed`: as metric_verdicts)."""
     details = sample.get("details")
     if not isinstance(details, Mapping):
         return []
-    return [v for metric, d in details.items() for v in metric_verdicts(str(metric), d, sample)]
+    return [
+        v for metric, d in details.items() for v in metric_verdicts(str(metric), d, sample, pointed)
+    ]
 
 
 def _sources(found: MetricSpec, sample: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -5,7 +5,9 @@ request per label, stored in the run database before the answer is sent.
 Routes: GET / (the page), /review.js, /saving.js, /review.css; GET /api/run (the run, its
 verdicts and every reviewer's current labels); POST /api/labels {sample_id, metric, verdict
 (an index, or null for the score), mark}, answered with the label saved; POST /api/undo
-(deletes this reviewer's latest label), answered with it and their label of its item now.
+(deletes this reviewer's latest label), answered with it and their label of its item now;
+GET /api/corrected (the corrected means' lines as the labels now make them: the page asks
+again once its labels are saved, so the formula lives only in localeval.prediction_powered).
 A reply holds only what the request changed, whatever the number of labels the run holds.
 A POST must be JSON (a page on another site cannot send one without the browser asking
 first, which this app never allows), and a request must name 127.0.0.1 or localhost as
@@ -86,6 +88,12 @@ class ReviewApi:
             }
         )
 
+    async def corrected(self, request: Request) -> Response:
+        try:
+            return JSONResponse(self.review.corrected_page())
+        except UsageError as exc:
+            return _error(str(exc), 503)
+
     async def add(self, request: Request) -> Response:
         body = await _json_body(request)
         if isinstance(body, Response):
@@ -161,6 +169,7 @@ def review_app(review: ReviewRun, reviewer: str) -> Starlette:
     routes += [Route(path, _static(asset(name), kind)) for path, (name, kind) in ASSETS.items()]
     routes += [
         Route("/api/run", api.run),
+        Route("/api/corrected", api.corrected),
         Route("/api/labels", api.add, methods=["POST"]),
         Route("/api/undo", api.undo, methods=["POST"]),
         # the browser asks for it unbidden: an answer without content keeps its console quiet

@@ -1,7 +1,9 @@
 // The review page's "label for the estimate" mode and what the mean corrected by labels
 // needs: whole samples in the run's fixed random order (stopping anywhere leaves a random
 // sample), the complete ones counted, the verdicts a sample still needs marked. Reads the
-// page's state and index (review.js).
+// page's state and index (review.js). The corrected means themselves are the app's
+// (GET /api/corrected): the formula lives in Python only, and the page asks again as labels
+// are saved.
 "use strict";
 
 // whether a verdict has a label of anyone's, made on this run or carried over to it
@@ -53,4 +55,33 @@ function startEstimate() {
   if (!$("estimate").checked) return render();
   const next = index.estimate.find((i) => !complete(i));
   show(next === undefined ? index.estimate[0] : next, 0);
+}
+
+// one request for the corrected lines at a time; changes saved meanwhile ask once more after
+// it. body[data-corrected] holds the number of saves the lines shown take in (tests wait on it)
+const correcting = { busy: false, again: false };
+
+async function refreshCorrected() {
+  if (correcting.busy) {
+    correcting.again = true;
+    return;
+  }
+  correcting.busy = true;
+  const saves = document.body.dataset.saves || "0";
+  try {
+    const response = await fetch("/api/corrected");
+    const data = await response.json();
+    if (response.ok) {
+      state.data.corrected.lines = data.lines;
+      drawCorrected();
+      document.body.dataset.corrected = saves;
+    }
+  } catch {
+    // the server is gone: the lines stay as they were, and the status line says why
+  }
+  correcting.busy = false;
+  if (correcting.again) {
+    correcting.again = false;
+    refreshCorrected();
+  }
 }

@@ -67,6 +67,8 @@ function send() {
         render();
         showStatus();
       } else undone(data);
+      // every change saved: the corrected means as the labels now make them (estimate.js)
+      if (!outbox.length) refreshCorrected();
       send();
     },
     (error) => {
