@@ -26,7 +26,7 @@ import numpy as np
 
 #: fewer labelled samples than this give no corrected estimate: the normal interval's
 #: coverage fell to 0.89 at 20 on a held-out set and held at 0.96 at 40
-#: (docs/judge-quality.md, "Corrected by labels")
+#: (docs/measurements/judge-quality.md, "Corrected by labels")
 MIN_LABELLED = 40
 #: the normal distribution's 97.5% quantile: a two-sided 95% interval
 Z95 = 1.959963984540054
