@@ -5,7 +5,7 @@ SmolLM2-135M on 127.0.0.1 with the command line docs/servers.md gives.
 SmolLM2, because it makes "within 0.01 of in-process" a test of the server alone: its
 tokenizer splits the prompt where the in-process judge's segments meet, so both read the
 same tokens (Qwen2.5's merges ".\\n\\n" across them and moves verdicts by up to 0.06 for
-that reason alone, docs/servers.md), and it is the fastest judge there is.
+that reason alone, docs/measurements/servers.md), and it is the fastest judge there is.
 
 Every score of a few demo samples within 0.01 of the in-process judge, none unparseable,
 verdicts read from its token probabilities; `--parallel 2` slots with two samples in
@@ -155,7 +155,7 @@ def test_parallel_slots_with_samples_in_flight_give_the_same_scores(
         f"largest score difference {largest:.4f}"
     )
     # requests decoded together in one batch: llama.cpp's arithmetic moves (0.0055 at most
-    # measured; one in flight on the same two slots: identical, docs/servers.md)
+    # measured; one in flight on the same two slots: identical, docs/measurements/servers.md)
     assert largest <= TOLERANCE
 
 
