@@ -40,3 +40,24 @@ def test_every_module_of_the_store_labels_and_review_rooms_is_named() -> None:
 def test_the_how_to_sections_are_there() -> None:
     for what in ("a metric", "a judge or embedder backend", "a store", "a command"):
         assert f"\n## Adding {what}\n" in ARCHITECTURE
+
+
+#: one module per command, per metric: named by the command and the metric, not by file
+NAMED_BY_WHAT_IT_IS = {"cli", "metrics"}
+
+
+def test_every_module_of_every_other_package_is_named() -> None:
+    packages = [
+        path.parent.name
+        for path in sorted((ROOT / "localeval").glob("*/__init__.py"))
+        if path.parent.name not in NAMED_BY_WHAT_IT_IS | set(NAMED_BY_MODULE)
+    ]
+    missing = [
+        f"{package}/{path.name}"
+        for package in packages
+        for path in sorted((ROOT / "localeval" / package).glob("*.py"))
+        if path.name != "__init__.py"
+        and f"`{path.name}`" not in ARCHITECTURE
+        and f"/{path.name}`" not in ARCHITECTURE
+    ]
+    assert missing == []
