@@ -61,3 +61,19 @@ def test_every_module_of_every_other_package_is_named() -> None:
         and f"/{path.name}`" not in ARCHITECTURE
     ]
     assert missing == []
+
+
+def test_the_metric_example_runs_as_written() -> None:
+    from localeval.data.samples import Sample
+    from localeval.metrics.base import MetricSpec, Tools
+
+    section = ARCHITECTURE.split("\n## Adding a metric\n")[1]
+    code = section.split("```python\n")[1].split("```")[0]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "architecture.md", "exec"), namespace)
+    spec = namespace["SPEC"]
+    assert isinstance(spec, MetricSpec) and spec.name == "answer_length"
+    metric = spec.build()
+    sample = Sample("s", "Why?", answer="x" * 50)
+    assert metric.score(sample, Tools()).score == 0.5
+    assert metric.score(Sample("t", "Why?"), Tools()).score is None
