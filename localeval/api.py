@@ -7,7 +7,7 @@
     run.to_pandas()        # one row per sample, a column per score
     run.evidence()         # one row per sample and metric: score and why
 
-`evaluate` is the evaluation `localeval evaluate` runs (localeval.runs.evaluation), with
+`evaluate` is the evaluation `localeval evaluate` runs (localeval.evaluation.run), with
 the same checks, gates, cache and run history; data given in code is checked as a file's
 rows are and scored from a JSONL file written for it (localeval.data.given). Models load
 once per process and later calls reuse them. Nothing here prints: bad input raises the
@@ -29,17 +29,17 @@ from localeval.data.given import given_rows, write_given
 from localeval.data.samples import DatasetWarning
 from localeval.database import Location, default_db_path, location_of
 from localeval.errors import DatasetError, RunInUseError, UsageError
+from localeval.evaluation.requests import EvaluationEvents, EvaluationRequest
+from localeval.evaluation.run import Evaluation as RunEvaluation
+from localeval.evaluation.sources import history_for, load_results, load_scores, results_dict
+from localeval.history.records import StoredRun
+from localeval.history.store import RunStore
 from localeval.metrics import Tools, metric_options
 from localeval.results.diff import DEFAULT_TOP, Comparison, compare_runs
 from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
 from localeval.results.model import RunResult, SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.view import RunView, evidence_hint, read_run
-from localeval.runs.evaluation import Evaluation as RunEvaluation
-from localeval.runs.history import RunStore
-from localeval.runs.records import StoredRun
-from localeval.runs.requests import EvaluationEvents, EvaluationRequest
-from localeval.runs.sources import history_for, load_results, load_scores, results_dict
 from localeval.tools import ModelPool
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -34,9 +34,17 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return min(1.0, max(-1.0, float(np.dot(a, b) / norm))) if norm else 0.0
 
 
+@runtime_checkable
+class TextCountingEmbedder(Protocol):
+    """An embedder that counts the texts it embedded itself (`computed`: those no cache
+    answered), as an estimate reads them."""
+
+    computed: int
+
+
 @dataclass(frozen=True)
 class EmbedderSpeed:
-    """How fast an embedder works on one machine, measured there once (localeval.tools.speed)."""
+    """How fast an embedder works on one machine, measured there once (localeval.estimate.speed)."""
 
     texts_per_s: float
     #: loading the model before the first text (the library and the weights)

@@ -1,7 +1,7 @@
 """The run engine: one function scores a stream of samples and hands each result to a sink.
 
 `score_samples` is the only scoring loop. Its sink decides where results go: the run
-history (localeval.runs.evaluation, for `localeval evaluate`), or memory (`MemorySink`,
+history (localeval.evaluation.run, for `localeval evaluate`), or memory (`MemorySink`,
 for the Python API and the measuring scripts). It returns what it did; it prints nothing.
 
 The order of work is the scheduler's. `Sequential` scores one sample after another: the
@@ -10,7 +10,7 @@ together. A judge that can hold several samples in flight (a judge server with
 `concurrency` > 1) gets `InFlight`, which scores that many at once, each through a
 session of the judge (its own usage counter and request stream), and still hands the
 results to the sink in dataset order, so resuming and the cache work as with one. A run
-on a Ray cluster has a scheduler of its own (localeval.runs.cluster), which sends the
+on a Ray cluster has a scheduler of its own (localeval.evaluation.ray.driver), which sends the
 samples its cache cannot answer to actors and hands the results on in the same order.
 """
 

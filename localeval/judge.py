@@ -82,7 +82,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class JudgeSpeed:
-    """How fast a judge works on one machine, measured there once (localeval.tools.speed).
+    """How fast a judge works on one machine, measured there once (localeval.estimate.speed).
 
     A judge's time is its steps (llama.cpp calls, or requests to a server), the prompt
     tokens it evaluates and the tokens it generates: each step costs `step_seconds` beyond
@@ -198,4 +198,22 @@ class CancellableJudge(Protocol):
 
     def cancel(self) -> None:
         """Stop every request in progress now."""
+        ...
+
+
+@runtime_checkable
+class CountingJudge(Protocol):
+    """A stand-in judge that counts its steps (llama.cpp calls, or requests to a server)
+    instead of taking them: a `CountingBackend`'s counter, for an estimate."""
+
+    steps: int
+
+
+@runtime_checkable
+class ClosableJudge(Protocol):
+    """A judge holding something to free when done with it (a model, a vocabulary, a
+    connection)."""
+
+    def close(self) -> None:
+        """Free what the judge holds."""
         ...

@@ -10,10 +10,10 @@ from pathlib import Path
 from review_runs import demo_copies, evaluate, run_cli
 from standins import StandIns
 
+from localeval.labels.review_items import ReviewRun, load_review_run
+from localeval.labels.store import Label, LabelStore
 from localeval.prediction_powered import MIN_LABELLED
 from localeval.results.person_values import RANDOM, estimate_order
-from localeval.runs.labels import Label, LabelStore
-from localeval.runs.review_items import ReviewRun, load_review_run
 
 METRICS = ("-m", "faithfulness", "-m", "context_precision", "--cp-usefulness", "judge")
 #: labelled samples a little over the minimum: enough for a corrected mean

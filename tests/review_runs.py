@@ -13,8 +13,8 @@ from fakes import FakeEmbedder, HashJudge
 from standins import StandIns
 
 from localeval.cli import main
-from localeval.runs.labels import Label, LabelStore
-from localeval.runs.review_items import ReviewRun
+from localeval.labels.review_items import ReviewRun
+from localeval.labels.store import Label, LabelStore
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 

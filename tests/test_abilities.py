@@ -13,24 +13,44 @@ from localeval.backends import (
     ConcurrentSettings,
     CountingBackend,
     MeasuringBackend,
+    ThreadedSettings,
     embedder_backend,
     judge_backend,
 )
+from localeval.backends.llama_judge import LlamaCppSettings
 from localeval.backends.openai import OpenAISettings
+from localeval.embedder import CountingEmbedder, TextCountingEmbedder
 from localeval.engine import InFlight, Sequential, sample_tools, scheduler_for
-from localeval.judge import CancellableJudge, ConcurrentJudge, Judge, JudgeWithSessions
+from localeval.estimate.counting import counted
+from localeval.judge import (
+    CancellableJudge,
+    ClosableJudge,
+    ConcurrentJudge,
+    CountingJudge,
+    Judge,
+    JudgeWithSessions,
+    Prompt,
+)
 from localeval.metrics import EmbedsByLanguage, Tools, build_metric
 from localeval.tools.cache import CachedJudge
 
 ROOT = Path(__file__).resolve().parent.parent / "localeval"
 #: the modules that once found these abilities by getattr or hasattr
-ASKING = ["engine.py", "tools/cache.py", "tools/__init__.py", "tools/speed.py"]
-ABILITIES = "concurrency|session|cancel|counter|measure|embeds_in"
+ASKING = [
+    "engine.py",
+    "tools/cache.py",
+    "tools/__init__.py",
+    "estimate/speed.py",
+    "estimate/counting.py",
+    "estimate/division.py",
+    "evaluation/estimate.py",
+]
+ABILITIES = "concurrency|session|cancel|counter|measure|embeds_in|steps|computed|close|threads"
 
 
 def test_no_ability_is_found_by_getattr() -> None:
     pattern = re.compile(rf"(getattr|hasattr)\([^)]*\"({ABILITIES})\"")
-    for module in [*ASKING, "runs/evaluation.py"]:
+    for module in [*ASKING, "evaluation/run.py", "evaluation/checks.py"]:
         assert not pattern.search((ROOT / module).read_text(encoding="utf-8")), module
 
 
@@ -40,6 +60,13 @@ def test_the_built_in_backends_declare_what_they_can_do() -> None:
         assert isinstance(backend, CountingBackend) and isinstance(backend, MeasuringBackend)
     for name in ("sentence-transformers", "fake"):
         assert not isinstance(embedder_backend(name), CountingBackend)
+
+
+def test_a_gguf_judges_settings_say_its_threads_and_a_servers_do_not() -> None:
+    settings = LlamaCppSettings(path=Path("judge.gguf"), threads=6)
+    assert isinstance(settings, ThreadedSettings) and settings.threads == 6
+    server = OpenAISettings(base_url="http://127.0.0.1:9/v1", model="m", concurrency=4)
+    assert not isinstance(server, ThreadedSettings)
 
 
 def test_a_server_judges_settings_allow_samples_in_flight() -> None:
@@ -94,3 +121,32 @@ def test_samples_are_in_flight_only_for_a_judge_that_declares_sessions() -> None
     parent = SessionJudge(2)
     tools = Tools(judge=parent, embedder=embedder)
     assert sample_tools(tools).judge is not parent
+
+
+class StepCountingJudge(HashJudge):
+    """A counting stand-in that counts its own steps (as a llama.cpp judge's batches)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = 7
+
+    def close(self) -> None:
+        self.steps = 0
+
+
+def test_an_estimate_reads_the_steps_and_texts_that_stand_ins_declare() -> None:
+    counting_embedder = CountingEmbedder(FakeEmbedder().identity)
+    counting_embedder.embed(["one", "two", "three"])
+    assert isinstance(StepCountingJudge(), CountingJudge)
+    assert isinstance(StepCountingJudge(), ClosableJudge)
+    assert isinstance(counting_embedder, TextCountingEmbedder)
+    work = counted(Tools(judge=StepCountingJudge(), embedder=counting_embedder))
+    assert (work.steps, work.embedded) == (7, 3)
+    # a judge that counts no steps of its own takes one per call; an embedder that counts
+    # nothing embedded nothing the estimate can see
+    judge = HashJudge()
+    assert not isinstance(judge, CountingJudge)
+    judge.yes_probability(Prompt.of("system", "is it so?"))
+    judge.yes_probability(Prompt.of("system", "and this?"))
+    work = counted(Tools(judge=judge, embedder=FakeEmbedder()))
+    assert (work.steps, work.embedded) == (judge.usage.judge_calls, 0)

@@ -23,10 +23,10 @@ import localeval
 from localeval.cli import main
 from localeval.database import Location
 from localeval.errors import DatasetError, UsageError
+from localeval.evaluation.sources import load_results
+from localeval.history.store import RunStore
 from localeval.metrics import Tools
 from localeval.results.refs import RunRef
-from localeval.runs.history import RunStore
-from localeval.runs.sources import load_results
 from localeval.testing import assert_rag_quality
 
 ROOT = Path(__file__).resolve().parent.parent

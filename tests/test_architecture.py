@@ -36,9 +36,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval.results",),
     ("localeval.engine",),
     ("localeval.database",),
+    # the run history in the store, and the labels of its runs
+    ("localeval.history",),
+    ("localeval.labels",),
     ("localeval.tools",),
+    ("localeval.estimate",),
     # side by side: each uses models through localeval.tools, none the others' modules
-    ("localeval.runs", "localeval.pairwise", "localeval.testset"),
+    ("localeval.evaluation", "localeval.pairwise", "localeval.testset"),
     ("localeval.calibration",),
     ("localeval.report",),
     ("localeval.review",),
@@ -170,6 +174,33 @@ def store_choices_outside_database(edges: dict[str, set[str]]) -> list[str]:
     return wrong
 
 
+#: the one room that imports Ray, and only inside the functions that need it, when a run
+#: asks for a cluster (`localeval --help` and a run without --ray never import it)
+RAY_ROOM = "localeval.evaluation.ray"
+
+
+def ray_imports() -> list[str]:
+    """Imports of Ray outside its room, or at module level inside it."""
+    wrong = []
+    for module, path in sorted(modules().items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        in_room = module == RAY_ROOM or module.startswith(RAY_ROOM + ".")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            if not any(name == "ray" or name.startswith("ray.") for name in names):
+                continue
+            if not in_room:
+                wrong.append(f"{module} imports Ray (line {node.lineno})")
+            elif node in tree.body:
+                wrong.append(f"{module} imports Ray on import (line {node.lineno})")
+    return wrong
+
+
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
 
@@ -180,6 +211,10 @@ def test_no_layer_imports_one_above_it() -> None:
 
 def test_only_the_database_package_tells_one_store_from_another() -> None:
     assert store_choices_outside_database(graph()) == []
+
+
+def test_ray_is_imported_only_in_its_room_and_only_when_asked_for() -> None:
+    assert ray_imports() == []
 
 
 def test_every_module_belongs_to_a_layer() -> None:

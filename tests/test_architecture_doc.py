@@ -1,6 +1,7 @@
 """docs/architecture.md covers the package: every unit of tests/test_architecture.py's
-layers in its table, every module of the history's, labels' and review's rooms named, and
-the sections a newcomer adds a metric, a backend, a store or a command by."""
+layers in its table, every module of the rooms a newcomer looks for by file named (history,
+labels, evaluation and its ray room, the estimate, the store, review), and the sections a
+newcomer adds a metric, a backend, a store or a command by."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from test_architecture import LAYERS
 ROOT = Path(__file__).resolve().parent.parent
 ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 #: the rooms a newcomer looks for by file: every module of them is named
-NAMED_BY_MODULE = ["runs", "database", "review"]
+NAMED_BY_MODULE = [
+    "history",
+    "labels",
+    "evaluation",
+    "evaluation/ray",
+    "estimate",
+    "database",
+    "review",
+]
 
 
 def table() -> str:

@@ -14,10 +14,10 @@ from localeval.backends.fake import HashJudge, ScriptedJudge
 from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.errors import ConfigError
+from localeval.history.records import fingerprint
 from localeval.judge import ModelIdentity, Prompt
 from localeval.results.model import RunInfo
 from localeval.results.refs import RunRef
-from localeval.runs.records import fingerprint
 from localeval.schema import Array, Object, Str
 
 QUESTIONS = Object((("questions", Array(Str(20), 1, 1)),))

@@ -24,11 +24,11 @@ from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.data.samples import Sample
 from localeval.errors import ConfigError
+from localeval.history.records import fingerprint
 from localeval.metrics import Tools, build_metric, spec
 from localeval.results.calibration import calibration_sentence, calibration_status
 from localeval.results.diff import comparability_warnings
 from localeval.results.model import RunInfo
-from localeval.runs.records import fingerprint
 from localeval.verdict_maps import (
     VerdictMap,
     expected_calibration_error,

@@ -15,6 +15,7 @@ from standins import EMBEDDER, JUDGE, StandIns
 from localeval.cli import main
 from localeval.data.samples import Sample
 from localeval.errors import UsageError
+from localeval.evaluation.checks import embeds
 from localeval.metrics import REGISTRY, Tools, build_metric, configure_metrics
 from localeval.metrics.context_precision import (
     ContextPrecision,
@@ -23,7 +24,6 @@ from localeval.metrics.context_precision import (
     explain,
     notes,
 )
-from localeval.runs.evaluation import embeds
 
 CHUNKS_ZH = ["香蕉是黄色的。", "第七届立法会议员于1月3日宣誓。", "", "猫喜欢睡觉。"]
 QUESTION_ZH = "第七届香港立法会议员宣誓仪式的时间"

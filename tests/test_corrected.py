@@ -23,10 +23,10 @@ from corrected_runs import (
 from review_runs import demo_copies, evaluate, run_cli
 from standins import StandIns
 
+from localeval.labels.review_items import load_review_run
+from localeval.labels.store import LabelStore
 from localeval.prediction_powered import MIN_LABELLED, corrected_mean
 from localeval.results.person_values import CHOSEN, PERSON_VALUE, RANDOM, estimate_order
-from localeval.runs.labels import LabelStore
-from localeval.runs.review_items import load_review_run
 
 
 @pytest.mark.both_stores

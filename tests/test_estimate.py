@@ -36,10 +36,10 @@ from localeval.backends.fake import (
 from localeval.cli import main
 from localeval.cli.progress import Progress
 from localeval.database import Location, open_store
+from localeval.estimate.counting import PeekedCache
 from localeval.judge import JudgeSpeed, ModelIdentity
 from localeval.schema import Array, Bool, Enum, Int, Object, Str, parse, typical_value
 from localeval.tools.cache import CacheTables, JudgeEntry, VectorEntry
-from localeval.tools.estimate import PeekedCache
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 BACKEND = "cached-fake"

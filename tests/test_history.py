@@ -16,12 +16,12 @@ from localeval.data.samples import Sample
 from localeval.database import Location
 from localeval.engine import evaluate
 from localeval.errors import UsageError
+from localeval.evaluation.sources import header_of
+from localeval.history.store import RunStore, StoredRun, fingerprint
 from localeval.metrics import RAG_METRICS, Tools
 from localeval.results.contract import run_to_dict, write_results
 from localeval.results.gates import DEFAULT_THRESHOLDS, evaluate_gates
 from localeval.results.model import RunInfo, RunResult
-from localeval.runs.history import RunStore, StoredRun, fingerprint
-from localeval.runs.sources import header_of
 
 
 def samples(n: int = 6) -> list[Sample]:
@@ -186,7 +186,7 @@ def test_full_disk_while_writing_results_keeps_the_old_file(
 def test_a_run_read_in_pages_reads_as_in_one(db: Location, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run is read PAGE samples at a time (memory bounded on either store): the pages join
     into the same samples, in the same order, as one read."""
-    from localeval.runs import run_reads
+    from localeval.history import run_reads
 
     store = RunStore.open(db)
     stored = store_run(store, run_in_memory(samples(7)))
@@ -206,7 +206,7 @@ def test_a_run_read_in_pages_reads_as_in_one(db: Location, monkeypatch: pytest.M
 def test_a_run_another_store_writes_is_never_deleted(db: Location) -> None:
     """Until the writer's store is closed (on a server: its connection ended)."""
     from localeval.errors import RunInUseError
-    from localeval.runs.cleanup import delete_runs, plan_pruning
+    from localeval.history.cleanup import delete_runs, plan_pruning
 
     writer = RunStore.open(db)
     stored = store_run(writer, run_in_memory(samples(2)), complete=False)

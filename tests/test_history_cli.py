@@ -18,10 +18,10 @@ from standins import StandIns, models_toml
 from localeval.cli import main
 from localeval.database import Location
 from localeval.errors import UsageError
+from localeval.evaluation.requests import EvaluationEvents, EvaluationRequest
+from localeval.evaluation.run import Evaluation
 from localeval.judge import Prompt
 from localeval.results.model import SampleResult
-from localeval.runs.evaluation import Evaluation
-from localeval.runs.requests import EvaluationEvents, EvaluationRequest
 from localeval.stats import bootstrap_ci
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"

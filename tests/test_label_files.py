@@ -25,11 +25,11 @@ from standins import StandIns
 from localeval.cli import main
 from localeval.database import Location, parse_location
 from localeval.errors import UsageError
-from localeval.runs import label_files
-from localeval.runs.cleanup import delete_runs, runs_to_delete
-from localeval.runs.labels import Label, LabelStore
-from localeval.runs.review_items import ReviewRun, load_review_run
-from localeval.runs.sources import open_history
+from localeval.history.cleanup import delete_runs, runs_to_delete
+from localeval.history.store import open_history
+from localeval.labels import files as label_files
+from localeval.labels.review_items import ReviewRun, load_review_run
+from localeval.labels.store import Label, LabelStore
 
 #: the labels' tests run with an SQLite file and with a PostgreSQL database
 pytestmark = pytest.mark.both_stores

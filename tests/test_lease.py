@@ -1,4 +1,4 @@
-"""When a run's lease is stale (localeval.runs.lease): the rules that let a run whose writer
+"""When a run's lease is stale (localeval.history.lease): the rules that let a run whose writer
 died be continued, while a live writer's run is never joined (the processes themselves:
 tests/test_processes.py)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval.runs.lease import (
+from localeval.history.lease import (
     STALE_AFTER_S,
     Owner,
     _boot_id,

@@ -26,9 +26,9 @@ from test_processes import environment, localeval, wait_for_samples, write_data
 from localeval.cli import main
 from localeval.database import Location, ServerUrl
 from localeval.errors import RunInUseError
-from localeval.runs.history import RunStore
-from localeval.runs.labels import Label, LabelStore
-from localeval.runs.lease import STALE_AFTER_S
+from localeval.history.lease import STALE_AFTER_S
+from localeval.history.store import RunStore
+from localeval.labels.store import Label, LabelStore
 
 pytestmark = pytest.mark.postgres
 

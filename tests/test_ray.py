@@ -36,19 +36,19 @@ from localeval.data.samples import Sample, load_samples
 from localeval.database import ServerUrl
 from localeval.engine import order_metrics, score_sample
 from localeval.errors import ModelFileError, UsageError
+from localeval.estimate.counting import Estimate, Pricing
+from localeval.estimate.division import divide
+from localeval.evaluation.ray import driver as cluster_module
+from localeval.evaluation.ray import join as cluster_join
+from localeval.evaluation.ray.driver import ClusterError, ClusterLost, RayScoring
+from localeval.evaluation.ray.join import Connection
+from localeval.evaluation.ray.remote import Chosen, WorkerTools
+from localeval.evaluation.requests import ClusterPlan, RaySettings
+from localeval.history.records import StoredRun
 from localeval.judge import Usage
 from localeval.metrics import build_metric
 from localeval.results.model import SampleResult
-from localeval.runs import cluster as cluster_module
-from localeval.runs import cluster_join
-from localeval.runs.cluster import ClusterError, ClusterLost, RayScoring
-from localeval.runs.cluster_join import Connection
-from localeval.runs.estimate import divide
-from localeval.runs.records import StoredRun
-from localeval.runs.requests import ClusterPlan, RaySettings
 from localeval.tools import load_tools
-from localeval.tools.estimate import Estimate, Pricing
-from localeval.tools.remote import Chosen, WorkerTools
 
 #: the package's fake judge and embedder; each judge call takes `delay` seconds
 FAKE = '[judges.j]\nbackend = "fake"\ndelay_s = {delay}\n[embedders.e]\nbackend = "fake"\n'

@@ -209,7 +209,7 @@ def documented_statuses() -> set[int]:
 
 
 def test_the_exit_statuses_are_those_the_command_line_exits_with() -> None:
-    import localeval.runs.cluster  # its ClusterLost has a status of its own
+    import localeval.evaluation.ray.driver  # its ClusterLost has a status of its own
 
     chosen, kinds = set(), [localeval.errors.LocalevalError]
     while kinds:

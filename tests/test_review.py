@@ -27,12 +27,12 @@ from localeval.calibration.labels import calibrate_labels
 from localeval.calibration.rows import RowScore
 from localeval.config import load_models_config
 from localeval.database import MIGRATIONS, Location, open_store, schema_version
+from localeval.labels.review_items import ReviewRun, load_review_run
+from localeval.labels.store import LabelStore
 from localeval.metrics import spec
 from localeval.results.verdicts import rests_on, sample_verdicts
 from localeval.review.app import POLICY, asset, review_app
 from localeval.review.server import bind_local, review_server, serve, url_of
-from localeval.runs.labels import LabelStore
-from localeval.runs.review_items import ReviewRun, load_review_run
 
 
 @pytest.fixture

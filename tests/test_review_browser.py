@@ -25,7 +25,7 @@ from review_runs import demo_copies, demo_copy, evaluate, label_everything, run_
 from standins import StandIns
 from test_report_browser import CHROMIUM, LAPTOP, LAUNCH_ARGS, keep
 
-from localeval.runs.review_items import load_review_run
+from localeval.labels.review_items import load_review_run
 
 pytestmark = pytest.mark.browser
 

@@ -15,9 +15,10 @@ from click.testing import CliRunner, Result
 from review_runs import demo_copy
 
 from localeval.cli import main
+from localeval.evaluation.sources import stored_run_scores, stored_view
+from localeval.history.store import open_history
 from localeval.report.render import render_report
 from localeval.results.view import read_run
-from localeval.runs.sources import open_history, stored_run_scores, stored_view
 from localeval.stats import MetricSummary
 
 FAKE = '[judges.j]\nbackend = "fake"\n[embedders.e]\nbackend = "fake"\n'

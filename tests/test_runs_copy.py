@@ -12,15 +12,15 @@ from run_db import as_setting, column_names, query, write
 from standins import StandIns
 
 from localeval.database import Location, open_store
-from localeval.runs.copying import (
+from localeval.history.copying import (
     LABEL_FIELDS,
     RUN_FIELDS,
     SAMPLE_FIELDS,
     SCORE_FIELDS,
     UNDONE_FIELDS,
 )
-from localeval.runs.labels import LabelStore
-from localeval.runs.review_items import load_review_run
+from localeval.labels.review_items import load_review_run
+from localeval.labels.store import LabelStore
 
 
 def fields(text: str) -> set[str]:

@@ -21,8 +21,8 @@ from localeval.backends.server_judge import defuse
 from localeval.backends.server_shapes import first_token_logprobs
 from localeval.cli import main
 from localeval.errors import ConfigError
+from localeval.history.store import RunStore
 from localeval.judge import Prompt
-from localeval.runs.history import RunStore
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 METRICS = ["faithfulness", "context_recall", "context_precision", "answer_relevancy", "rubric"]

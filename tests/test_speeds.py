@@ -15,9 +15,9 @@ from run_db import as_setting
 from test_estimate import DEMO, CachedFake, backend, evaluate, models
 
 from localeval.database import Location, open_store
+from localeval.estimate import speed
+from localeval.estimate.speed import EmbedderSpeed, _kept_or_measured, machine, speeds_folder
 from localeval.judge import JudgeSpeed
-from localeval.tools import speed
-from localeval.tools.speed import EmbedderSpeed, _kept_or_measured, machine, speeds_folder
 
 __all__ = ["backend"]  # the fixture, shared with test_estimate
 

@@ -26,7 +26,7 @@ def test_new_database_has_every_migration(db: Location) -> None:
 def test_every_older_version_is_upgraded_and_stores_a_run(db: Location, version: int) -> None:
     from test_history import run_in_memory, samples, store_run
 
-    from localeval.runs.history import RunStore
+    from localeval.history.store import RunStore
 
     database_at_version(db, version).close()
     store = RunStore.open(db)
@@ -94,7 +94,7 @@ def test_version_5_database_gets_the_run_lease_and_keeps_its_runs(db: Location) 
     """Migration 6 (runs.owner, runs.heartbeat) on a database of main's schema 5, whose runs
     carry judge_extra: the run reads back as it was, with no owner (free to continue), and
     a second open changes nothing."""
-    from localeval.runs.history import RunStore
+    from localeval.history.store import RunStore
 
     old = database_at_version(db, 5)
     old.execute(
@@ -128,7 +128,7 @@ def test_version_6_database_gets_shards_and_retries_and_keeps_its_runs(db: Locat
     """Migration 7 (runs.shard, run_samples.retries) on a database of schema 6: a run and
     its sample read back as they were, a run of every sample (no shard) that cost no
     retries, and a second open changes nothing."""
-    from localeval.runs.history import RunStore
+    from localeval.history.store import RunStore
 
     old = database_at_version(db, 6)
     server = {"base_url": "http://gpu:8000/v1", "model": "m", "revision": "r1"}
@@ -163,7 +163,7 @@ def test_version_6_database_gets_shards_and_retries_and_keeps_its_runs(db: Locat
 def test_version_7_database_marks_no_run_invalid_and_keeps_them_resumable(db: Location) -> None:
     """Migration 8 (runs.invalid) on a database of schema 7: an interrupted run reads back
     as one that may be continued, and is still found to resume."""
-    from localeval.runs.history import RunStore
+    from localeval.history.store import RunStore
 
     old = database_at_version(db, 7)
     old.execute(
@@ -184,7 +184,7 @@ def test_a_run_that_asked_no_judge_reads_back_with_no_prompt_version(db: Locatio
     """The migration that reads '' as no prompt version, on a database just before it: a
     run without a judge (which recorded the default set's name, unasked) loses it, and a
     judged run keeps its own."""
-    from localeval.runs.history import RunStore
+    from localeval.history.store import RunStore
 
     version = next(i for i, sql in enumerate(MIGRATIONS) if "SET prompt_version = ''" in sql)
     old = database_at_version(db, version)
@@ -207,7 +207,7 @@ def test_a_run_that_asked_no_judge_reads_back_with_no_prompt_version(db: Locatio
 def test_a_database_before_the_speed_table_gets_it_and_keeps_its_runs(db: Location) -> None:
     """The migration that adds model_speed (the speeds `--estimate` keeps), on a database just
     before it: its runs read back, and the table takes a speed."""
-    from localeval.runs.history import RunStore
+    from localeval.history.store import RunStore
 
     version = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE model_speed" in sql)
     old = database_at_version(db, version)
@@ -232,8 +232,8 @@ def test_labels_from_before_the_selection_column_read_as_chosen(db: Location) ->
     """The migration that records how a label's sample was picked, on a database just
     before it: its labels read back, as picked otherwise than at random (they may have
     been the worst first), and a new label says random."""
+    from localeval.labels.store import Label, LabelStore
     from localeval.results.person_values import CHOSEN, RANDOM
-    from localeval.runs.labels import Label, LabelStore
 
     version = next(i for i, sql in enumerate(MIGRATIONS) if "ADD COLUMN selection" in sql)
     old = database_at_version(db, version)
@@ -257,8 +257,8 @@ def test_labels_from_before_the_selection_column_read_as_chosen(db: Location) ->
 
 
 def test_the_stores_close_when_their_with_block_ends(db: Location) -> None:
-    from localeval.runs.history import RunStore
-    from localeval.runs.labels import LabelStore
+    from localeval.history.store import RunStore
+    from localeval.labels.store import LabelStore
 
     with open_store(db) as connection:
         assert schema_version(connection) == len(MIGRATIONS)

@@ -14,7 +14,7 @@ from standins import StandIns
 from test_runs_copy import label
 
 from localeval.database import Location, ServerUrl
-from localeval.runs.labels import LabelStore
+from localeval.labels.store import LabelStore
 
 # --- runs copy ------------------------------------------------------------------------------
 

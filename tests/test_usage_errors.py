@@ -189,8 +189,8 @@ def test_a_named_pipe_is_read_once(data: Path, tmp_path: Path) -> None:
     assert results["run"]["dataset"] == str(fifo)
     assert len(results["samples"]) == 3
     # the library, which cannot copy it, refuses a pipe rather than wait forever
-    from localeval.runs.evaluation import Evaluation
-    from localeval.runs.requests import EvaluationRequest
+    from localeval.evaluation.requests import EvaluationRequest
+    from localeval.evaluation.run import Evaluation
 
     with pytest.raises(UsageError) as refused:
         Evaluation(EvaluationRequest(fifo, ["bleu"]))

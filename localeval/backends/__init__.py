@@ -97,6 +97,13 @@ class ConcurrentSettings(Protocol):
     concurrency: int
 
 
+@runtime_checkable
+class ThreadedSettings(Protocol):
+    """An entry's settings that say how many threads it runs with (0: all cores)."""
+
+    threads: int
+
+
 JudgeBackend = Backend["Judge"]
 EmbedderBackend = Backend["Embedder"]
 

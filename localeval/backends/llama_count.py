@@ -13,7 +13,7 @@ reply is a typical one (`TYPICAL_TEXT` in every string), since what the judge wo
 is not known without it.
 
 `measure_speed` times the real judge once: a batch of prompt tokens, a few small calls,
-a short reply after them (localeval.tools.speed keeps the figures per judge and machine).
+a short reply after them (localeval.estimate.speed keeps the figures per judge and machine).
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ class OpenAIBackend:
         return ServerJudge(*self._find(name, settings))
 
     def counter(self, name: str, settings: OpenAISettings) -> CountingServerJudge:
-        """The judge with its completions counted, not sent (localeval.tools.estimate)."""
+        """The judge with its completions counted, not sent (localeval.estimate.counting)."""
         return CountingServerJudge(*self._find(name, settings))
 
     def measure(self, name: str, settings: OpenAISettings) -> JudgeSpeed:

@@ -29,9 +29,9 @@ from localeval.calibration.fit import KindFit, fit_maps
 from localeval.calibration.rows import RowScore
 from localeval.database import Location
 from localeval.errors import UsageError
+from localeval.labels.review_items import ReviewRun, load_review_run
+from localeval.labels.store import Label, LabelStore
 from localeval.metrics import spec
-from localeval.runs.labels import Label, LabelStore
-from localeval.runs.review_items import ReviewRun, load_review_run
 from localeval.stats import BinaryScores, bootstrap_cells, bootstrap_statistics
 from localeval.verdict_maps import expected_calibration_error
 

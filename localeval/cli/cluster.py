@@ -1,5 +1,5 @@
-"""`evaluate --ray`'s options, and what it says about the cluster: its actors, what they
-did, and with --estimate how they divide the work."""
+"""`evaluate --ray`'s options (what it says about how the actors would divide the work,
+with --estimate: localeval.report.estimate_text.division_text)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from localeval.report.estimate_text import duration
-from localeval.runs.estimate import Division
-from localeval.runs.requests import RaySettings
+from localeval.evaluation.requests import RaySettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,34 +58,3 @@ def ray_settings(
                 raise click.UsageError(f"{option} applies only with --ray")
         return None
     return RaySettings(address, actors, threads)
-
-
-def division_text(division: Division) -> str:
-    """How the cluster's actors would divide the estimated run."""
-    plan = division.plan
-    counts = [n for n, _ in division.per_actor]
-    seconds = [s for n, s in division.per_actor if n]
-    sent = sum(counts)
-    lines = [
-        "",
-        f"On Ray: {plan}",
-        f"  samples sent to the actors: {sent} ({division.here} answered from the cache "
-        "or without a model here)",
-    ]
-    if not division.timed:
-        lines.append("  (the models' speeds are not known: how the time divides cannot be said)")
-    elif seconds:
-        fewest, most = min(counts), max(counts)
-        share = f"{fewest}" if fewest == most else f"{fewest} to {most}"
-        lines.append(
-            f"  each actor: {share} samples, {duration(min(seconds))} to "
-            f"{duration(max(seconds))} with its models' loading"
-        )
-        lines.append(f"  the run: about {duration(division.seconds)} on the cluster")
-        if division.slower != 1.0:
-            lines.append(
-                f"  (an actor's judge taken as {division.slower:.3g}× as slow as this "
-                f"machine's, for its {plan.threads} thread(s): each node's cores are taken to "
-                "be as fast as this machine's)"
-            )
-    return "\n".join(lines)

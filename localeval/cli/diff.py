@@ -61,12 +61,12 @@ def diff(
     """
     from localeval.database import database_files, default_db_path
     from localeval.errors import UsageError
+    from localeval.evaluation.sources import history_for, load_scores
     from localeval.report import history_text
     from localeval.results.contract import check_output, write_json
     from localeval.results.diff import compare_runs
     from localeval.results.gates import check_max_drop
     from localeval.results.refs import RunRef
-    from localeval.runs.sources import history_for, load_scores
 
     check_max_drop(max_drop)
     if top < 0:

@@ -32,19 +32,19 @@ from localeval.cli.until_decided import decided, until_decided_options
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import readable_data
 from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
-from localeval.metrics import REGISTRY, metric_options
-from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
-from localeval.results.model import SampleResult
-from localeval.runs.estimate import cluster_division, estimate_evaluation, speed_kept
-from localeval.runs.evaluation import Evaluation
-from localeval.runs.records import StoredRun
-from localeval.runs.requests import (
+from localeval.evaluation.estimate import cluster_division, estimate_evaluation, speed_kept
+from localeval.evaluation.requests import (
     Budget,
     ClusterPlan,
     EvaluationEvents,
     EvaluationOutcome,
     EvaluationRequest,
 )
+from localeval.evaluation.run import Evaluation
+from localeval.history.records import StoredRun
+from localeval.metrics import REGISTRY, metric_options
+from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
+from localeval.results.model import SampleResult
 from localeval.text import printable
 
 if TYPE_CHECKING:

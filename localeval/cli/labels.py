@@ -34,11 +34,11 @@ def labels_export(run: str, output: Path | None, db_path: Location | None) -> No
     from localeval.cli.options import warn_if_replaced
     from localeval.data.file_rows import format_suffix
     from localeval.database import database_files, default_db_path
+    from localeval.labels.files import export_text
+    from localeval.labels.review_items import load_review_run
+    from localeval.labels.store import LabelStore
     from localeval.results.contract import check_output
     from localeval.results.files import write_text
-    from localeval.runs.label_files import export_text
-    from localeval.runs.labels import LabelStore
-    from localeval.runs.review_items import load_review_run
 
     target = None
     if output is not None:
@@ -82,10 +82,10 @@ def labels_import(
     with neither labels the sample's score. Rows the run has no item for are counted and
     left out; a row that is already its reviewer's label is not stored again, so importing
     a file twice stores it once."""
+    from localeval.labels.files import check_samples, plan_import, read_label_rows
+    from localeval.labels.review_items import load_review_run
+    from localeval.labels.store import LabelStore
     from localeval.results.person_values import RANDOM
-    from localeval.runs.label_files import check_samples, plan_import, read_label_rows
-    from localeval.runs.labels import LabelStore
-    from localeval.runs.review_items import load_review_run
 
     rows = read_label_rows(file)
     review = load_review_run(run, db_path)

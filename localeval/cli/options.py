@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from localeval.errors import LocalevalError
+from localeval.estimate.counting import Estimate
 from localeval.results.files import OutputTarget
 from localeval.text import printable
-from localeval.tools.estimate import Estimate
 
 if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it themselves)
-    from localeval.runs.estimate import Division
+    from localeval.estimate.division import Division
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,8 +53,7 @@ def show_estimate(
 ) -> None:
     """--estimate: the estimate's table (with how a Ray cluster's actors divide it, under
     --ray), and with --output the same as JSON at `target`."""
-    from localeval.cli.cluster import division_text
-    from localeval.report.estimate_text import estimate_text
+    from localeval.report.estimate_text import division_text, estimate_text
     from localeval.results.contract import write_json
 
     echo(estimate_text(estimate))

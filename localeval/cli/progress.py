@@ -14,7 +14,7 @@ from localeval.report.estimate_text import duration
 class Progress:
     """Counts finished items out of `total` and shows how long the rest will take.
 
-    Given `expected`, the estimated seconds of the work still to do (localeval.tools.estimate),
+    Given `expected`, the estimated seconds of the work still to do (localeval.estimate.counting),
     the time left starts from it and is scaled, as items finish, by how long the finished
     ones took against their estimate (`advance(expected=...)`); without it, the time left is
     guessed from the items finished so far.

@@ -69,11 +69,11 @@ def report(
     the data is opened. Exit status: 0 written, 2 bad usage or an unreadable results file.
     """
     from localeval.database import database_files, default_db_path
+    from localeval.evaluation.sources import load_results
     from localeval.report.render import render_report
     from localeval.results.contract import check_output
     from localeval.results.files import write_text
     from localeval.results.refs import RunRef
-    from localeval.runs.sources import load_results
 
     refs = [RunRef(run)] + ([RunRef(baseline)] if baseline is not None else [])
     target = None

@@ -58,10 +58,10 @@ def review(
     the reviewer's name and the time. `localeval calibrate --labels RUN` measures the judge
     against them; `localeval labels export` writes them to a file. Stop with Ctrl-C.
     """
+    from localeval.labels.review_items import load_review_run, require_verdicts
+    from localeval.labels.store import LabelStore
     from localeval.review.app import review_app
     from localeval.review.server import bind_local, review_server, serve, url_of
-    from localeval.runs.labels import LabelStore
-    from localeval.runs.review_items import load_review_run, require_verdicts
 
     if reviewer is not None and not reviewer.strip():
         raise UsageError("--reviewer: give a name (default: the OS user)")

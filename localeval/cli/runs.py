@@ -20,8 +20,8 @@ from localeval.cli.runs_copy import runs_copy
 
 if TYPE_CHECKING:  # imported where used: `localeval --help` stays quick
     from localeval.database import Location
-    from localeval.runs.history import RunStore
-    from localeval.runs.records import StoredRun
+    from localeval.history.records import StoredRun
+    from localeval.history.store import RunStore
 
 
 @click.group("runs")
@@ -44,8 +44,8 @@ def runs_group() -> None:
 def runs_list(db_path: Location | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
     from localeval.database import default_db_path, store_exists, store_file
+    from localeval.history.store import RunStore
     from localeval.report import history_text
-    from localeval.runs.history import RunStore
 
     path = db_path or default_db_path()
     if not store_exists(path):
@@ -64,9 +64,10 @@ def runs_list(db_path: Location | None, limit: int) -> None:
 def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
     """Show RUN (an id or its start, latest, latest~N): settings, models, summary, gates."""
     from localeval.database import database_files, default_db_path
+    from localeval.evaluation.sources import stored_report, stored_view
+    from localeval.history.store import open_history
     from localeval.report import console, history_text
     from localeval.results.contract import check_output, write_results
-    from localeval.runs.sources import open_history, stored_report, stored_view
 
     target = None
     if output is not None:
@@ -84,8 +85,8 @@ def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
 
 def _deleted(store: RunStore, runs: list[StoredRun], yes: bool, with_labels: bool) -> None:
     """Confirm (unless --yes), delete, and say what was deleted and what the file shrank to."""
+    from localeval.history.cleanup import delete_runs, label_counts
     from localeval.report import history_text
-    from localeval.runs.cleanup import delete_runs, label_counts
 
     if not runs:
         echo("No run to delete.")
@@ -128,8 +129,8 @@ def runs_delete(
     samples and scores; the database file shrinks accordingly. A run a live process is
     writing is refused, and so is a run your team labelled, unless --with-labels. The
     judge/embedding cache is kept (see `localeval cache clear`)."""
-    from localeval.runs.cleanup import runs_to_delete
-    from localeval.runs.sources import open_history
+    from localeval.history.cleanup import runs_to_delete
+    from localeval.history.store import open_history
 
     with open_history(db_path, writable=True) as store:
         _deleted(store, runs_to_delete(store, refs, with_labels), yes, with_labels)
@@ -151,8 +152,8 @@ def runs_prune(keep: int, db_path: Location | None, yes: bool, with_labels: bool
     """Delete every run but the N newest, complete or not, except runs a live process is
     writing and, unless --with-labels, runs your team labelled; the database file shrinks
     accordingly."""
-    from localeval.runs.cleanup import plan_pruning
-    from localeval.runs.sources import open_history
+    from localeval.history.cleanup import plan_pruning
+    from localeval.history.store import open_history
 
     with open_history(db_path, writable=True) as store:
         plan = plan_pruning(store, keep, with_labels)
@@ -178,9 +179,9 @@ def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | N
     single run over all samples. Exit status: 0 all gates pass, 1 a gate failed."""
     from localeval.cli.options import EXIT_GATE_FAILED, EXIT_OK
     from localeval.database import default_db_path
+    from localeval.evaluation.merge import check_merge_output, merge_shards
+    from localeval.history.store import RunStore
     from localeval.report import console
-    from localeval.runs.history import RunStore
-    from localeval.runs.merge import check_merge_output, merge_shards
 
     if output is not None:  # before the database is opened (or created)
         warn_if_replaced(check_merge_output(runs, db_path or default_db_path(), output))

@@ -39,9 +39,8 @@ def runs_copy(refs: tuple[str, ...], source: Location | None, target: Location |
     again changes nothing (labels made since are added); a run id the target holds with
     other content is refused, never overwritten."""
     from localeval.database import StoreError, default_db_path
-    from localeval.runs.copying import copy_runs, runs_to_copy
-    from localeval.runs.history import RunStore
-    from localeval.runs.sources import open_history
+    from localeval.history.copying import copy_runs, runs_to_copy
+    from localeval.history.store import RunStore, open_history
 
     source, target = source or default_db_path(), target or default_db_path()
     if str(source) == str(target):

@@ -9,12 +9,12 @@ from typing import Any
 import click
 
 from localeval.cli.options import echo
+from localeval.evaluation.requests import EvaluationOutcome
+from localeval.evaluation.run import Evaluation
 from localeval.report.console import WIDTH
 from localeval.report.decision_text import decision_text
 from localeval.results.comparability import comparability_warnings
 from localeval.results.decision import DEFAULT_MARGIN, WORSE
-from localeval.runs.evaluation import Evaluation
-from localeval.runs.requests import EvaluationOutcome
 from localeval.text import printable
 
 

@@ -177,7 +177,7 @@ class Database(ABC):
         """Take this connection's hold on a run, which the server drops when the connection
         ends (a process killed, a machine gone): True when taken, False while another
         connection holds it; None where the store cannot hold one (SQLite: the lease's
-        host, pid and heartbeat decide, see localeval.runs.lease)."""
+        host, pid and heartbeat decide, see localeval.history.lease)."""
         return None
 
     def drop_lease(self, run_id: str) -> None:

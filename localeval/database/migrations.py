@@ -38,7 +38,7 @@ MIGRATIONS: list[str] = [
         created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
     );
     """,
-    # 2: run history (see localeval.runs.history): a run, the samples it has scored so far, and
+    # 2: run history (see localeval.history.store): a run, the samples it has scored so far, and
     #    each sample's score and evidence per metric. A run with `finished` NULL is
     #    incomplete: interrupted, or still running.
     """
@@ -104,7 +104,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN judge_extra TEXT;     -- JSON object
     ALTER TABLE runs ADD COLUMN embedder_extra TEXT;  -- JSON object
     """,
-    # 6: the lease of the process writing a run (see localeval.runs.lease): two processes
+    # 6: the lease of the process writing a run (see localeval.history.lease): two processes
     #    never record into the same run
     """
     ALTER TABLE runs ADD COLUMN owner TEXT;      -- JSON: host, boot, pid, started, token
@@ -123,7 +123,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN invalid TEXT;  -- why it can never be completed; NULL if it can
     """,
     # 9: reviewers' labels of a run's judge verdicts and sample scores (see
-    #    localeval.runs.labels): one row per label made, never changed; a reviewer's current
+    #    localeval.labels.store): one row per label made, never changed; a reviewer's current
     #    label of an item is their latest row, and undo deletes their latest row
     """
     CREATE TABLE run_labels (
@@ -148,7 +148,7 @@ MIGRATIONS: list[str] = [
     UPDATE runs SET prompt_version = '' WHERE judge_name IS NULL;
     """,
     # 11: how fast each judge and embedder works on each machine, measured once for
-    #    `evaluate --estimate` (see localeval.tools.speed)
+    #    `evaluate --estimate` (see localeval.estimate.speed)
     """
     CREATE TABLE model_speed (
         key TEXT PRIMARY KEY,          -- sha256 of the model's identity, settings, machine
@@ -175,7 +175,7 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX run_labels_undone_by_run ON run_labels_undone (run_id);
     """,
-    # 13: how a label's sample was picked (localeval.runs.labels): 'random' (the review
+    # 13: how a label's sample was picked (localeval.labels.store): 'random' (the review
     #    page's "label for the estimate" order, or an import said to be a random sample),
     #    which the corrected estimate may use; 'chosen' (worst first, a search, an import
     #    of unknown selection), kept for calibrate only

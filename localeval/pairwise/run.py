@@ -13,6 +13,7 @@ from typing import Any
 from localeval.config import load_models_config
 from localeval.database import Location, database_files, default_db_path
 from localeval.errors import PromptTooLongError, UsageError
+from localeval.estimate.counting import Counting, Estimate
 from localeval.judge import Usage
 from localeval.metrics import Tools, build_metric
 from localeval.pairwise.judge import PairVerdict, compare_pair
@@ -26,7 +27,6 @@ from localeval.pairwise.rows import (
 from localeval.results.contract import check_output
 from localeval.results.files import OutputTarget
 from localeval.tools import cached_tools
-from localeval.tools.estimate import Counting, Estimate
 
 #: what an estimate calls the work of judging the pairs
 ESTIMATED_PART = "pairs"
@@ -101,7 +101,7 @@ class PairComparison:
         return PairsOutcome(self.rows, verdicts, summary, usage, tools)
 
     def estimate(self, measure: bool = True) -> Estimate:
-        """What `run()` will cost, counted without judging (localeval.tools.estimate); a
+        """What `run()` will cost, counted without judging (localeval.estimate.counting); a
         judge whose speed here is not kept yet is measured when `measure`."""
         request = self.request
         with Counting(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from localeval.estimate.counting import Estimate
+from localeval.estimate.division import Division
 from localeval.judge import Usage
 from localeval.text import printable
-from localeval.tools.estimate import Estimate
 
 
 def duration(seconds: float) -> str:
@@ -89,3 +90,34 @@ def speed_lines(estimate: Estimate) -> list[str]:
     if not estimate.timed:
         lines.append("Time: unknown (a model's speed on this machine could not be measured)")
     return lines
+
+
+def division_text(division: Division) -> str:
+    """How the cluster's actors would divide the estimated run."""
+    plan = division.plan
+    counts = [n for n, _ in division.per_actor]
+    seconds = [s for n, s in division.per_actor if n]
+    sent = sum(counts)
+    lines = [
+        "",
+        f"On Ray: {plan}",
+        f"  samples sent to the actors: {sent} ({division.here} answered from the cache "
+        "or without a model here)",
+    ]
+    if not division.timed:
+        lines.append("  (the models' speeds are not known: how the time divides cannot be said)")
+    elif seconds:
+        fewest, most = min(counts), max(counts)
+        share = f"{fewest}" if fewest == most else f"{fewest} to {most}"
+        lines.append(
+            f"  each actor: {share} samples, {duration(min(seconds))} to "
+            f"{duration(max(seconds))} with its models' loading"
+        )
+        lines.append(f"  the run: about {duration(division.seconds)} on the cluster")
+        if division.slower != 1.0:
+            lines.append(
+                f"  (an actor's judge taken as {division.slower:.3g}× as slow as this "
+                f"machine's, for its {plan.threads} thread(s): each node's cores are taken to "
+                "be as fast as this machine's)"
+            )
+    return "\n".join(lines)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from localeval.history.records import StoredRun
 from localeval.prediction_powered import MIN_LABELLED
 from localeval.results.diff import Comparison, MetricChange
-from localeval.runs.records import StoredRun
 from localeval.text import printable
 
 

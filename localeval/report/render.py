@@ -1,4 +1,4 @@
-"""A run's report in one of the formats, as text (the run: see localeval.runs.sources)."""
+"""A run's report in one of the formats, as text (the run: see localeval.evaluation.sources)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ SELECTIONS = (RANDOM, CHOSEN)
 
 
 class Label(Protocol):
-    """A reviewer's label of a verdict (localeval.runs.labels.Label), as read here."""
+    """A reviewer's label of a verdict (localeval.labels.store.Label), as read here."""
 
     @property
     def sample_id(self) -> str: ...

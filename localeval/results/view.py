@@ -1,6 +1,6 @@
 """A run as every view of it reads it: `RunView`, read once from a results dict (a
 results.json file, or a stored run written as one: `read_run`) or from the run history
-(localeval.runs.sources.stored_view). The reports (console, Markdown, HTML, JUnit), `diff`,
+(localeval.evaluation.sources.stored_view). The reports (console, Markdown, HTML, JUnit), `diff`,
 `runs show`, `runs merge` and `evaluate`'s summary are all drawn from it.
 
 A results file may come from another machine or an older version, so every value is

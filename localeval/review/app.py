@@ -26,9 +26,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from localeval.errors import UsageError
+from localeval.labels.review_items import ReviewRun
+from localeval.labels.store import LabelStore
 from localeval.report.templating import escaping_environment
-from localeval.runs.labels import LabelStore
-from localeval.runs.review_items import ReviewRun
 
 #: everything the page may load comes from the app itself
 POLICY = (

@@ -329,7 +329,7 @@ class _Writer:
 
 
 class _CountingWriter(_Writer):
-    """The writer as an estimate drives it, against counting models (localeval.tools.estimate):
+    """The writer as an estimate drives it, against counting models (localeval.estimate.counting):
     their replies are typical ones, not the judge's, so no check that reads the text is made
     (is it a question, its language, copying, duplicates), and every candidate passes the
     judge's checks (`passing`) or fails the last of them, whatever the verdicts."""

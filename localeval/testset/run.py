@@ -17,6 +17,7 @@ from localeval.config import ModelsConfig, load_models_config
 from localeval.data.samples import Sample
 from localeval.database import Location, database_files, default_db_path
 from localeval.errors import UsageError
+from localeval.estimate.counting import Counting, Estimate
 from localeval.metrics import MetricResult, Tools
 from localeval.testset.candidates import Events, GenerateResult
 from localeval.testset.documents import Skipped
@@ -30,7 +31,6 @@ from localeval.testset.generate import (
 )
 from localeval.testset.output import check_output, named, write_jsonl
 from localeval.tools import cached_tools
-from localeval.tools.estimate import Counting, Estimate
 
 DEFAULT_MIX_TEXT = ",".join(f"{k}={v:g}" for k, v in DEFAULT_MIX.items())
 

@@ -169,7 +169,7 @@ def load_tools(
     """The judge and/or embedder the metrics use (only those), their files checked first;
     behind the cache on `cache` (whose connection the caller keeps open while they are used,
     and closes). `counting`: stand-ins that count what the models would do
-    (localeval.tools.estimate); `pool`: models kept loaded there for the process."""
+    (localeval.estimate.counting); `pool`: models kept loaded there for the process."""
     judge_config = models.judge(judge_name) if any(m.uses_judge for m in metrics) else None
     judge = None
     if judge_config is not None:

@@ -171,7 +171,7 @@ class CachedJudge:
         )
 
     # where answers are kept: the database here; a subclass may keep them elsewhere
-    # (localeval.tools.remote: a worker of a cluster keeps them for the driver to store)
+    # (localeval.evaluation.ray.remote: a worker of a cluster keeps them for the driver to store)
 
     def _answer(self, key: str) -> str | None:
         """The JSON text of the answer cached under `key`, or None."""

@@ -1,5 +1,5 @@
 """Labels that carry over from earlier runs of the same samples: a label says whether a
-statement is true of the texts it was judged against (localeval.runs.labels), whatever
+statement is true of the texts it was judged against (localeval.labels.store), whatever
 judge gave the verdict, so it holds for a later run's verdict of the same metric on the
 same sample that says the same text against the same texts (`AGAINST`). A changed answer
 keeps the labels of its unchanged statements; its new statements need labels of their own.
@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from localeval.history.records import StoredRun
+from localeval.history.store import RunStore
+from localeval.labels.store import Label, LabelStore
 from localeval.results.person_values import CHOSEN
 from localeval.results.verdicts import Verdict, sample_verdicts
-from localeval.runs.history import RunStore
-from localeval.runs.labels import Label, LabelStore
-from localeval.runs.records import StoredRun
 
 #: per metric, the sample's fields its verdicts are judged against (or depend on): an
 #: earlier label carries over only where these are the same

@@ -18,8 +18,8 @@ from typing import Any
 
 from localeval.database import Database
 from localeval.errors import UsageError
-from localeval.runs.history import RunStore
-from localeval.runs.records import StoredRun
+from localeval.history.records import StoredRun
+from localeval.history.store import RunStore
 
 #: what a run is, column by column (not who held its lease: that is the writer's business)
 RUN_FIELDS = (

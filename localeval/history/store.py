@@ -6,7 +6,7 @@ so a run killed at any moment keeps everything it finished; a run is marked comp
 (`finished` set) only after its last sample. An incomplete run with the same fingerprint
 (dataset content, judge and embedder files, prompt version, metrics and their settings) is
 "the same evaluation" and can be continued, by one process at a time: the store that
-starts or continues a run holds its lease (localeval.runs.lease), and every sample it
+starts or continues a run holds its lease (localeval.history.lease), and every sample it
 stores checks that it still does. `latest` and `latest~N` name complete runs, the most
 recently finished first.
 """
@@ -23,14 +23,17 @@ from typing import Any, Self
 
 from localeval import __version__
 from localeval.data.samples import Sample
-from localeval.database import Database, Location, StoreError, default_db_path, open_store
+from localeval.database import (
+    Database,
+    Location,
+    StoreError,
+    default_db_path,
+    open_store,
+    store_exists,
+)
 from localeval.errors import RunInUseError, UsageError
-from localeval.results.contract import sample_inputs
-from localeval.results.gates import GateResult
-from localeval.results.model import RunInfo, SampleResult
-from localeval.results.refs import RunRef
-from localeval.runs.lease import Owner, close_owner, held_by_other, open_owner, take_lease
-from localeval.runs.records import (
+from localeval.history.lease import Owner, close_owner, held_by_other, open_owner, take_lease
+from localeval.history.records import (
     RUN_COLUMNS,
     StoredRun,
     embedder_extra,
@@ -40,12 +43,16 @@ from localeval.runs.records import (
     not_resumable,
     stored_run,
 )
-from localeval.runs.run_reads import RunReads
+from localeval.history.run_reads import RunReads
+from localeval.results.contract import sample_inputs
+from localeval.results.gates import GateResult
+from localeval.results.model import RunInfo, SampleResult
+from localeval.results.refs import RunRef
 
 
 class RunStore(RunReads):
     """Reads and writes runs in the localeval database (the reading of a run's results:
-    localeval.runs.run_reads)."""
+    localeval.history.run_reads)."""
 
     def __init__(self, connection: Database, path: Location):
         self.connection = connection
@@ -360,3 +367,15 @@ class RunSink:
 
     def add(self, position: int, result: SampleResult) -> None:
         self.store.record_sample(self.run.id, position, result)
+
+
+def open_history(db_path: Location | None, writable: bool = False) -> RunStore:
+    """The run history, which must exist already, for reading (reading it never creates
+    one, and works where it cannot be written) or, `writable`, for changing it."""
+    path = db_path or default_db_path()
+    if not store_exists(path):
+        raise UsageError(
+            f"no run history at {path}: `localeval evaluate DATA` creates it "
+            "(or give --db PATH / set LOCALEVAL_DB)"
+        )
+    return RunStore.open(path, readonly=not writable)

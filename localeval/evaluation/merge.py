@@ -20,6 +20,9 @@ from localeval.data.samples import Sample
 from localeval.data.shards import Shard
 from localeval.database import Location, database_files
 from localeval.errors import UsageError
+from localeval.evaluation.sources import results_dict, stored_report, stored_view
+from localeval.history.records import StoredRun
+from localeval.history.store import RunStore
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
 from localeval.results.contract import check_output, read_results_file, write_results
@@ -28,9 +31,6 @@ from localeval.results.gates import evaluate_gates
 from localeval.results.model import RunInfo, SampleResult, new_run_id, now
 from localeval.results.refs import RunRef
 from localeval.results.view import RunView, gate_results, read_usage
-from localeval.runs.history import RunStore
-from localeval.runs.records import StoredRun
-from localeval.runs.sources import results_dict, stored_report, stored_view
 
 #: what every shard of one evaluation has in common (results.json's run object)
 _SAME = ("dataset_sha256", "embedder", "prompt_version", "metrics", "metric_settings")

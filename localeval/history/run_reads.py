@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from localeval.database import Database
+from localeval.history.records import StoredRun
 from localeval.judge import Usage
 from localeval.results.summary import ScoreColumns
-from localeval.runs.records import StoredRun
 
 #: samples read at once when a run is read in dataset order
 PAGE = 1000

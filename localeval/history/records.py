@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.errors import DatasetError, UsageError
+from localeval.history.lease import Owner
 from localeval.results.model import RunInfo
-from localeval.runs.lease import Owner
 
 
 def json_text(value: Any) -> str:
@@ -56,7 +56,7 @@ class StoredRun:
     n_done: int
     thresholds: dict[str, float]
     gates: list[dict[str, Any]] | None
-    #: the process that holds the run's lease (localeval.runs.lease), and when it last stored
+    #: the process that holds the run's lease (localeval.history.lease), and when it last stored
     #: a sample (unix time)
     owner: Owner | None = None
     heartbeat: float | None = None

@@ -1,7 +1,7 @@
 """Know the cost before you run: what a piece of work (an evaluation, `compare-answers`,
 `generate`) will ask of the judge, and how long that takes on this machine, found without
 evaluating anything. Each command's estimate runs its own code under `Counting`
-(localeval.runs.estimate, localeval.pairwise.run, localeval.testset.generate).
+(localeval.evaluation.estimate, localeval.pairwise.run, localeval.testset.generate).
 
 The real metrics run against counting stand-ins (`load_tools(..., counting=True)`): the
 judge backend's counter, which builds and tokenizes every prompt with the judge's own
@@ -18,7 +18,7 @@ one statement, the fewest its claims can be; the windows of long contexts depend
 counts only, and a noncommittal answer is still asked the same questions), and a generated
 reply is a typical one, so generated tokens are an estimate (`notes` says so when there
 are any). The time is the counted
-work at the speed measured once per model and machine (localeval.tools.speed).
+work at the speed measured once per model and machine (localeval.estimate.speed).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from typing import Any
 
 from localeval.config import ModelsConfig
 from localeval.database import Database, Location, open_store
-from localeval.embedder import EmbedderSpeed
-from localeval.judge import JudgeSpeed, Usage
+from localeval.embedder import EmbedderSpeed, TextCountingEmbedder
+from localeval.estimate.speed import embedder_speed, judge_speed
+from localeval.judge import ClosableJudge, ConcurrentJudge, CountingJudge, JudgeSpeed, Usage
 from localeval.metrics import Metric, Tools
 from localeval.tools import load_tools
 from localeval.tools.cache import CachedJudge, CacheTables, JudgeEntry, VectorEntry
-from localeval.tools.speed import embedder_speed, judge_speed
 
 TYPICAL_REPLY_NOTE = (
     "generated tokens are counted for a typical reply (16 tokens in each string the judge "
@@ -98,8 +98,10 @@ def counted(tools: Tools) -> Work:
     usage = judge.usage.snapshot() if judge is not None else Usage()
     counter = judge.inner if isinstance(judge, CachedJudge) else judge
     # a judge that counts no steps of its own (a fake) takes one per call
-    steps = getattr(counter, "steps", usage.judge_calls) if counter is not None else 0
-    return Work(usage, steps, int(getattr(embedder, "computed", 0)))
+    steps = counter.steps if isinstance(counter, CountingJudge) else usage.judge_calls
+    steps = steps if counter is not None else 0
+    embedded = embedder.computed if isinstance(embedder, TextCountingEmbedder) else 0
+    return Work(usage, steps, int(embedded))
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,8 @@ def pricing_for(
     if tools.embedder is not None and work.embedded:
         config = models.embedder(embedder_name)
         embedder = embedder_speed(store, config, tools.embedder.identity, measure)
-    concurrency = int(getattr(tools.judge, "concurrency", 1) or 1)
+    concurrency = tools.judge.concurrency if isinstance(tools.judge, ConcurrentJudge) else 1
+    concurrency = int(concurrency or 1)
     return Pricing(judge, embedder, concurrency)
 
 
@@ -306,9 +309,8 @@ class Counting:
         """Free the counting judge's vocabulary and the database connection."""
         judge = self.tools.judge
         counter = judge.inner if isinstance(judge, CachedJudge) else judge
-        close = getattr(counter, "close", None)
-        if close is not None:
-            close()
+        if isinstance(counter, ClosableJudge):
+            counter.close()
         self.store.close()
 
     def count(self, item: str, part: str, work: Callable[[], object]) -> None:

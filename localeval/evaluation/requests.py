@@ -1,6 +1,6 @@
 """What `localeval evaluate` is asked (`EvaluationRequest`, with its `Budget`), what it tells
 its caller along the way (`EvaluationEvents`) and what it returns (`EvaluationOutcome`):
-the terms of localeval.runs.evaluation, which does the work.
+the terms of localeval.evaluation.run, which does the work.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 from localeval.data.samples import DatasetWarning
 from localeval.database import Location
 from localeval.errors import DatasetError, RunInUseError, UsageError
+from localeval.history.records import StoredRun
 from localeval.judge import Usage
 from localeval.results.diagnosis import RunDiagnosis
 from localeval.results.diff import DEFAULT_MAX_DROP
 from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GateResult
 from localeval.results.model import SampleResult
 from localeval.results.view import RunView
-from localeval.runs.records import StoredRun
 from localeval.stats import MetricSummary
 
 
@@ -49,7 +49,7 @@ class Budget:
 
 @dataclass(frozen=True)
 class RaySettings:
-    """Where and how samples are scored on a Ray cluster (localeval.runs.cluster).
+    """Where and how samples are scored on a Ray cluster (localeval.evaluation.ray.driver).
 
     `address`: a cluster's head (host:port), or None for the cluster
     RAY_ADDRESS names, else a local one started for the run. `actors` and `threads` (each
@@ -131,7 +131,7 @@ class EvaluationRequest:
     #: score on a Ray cluster (None: in this process)
     ray: RaySettings | None = None
     #: score in a seeded random order and stop once the comparison with `baseline` is
-    #: decided (localeval.runs.decided), with this margin for "no change" (None: the default)
+    #: decided (localeval.evaluation.decided), with this margin for "no change" (None: the default)
     until_decided: bool = False
     margin: float | None = None
 

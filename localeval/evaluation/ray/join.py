@@ -1,4 +1,4 @@
-"""Joining a Ray cluster for `evaluate --ray` (localeval.runs.cluster scores on it): the
+"""Joining a Ray cluster for `evaluate --ray` (localeval.evaluation.ray.driver scores on it): the
 address checked first, within a time-out, for a Ray head that answers (Ray itself waits
 minutes on an address that is not one), this process's signal handlers kept as they were
 (ray.init puts its own on SIGTERM), and the plan of actors that fill the cluster's nodes.
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from types import ModuleType
 
 from localeval.errors import UsageError
-from localeval.runs.requests import ClusterPlan, RaySettings
+from localeval.evaluation.requests import ClusterPlan, RaySettings
 
 #: seconds a cluster's head has to answer the first handshake before the run is refused
 JOIN_TIMEOUT_S = 10.0

@@ -19,17 +19,39 @@ from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
-from localeval.backends.files import sha256_file
 from localeval.config import JudgeConfig, load_models_config
 from localeval.data.samples import DatasetWarning, check_answered, read_samples
 from localeval.data.shards import Shard
-from localeval.data.stdin import is_pipe
-from localeval.database import Database, database_files, default_db_path
+from localeval.database import Database
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
 from localeval.errors import BudgetSpent, DatasetError, UsageError
+from localeval.evaluation.checks import (
+    check_not_a_pipe,
+    data_change,
+    embedder_language_warning,
+    protected_inputs,
+    unused_models,
+)
+from localeval.evaluation.decided import Decided, data_sample_ids, deciding_order, start_deciding
+from localeval.evaluation.ray.driver import RayScoring
+from localeval.evaluation.ray.join import import_ray
+from localeval.evaluation.requests import (
+    EvaluationEvents,
+    EvaluationOutcome,
+    EvaluationRequest,
+    RaySettings,
+)
+from localeval.evaluation.resume import (
+    RESUME_MATCHING,
+    check_resume_target,
+    choose_run,
+    scan_dataset,
+)
+from localeval.evaluation.sources import load_scores, stored_report, stored_run_scores, stored_view
+from localeval.history.records import StoredRun, ignore_invalid, skipped_row
+from localeval.history.store import RunSink, RunStore
 from localeval.judge import Usage
 from localeval.metrics import (
-    EmbedsByLanguage,
     Metric,
     Tools,
     build_metric,
@@ -51,30 +73,9 @@ from localeval.results.gates import (
 from localeval.results.model import SampleResult
 from localeval.results.refs import RunRef
 from localeval.results.view import RunView
-from localeval.runs.cluster import RayScoring
-from localeval.runs.cluster_join import import_ray
-from localeval.runs.decided import Decided, data_sample_ids, deciding_order, start_deciding
-from localeval.runs.history import RunSink, RunStore
-from localeval.runs.records import StoredRun, ignore_invalid, skipped_row
-from localeval.runs.requests import (
-    EvaluationEvents,
-    EvaluationOutcome,
-    EvaluationRequest,
-    RaySettings,
-)
-from localeval.runs.resume import RESUME_MATCHING, check_resume_target, choose_run, scan_dataset
-from localeval.runs.sources import load_scores, stored_report, stored_run_scores, stored_view
-from localeval.text import LANGUAGE_NAMES, printable
+from localeval.text import printable
 from localeval.tools import ModelPool, load_tools
 from localeval.tools.cache import cache_connection
-
-
-def embeds(metric: Metric, language: str) -> bool:
-    """Whether `metric` embeds the text of samples in `language` (a metric that decides per
-    language says so with `embeds_in`)."""
-    if not metric.uses_embedder:
-        return False
-    return not isinstance(metric, EmbedsByLanguage) or bool(metric.embeds_in(language))
 
 
 class Evaluation:
@@ -107,11 +108,7 @@ class Evaluation:
             request.ray.check()
             import_ray()  # a one-line error now, before the data is read, if it is missing
         self.label = request.data_label or printable(str(request.data))
-        if is_pipe(request.data):  # `evaluate` itself copies a pipe to a file first
-            raise UsageError(
-                f"{self.label} is a pipe, which can be read only once, and an evaluation reads "
-                "its data more than once; write it to a file first"
-            )
+        check_not_a_pipe(request.data, self.label)
         self.skipped: list[DatasetError] = []
         on_invalid = self._skip if request.skip_invalid else None
         self.shard = Shard.parse(request.shard) if request.shard else None
@@ -142,34 +139,12 @@ class Evaluation:
 
     def _check_models_named(self) -> None:
         """--judge and --embedder must name models.toml entries; one no metric uses is said."""
-        request, names = self.request, ", ".join(self.names)
-        if request.judge is not None:
-            self.models.judge(request.judge)  # ConfigError for a name models.toml lacks
-            if not any(m.uses_judge for m in self.metrics):
-                self.events.noted(
-                    f"--judge {request.judge} has no effect: no metric of this run ({names}) "
-                    "uses a judge"
-                )
-        if request.embedder is not None:
-            self.models.embedder(request.embedder)
-            if not any(m.uses_embedder for m in self.metrics):
-                self.events.noted(
-                    f"--embedder {request.embedder} has no effect: no metric of this run "
-                    f"({names}) uses an embedder"
-                )
+        for note in unused_models(self.request, self.models, self.metrics):
+            self.events.noted(note)
 
     def _inputs(self) -> list[tuple[Path, str]]:
-        """The files an output must never overwrite: what this command reads, and the run
-        database with its journals."""
-        request = self.request
-        inputs = [(request.data, "the data file"), (self.models.source, "the models file")]
-        if request.baseline is not None and (path := RunRef(request.baseline).path) is not None:
-            inputs.append((path, "the --baseline results file"))
-        for name, value in request.metric_options.items():
-            for item in value if isinstance(value, list | tuple) else [value]:
-                if isinstance(item, Path):
-                    inputs.append((item, f"a file given to --{name.replace('_', '-')}"))
-        return inputs + database_files(request.db or default_db_path())
+        """The files an output must never overwrite (localeval.evaluation.checks)."""
+        return protected_inputs(self.request, self.models)
 
     def _check_before_models(self) -> None:
         request = self.request
@@ -197,26 +172,7 @@ class Evaluation:
         """Samples in a language the embedder does not read, when a metric embeds their text."""
         if self.tools is not None or not any(m.uses_embedder for m in self.metrics):
             return None  # models given as they are have no models.toml entry to tell
-        embedder = self.models.embedder(self.request.embedder)
-        if not embedder.languages:
-            return None
-        other = {
-            k: n
-            for k, n in self.dataset.languages.items()
-            if k not in embedder.languages and any(embeds(m, k) for m in self.metrics)
-        }
-        if not other:
-            return None
-        users = [m.name for m in self.metrics if any(embeds(m, k) for k in other)]
-        which = ", ".join(f"{n} in {LANGUAGE_NAMES.get(k, k)}" for k, n in sorted(other.items()))
-        reads = ", ".join(LANGUAGE_NAMES.get(k, k) for k in embedder.languages)
-        return DatasetWarning(
-            str(self.request.data),
-            f"{which} of {self.dataset.n_samples} samples, but embedder '{embedder.name}' is "
-            f"for {reads} only (models.toml "
-            f"'languages'): {', '.join(users)} will compare its texts poorly there; use a "
-            "multilingual embedder (README, models.toml)",
-        )
+        return embedder_language_warning(self.request, self.models, self.metrics, self.dataset)
 
     def __enter__(self) -> Evaluation:
         return self
@@ -396,11 +352,7 @@ class Evaluation:
 
     def _data_change(self) -> str | None:
         """What happened to the data file since it was checked, if it is not the same."""
-        try:
-            same = sha256_file(self.request.data) == self.dataset.sha256
-        except OSError as exc:
-            return f"{self.label} could not be read again ({exc.strerror or exc})"
-        return None if same else f"{self.label} changed while it was being evaluated"
+        return data_change(self.request.data, self.dataset, self.label)
 
     def _complete(
         self,

@@ -1,10 +1,10 @@
 """`evaluate --ray`: the samples scored by Ray actors, each with its own judge and embedder
-(localeval.runs.cluster_actor), while this process, the driver, keeps everything else: the
+(localeval.evaluation.ray.actor), while this process, the driver, keeps everything else: the
 run in the store, each sample committed as it comes back, the cache, gates and reports.
 
 `RayScoring` is the engine's scheduler for such a run (localeval.engine.score_samples). Each
 sample is first scored here by the driver's tools, which answer from the cache alone
-(localeval.tools.remote): a sample the cache answers in full is done without the cluster,
+(localeval.evaluation.ray.remote): a sample the cache answers in full is done without the cluster,
 and one with a miss goes to the least busy ready actor, with what the cache found for it
 (each metric's answers up to its own first miss).
 An actor holds at most `PER_ACTOR` samples (one scoring, one waiting, so that it never idles
@@ -15,7 +15,7 @@ dataset order. Ray restarts an actor whose process dies and runs its samples aga
 at the first miss: a warm re-run starts none.
 
 Ray is an optional dependency (localeval[ray]), imported only when a run asks for it
-(localeval.runs.cluster_join joins the cluster).
+(localeval.evaluation.ray.join joins the cluster).
 """
 
 from __future__ import annotations
@@ -31,9 +31,7 @@ from localeval.data.samples import Sample
 from localeval.database import Database
 from localeval.engine import Score, score_metric
 from localeval.errors import LocalevalError
-from localeval.metrics import Metric
-from localeval.results.model import SampleResult
-from localeval.runs.cluster_actor import (
+from localeval.evaluation.ray.actor import (
     Failure,
     Finished,
     SampleScorer,
@@ -41,9 +39,11 @@ from localeval.runs.cluster_actor import (
     WorkerJob,
     code_digest,
 )
-from localeval.runs.cluster_join import Connection
-from localeval.runs.requests import RaySettings
-from localeval.tools.remote import CacheMiss, Chosen, DriverTools, Found, keep_entries
+from localeval.evaluation.ray.join import Connection
+from localeval.evaluation.ray.remote import CacheMiss, Chosen, DriverTools, Found, keep_entries
+from localeval.evaluation.requests import RaySettings
+from localeval.metrics import Metric
+from localeval.results.model import SampleResult
 
 #: samples an actor holds at once: one it scores, one waiting
 PER_ACTOR = 2

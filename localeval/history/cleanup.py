@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from localeval.errors import RunInUseError, UsageError
-from localeval.runs.history import RunStore
-from localeval.runs.lease import Owner
-from localeval.runs.records import StoredRun
+from localeval.history.lease import Owner
+from localeval.history.records import StoredRun
+from localeval.history.store import RunStore
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""What runs in a Ray worker process for `evaluate --ray` (localeval.runs.cluster drives it).
+"""What runs in a Ray worker process for `evaluate --ray` (driven by
+localeval.evaluation.ray.driver).
 
 A `SampleScorer` actor loads the run's judge and embedder once, after checking that they
 are the driver's (each model file's sha256) and that it runs the driver's localeval (a
@@ -23,9 +24,9 @@ from localeval.config import ModelsConfig
 from localeval.data.samples import Sample
 from localeval.engine import score_sample
 from localeval.errors import LocalevalError, UsageError
+from localeval.evaluation.ray.remote import Chosen, Entry, Found, WorkerTools
 from localeval.metrics import Metric
 from localeval.results.model import SampleResult
-from localeval.tools.remote import Chosen, Entry, Found, WorkerTools
 
 PACKAGE = Path(__file__).resolve().parent.parent
 

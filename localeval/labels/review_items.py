@@ -1,7 +1,7 @@
 """A stored run as a reviewer sees it: each sample's text, its scores with their gates, and
 every verdict the judge gave (localeval.results.verdicts); what a reviewer's mark on one of
-them means as a label (localeval.runs.labels). Labels carried over from another run of the
-same samples find their items in localeval.runs.label_files.
+them means as a label (localeval.labels.store). Labels carried over from another run of the
+same samples find their items in localeval.labels.files.
 """
 
 from __future__ import annotations
@@ -14,6 +14,11 @@ from typing import Any
 
 from localeval.database import Location, default_db_path
 from localeval.errors import UsageError
+from localeval.history.records import StoredRun
+from localeval.history.store import open_history
+from localeval.labels.carried import CARRIED
+from localeval.labels.corrected import run_labels, stored_corrected
+from localeval.labels.store import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
 from localeval.metrics.base import LIKELIER
 from localeval.prediction_powered import MIN_LABELLED
 from localeval.results.corrected import corrected_lines
@@ -22,11 +27,6 @@ from localeval.results.person_values import estimate_order
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
 from localeval.results.verdicts import Verdict, sample_verdicts
-from localeval.runs.carried_labels import CARRIED
-from localeval.runs.corrected import run_labels, stored_corrected
-from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
-from localeval.runs.records import StoredRun
-from localeval.runs.sources import open_history
 from localeval.text import neutralised
 
 

@@ -8,8 +8,11 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
 
-from localeval.database import Location, default_db_path, store_exists
+from localeval.database import Location
 from localeval.errors import UsageError
+from localeval.history.records import StoredRun
+from localeval.history.store import RunStore, open_history
+from localeval.labels.corrected import stored_corrected, stored_people
 from localeval.results.contract import read_results_file, run_object, run_report
 from localeval.results.corrected import corrected_for
 from localeval.results.diagnosis import run_diagnosis
@@ -19,9 +22,6 @@ from localeval.results.refs import RunRef
 from localeval.results.scores import results_file_scores
 from localeval.results.summary import ScoreColumns
 from localeval.results.view import RunView
-from localeval.runs.corrected import stored_corrected, stored_people
-from localeval.runs.history import RunStore
-from localeval.runs.records import StoredRun
 
 
 def stored_report(
@@ -104,18 +104,6 @@ def stored_view(store: RunStore, run: StoredRun) -> RunView:
         gates=tuple(GateResult.from_dict(g) for g in run.gates or []),
         diagnosis=diagnosis,
     )
-
-
-def open_history(db_path: Location | None, writable: bool = False) -> RunStore:
-    """The run history, which must exist already, for reading (reading it never creates
-    one, and works where it cannot be written) or, `writable`, for changing it."""
-    path = db_path or default_db_path()
-    if not store_exists(path):
-        raise UsageError(
-            f"no run history at {path}: `localeval evaluate DATA` creates it "
-            "(or give --db PATH / set LOCALEVAL_DB)"
-        )
-    return RunStore.open(path, readonly=not writable)
 
 
 @contextmanager

@@ -31,10 +31,10 @@ from localeval.data.csv_rows import cell_number
 from localeval.data.file_rows import file_rows
 from localeval.data.samples import NUL, NUL_PROBLEM
 from localeval.errors import DatasetError, UsageError
+from localeval.labels.review_items import ReviewRun
+from localeval.labels.store import SCORE_MARKS, VERDICT_MARKS, Label
 from localeval.results.person_values import CHOSEN, RANDOM, SELECTIONS, people_values
 from localeval.results.verdicts import MEANINGS
-from localeval.runs.labels import SCORE_MARKS, VERDICT_MARKS, Label
-from localeval.runs.review_items import ReviewRun
 
 #: the columns of an exported file, in order (a CSV file's header)
 COLUMNS = (

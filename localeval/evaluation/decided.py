@@ -17,10 +17,10 @@ from pathlib import Path
 from localeval.data.samples import Sample, read_samples
 from localeval.data.shards import Shard
 from localeval.errors import UsageError
+from localeval.history.records import StoredRun, ignore_invalid
+from localeval.history.store import RunStore
 from localeval.results.decision import DEFAULT_MARGIN, SequentialComparison, scoring_order
 from localeval.results.view import RunView
-from localeval.runs.history import RunStore
-from localeval.runs.records import StoredRun, ignore_invalid
 
 
 class Decided(Exception):

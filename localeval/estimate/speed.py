@@ -1,6 +1,6 @@
 """How fast a judge and an embedder work on this machine: measured once, kept for the user.
 
-An estimate (localeval.tools.estimate) turns the work it counted into time with these
+An estimate (localeval.estimate.counting) turns the work it counted into time with these
 figures. A judge is measured the first time it is estimated on a machine: its backend's
 `measure` loads it and times a few seconds of real work (for llama.cpp: a batch of prompt
 tokens, a few small calls, a short reply; for a server: a few short requests). An
@@ -31,7 +31,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
-from localeval.backends import MeasuringBackend, embedder_backend, judge_backend
+from localeval.backends import (
+    CountingBackend,
+    MeasuringBackend,
+    embedder_backend,
+    judge_backend,
+)
 from localeval.backends.files import user_cache_folder
 from localeval.config import EmbedderConfig, JudgeConfig
 from localeval.database import Database, StoreError
@@ -111,6 +116,16 @@ def judge_speed(
         speed_key(identity, config.settings, machine()),
         (lambda: timer(config.name, config.settings)) if measure else None,
     )
+
+
+def judge_speed_kept(connection: Database, config: JudgeConfig) -> bool:
+    """Whether the entry's judge can be estimated (`CountingBackend`) and its speed on this
+    machine is kept already, so that an estimate needs no measuring."""
+    backend = judge_backend(config.backend)
+    if not isinstance(backend, CountingBackend):
+        return False
+    identity = backend.identify(config.name, config.settings)
+    return judge_speed(connection, config, identity, measure=False) is not None
 
 
 def embedder_speed(

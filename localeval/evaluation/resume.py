@@ -13,9 +13,9 @@ from localeval.backends.files import sha256_file
 from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
 from localeval.data.shards import Shard
 from localeval.errors import RunInUseError, UsageError
+from localeval.history.records import StoredRun, fingerprint, not_resumable
+from localeval.history.store import RunStore
 from localeval.results.model import RunInfo
-from localeval.runs.history import RunStore
-from localeval.runs.records import StoredRun, fingerprint, not_resumable
 from localeval.text import detect_language
 
 #: `--resume` without a run id: continue this evaluation's interrupted run, which must exist

@@ -7,20 +7,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from localeval.history.records import StoredRun
+from localeval.history.store import RunStore
+from localeval.labels.carried import carried_labels, labelled_runs
+from localeval.labels.store import Label, LabelStore
 from localeval.results.corrected import RunCorrected, corrected_for
 from localeval.results.person_values import PERSON_VALUE, MetricLabels, people_values
 from localeval.results.summary import ScoreColumns
-from localeval.runs.carried_labels import carried_labels, labelled_runs
-from localeval.runs.history import RunStore
-from localeval.runs.labels import Label, LabelStore
-from localeval.runs.records import StoredRun
 
 
 def run_labels(
     store: RunStore, run: StoredRun, samples: Sequence[Mapping[str, Any]] | None = None
 ) -> list[Label]:
     """Each reviewer's current label of each item of the run, and the labels of earlier
-    runs that carry over to it (localeval.runs.carried_labels; `samples`: its results.json
+    runs that carry over to it (localeval.labels.carried; `samples`: its results.json
     samples, read when not given)."""
     own = LabelStore(store.connection, store.path).current(run.id)
     if not labelled_runs(store, run):

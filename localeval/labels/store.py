@@ -177,7 +177,7 @@ class LabelStore:
                 return None
             undone = _label(row)
             db.execute("DELETE FROM run_labels WHERE id = ?", (undone.id,))
-            db.execute(  # kept, for `runs copy` to carry the undo (localeval.runs.copying)
+            db.execute(  # kept, for `runs copy` to carry the undo (localeval.history.copying)
                 "INSERT INTO run_labels_undone (run_id, sample_id, metric, verdict, text, "
                 "mark, label, reviewer, created, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (

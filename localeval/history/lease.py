@@ -17,7 +17,7 @@ On a PostgreSQL server the owner also holds the run on its connection (an adviso
 server says whether the owner is alive, on every machine at once, and no heartbeat's age
 is waited for (`take_lease`, `held_by_other`).
 
-The database operations are RunStore's (localeval.runs.history); this module only says
+The database operations are RunStore's (localeval.history.store); this module only says
 whether an owner is alive. Nothing here prints.
 """
 

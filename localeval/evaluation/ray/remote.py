@@ -1,5 +1,5 @@
 """Models split between a driver and its workers, for scoring on a cluster
-(localeval.runs.cluster): the driver answers what it can from its cache and sends out only
+(localeval.evaluation.ray.driver): the driver answers what it can from its cache and sends out only
 the samples the cache lacks; a worker scores them with models of its own and hands back
 what it added to the cache, for the driver to store. Workers never open the store.
 
