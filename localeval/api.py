@@ -34,7 +34,7 @@ from localeval.evaluation.run import Evaluation as RunEvaluation
 from localeval.evaluation.sources import history_for, load_results, load_scores, results_dict
 from localeval.history.records import StoredRun
 from localeval.history.store import RunStore
-from localeval.metrics import Tools, metric_options
+from localeval.metrics import Tools, options_from_code, take_old_spellings
 from localeval.results.diff import DEFAULT_TOP, Comparison, compare_runs
 from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
 from localeval.results.model import RunResult, SampleResult
@@ -259,21 +259,14 @@ def evaluate(
     use_cache=False asks the models afresh; skip_invalid: leave out invalid rows (each a
     warning) instead of raising; resume=False starts a new run rather than continuing an
     interrupted one of the same evaluation; options: the metrics' own (as the command
-    line's, by dest: {"criteria_file": "rubric.yaml"}); tools: models already loaded
+    line's, by dest: {"rubric_criteria": "rubric.yaml"}); tools: models already loaded
     (test doubles, or a function giving them once the data is checked), with the
     metrics' default gates. Raises localeval.errors' errors.
     """
     if isinstance(metrics, str):
         metrics = [metrics]
-    found = given_rows(data)
     with tempfile.TemporaryDirectory(prefix="localeval-") as scratch:
-        label: str | None = None
-        if found is None:
-            path = Path(data)
-        else:
-            rows, label = found
-            path = Path(scratch, "samples.jsonl")
-            write_given(rows, label, path, skip_invalid)
+        path, label = _data_file(data, Path(scratch), skip_invalid)
         history = None if db is None else _location(db)
         request = EvaluationRequest(
             path,
@@ -292,32 +285,47 @@ def evaluate(
             gate_on=gate_on,
             data_label=label,
         )
-        events = _Events(progress, kept=db is not None)
-        pool = MODELS if tools is None else None
-        with RunEvaluation(request, events, tools=tools, pool=pool) as evaluation:
-            outcome = evaluation.run()
-            results = results_dict(evaluation.store, outcome.run)
-            kept = evaluation.store.path if db is not None else None
+        return _evaluated(request, _Events(progress, kept=db is not None), tools)
+
+
+def _data_file(data: Any, scratch: Path, skip_invalid: bool) -> tuple[Path, str | None]:
+    """The data file to score (a file given, or one written in `scratch` for data given in
+    code), and the name to show for data given in code."""
+    found = given_rows(data)
+    if found is None:
+        return Path(data), None
+    rows, label = found
+    path = scratch / "samples.jsonl"
+    write_given(rows, label, path, skip_invalid)
+    return path, label
+
+
+def _evaluated(
+    request: EvaluationRequest, events: _Events, tools: Tools | Callable[[], Tools] | None
+) -> Evaluation:
+    """Run the evaluation the command line runs, with the process's models (or `tools`)."""
+    pool = MODELS if tools is None else None
+    with RunEvaluation(request, events, tools=tools, pool=pool) as evaluation:
+        outcome = evaluation.run()
+        results = results_dict(evaluation.store, outcome.run)
+        kept = evaluation.store.path if events.kept else None
     scored = RunResult(outcome.run.info, events.results, outcome.usage)
     return Evaluation(results, kept, outcome.gates, scored)
 
 
 def _metric_options(given: Mapping[str, Any]) -> dict[str, Any]:
     """The metrics' options given in code, by dest, as the command line hands them on: a
-    path as a Path, a repeatable option's single value as a list; an unknown name refused."""
-    declared = {option.dest: option for _, option in metric_options()}
-    values: dict[str, Any] = {}
-    for name, value in given.items():
-        option = declared.get(name)
-        if option is None:
-            known = ", ".join(sorted(declared))
-            raise UsageError(f"options: unknown option '{name}' (known: {known})")
-        if option.multiple and isinstance(value, str | os.PathLike):
-            value = [value]
-        if option.is_path:
-            value = [Path(v) for v in value] if option.multiple else Path(value)
-        values[name] = tuple(value) if option.multiple else value
-    return values
+    path as a Path, a repeatable option's single value as a list; an unknown name refused,
+    an old one taken with a DeprecationWarning."""
+    current, renamed = take_old_spellings(given)
+    for option in renamed:
+        warnings.warn(
+            f"options: '{option.old_dest}' is now '{option.dest}'; the old name will be "
+            "removed in a later release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    return options_from_code(current)
 
 
 def _location(db: str | os.PathLike[str] | Location | DefaultDb) -> Location | None:

@@ -39,8 +39,8 @@ from localeval.errors import (
 )
 from localeval.judge import CancellableJudge, ConcurrentJudge, Usage
 from localeval.metrics import (
+    DEFAULT_METRICS,
     PLUGIN_PROBLEMS,
-    RAG_METRICS,
     Metric,
     MetricOptions,
     MetricResult,
@@ -55,7 +55,7 @@ from localeval.results.model import RunInfo, RunResult, SampleResult, new_run_id
 
 def order_metrics(names: Iterable[str]) -> list[str]:
     """Validate metric names and put them in the order that shares prompt prefixes best."""
-    wanted = list(dict.fromkeys(names)) or list(RAG_METRICS)
+    wanted = list(dict.fromkeys(names)) or list(DEFAULT_METRICS)
     known = metric_names()
     unknown = [n for n in wanted if n not in known]
     if unknown and unknown[0] in PLUGIN_PROBLEMS:
@@ -64,7 +64,8 @@ def order_metrics(names: Iterable[str]) -> list[str]:
         raise UsageError(f"unknown metric '{unknown[0]}' (known: {', '.join(sorted(known))})")
     # the RAG metrics first, in prefix-sharing order; any others after, as given
     return sorted(
-        wanted, key=lambda n: RAG_METRICS.index(n) if n in RAG_METRICS else len(RAG_METRICS)
+        wanted,
+        key=lambda n: DEFAULT_METRICS.index(n) if n in DEFAULT_METRICS else len(DEFAULT_METRICS),
     )
 
 

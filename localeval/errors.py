@@ -1,4 +1,5 @@
-"""Exception types raised by the library; only the CLI turns them into messages and exit codes."""
+"""Exception types raised by the library; only the CLI turns them into messages and exit
+codes (localeval/cli/exit_codes.py chooses a status for each type)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,9 @@ from __future__ import annotations
 class LocalevalError(Exception):
     """Base class for every error localeval reports to a user."""
 
-    #: exit status the CLI uses for this kind of error (2 bad usage/input, 3 internal; every
-    #: status: docs/reference.md)
-    exit_code = 3
-
 
 class UsageError(LocalevalError):
     """The user asked for what cannot be done as asked (bad option value, unknown name)."""
-
-    exit_code = 2
 
 
 def locate(
@@ -116,9 +111,6 @@ class RunInUseError(UsageError):
 
 class BudgetSpent(LocalevalError):
     """A run reached its --max-minutes or --max-calls and stopped, resumable."""
-
-    #: as GNU timeout's status: stopped at a limit it was given
-    exit_code = 124
 
     def __init__(self, limit: str, scored: int, seconds: float, judge_calls: int):
         self.limit = limit

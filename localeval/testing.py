@@ -27,7 +27,7 @@ from localeval.embedder import Embedder
 from localeval.engine import order_metrics
 from localeval.errors import UsageError
 from localeval.judge import Judge
-from localeval.metrics import RAG_METRICS, Tools, build_metric, metric_names, on_judge_scale
+from localeval.metrics import DEFAULT_METRICS, Tools, build_metric, metric_names, on_judge_scale
 from localeval.results import view
 from localeval.results.contract import run_to_dict
 from localeval.results.gates import GateResult, check_threshold_values, plan_gates
@@ -176,7 +176,7 @@ def assert_rag_quality(
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     from localeval import api  # the evaluation itself, imported when a check runs
 
-    names = order_metrics(metrics if metrics is not None else RAG_METRICS)
+    names = order_metrics(metrics if metrics is not None else DEFAULT_METRICS)
     judged = on_judge_scale(n for n in names if build_metric(n).uses_judge)
     # test doubles (`tools`) have no models.toml entry, so the metrics' defaults apply to them
     from_models = judged and tools is None

@@ -120,12 +120,12 @@ def server_run(url: str, gguf: Path, samples: list[Any], concurrency: int) -> di
     from localeval.backends.fake import HashEmbedder
     from localeval.backends.openai import OpenAIBackend
     from localeval.engine import MemorySink, score_samples
-    from localeval.metrics import RAG_METRICS, Tools, build_metric
+    from localeval.metrics import DEFAULT_METRICS, Tools, build_metric
 
     backend = OpenAIBackend()
     table = {"base_url": url, "model": "judge", "chat_template": str(gguf)}
     judge = backend.load("server", backend.settings(table | {"concurrency": concurrency}, "", ROOT))
-    metrics = [build_metric(m) for m in RAG_METRICS]
+    metrics = [build_metric(m) for m in DEFAULT_METRICS]
     sink = MemorySink()
     started = time.perf_counter()
     # the embedder is a stand-in: what is measured is the judge
@@ -172,7 +172,8 @@ def main() -> None:
         type=int,
         default=None,
         metavar="N",
-        help="answer relevancy also writes N questions as evidence (evaluate's --ar-questions)",
+        help="answer relevancy also writes N questions as evidence (evaluate's "
+        "--answer-relevancy-questions)",
     )
     parser.add_argument("--server", action="store_true", help="bench the server judge")
     parser.add_argument("--threads", type=int, default=2, help="the server's threads")
@@ -184,7 +185,7 @@ def main() -> None:
     from localeval.backends.llama_judge import LlamaJudge
     from localeval.config import load_models_config
     from localeval.engine import evaluate
-    from localeval.metrics import RAG_METRICS, build_metric, configure_metrics
+    from localeval.metrics import DEFAULT_METRICS, build_metric, configure_metrics
     from localeval.tools import load_tools
     from localeval.tools.cache import cache_connection
 
@@ -192,8 +193,10 @@ def main() -> None:
     samples = bench_samples(args.rows)
     # --ar-questions N benches answer relevancy with its generated questions, as the
     # default did before they became opt-in
-    options = configure_metrics(list(RAG_METRICS), {"questions": args.ar_questions})
-    metrics = [build_metric(m, options) for m in RAG_METRICS]
+    options = configure_metrics(
+        list(DEFAULT_METRICS), {"answer_relevancy_questions": args.ar_questions}
+    )
+    metrics = [build_metric(m, options) for m in DEFAULT_METRICS]
     with tempfile.TemporaryDirectory() as tmp, cache_connection(Path(tmp) / "bench.db") as db:
         tools = load_tools(models, metrics, args.judge, cache=db)
         print(f"{len(samples)} samples; judge {tools.judge.name}")  # type: ignore[union-attr]
@@ -213,7 +216,7 @@ def main() -> None:
         for sample in samples:
             before = tools.judge.usage.snapshot()  # type: ignore[union-attr]
             started = time.perf_counter()
-            evaluate([sample], RAG_METRICS, tools, options=options)
+            evaluate([sample], DEFAULT_METRICS, tools, options=options)
             seconds = time.perf_counter() - started
             used = tools.judge.usage - before  # type: ignore[union-attr]
             inner = tools.judge._judge()  # type: ignore[union-attr]
@@ -245,7 +248,7 @@ def main() -> None:
 
         warm_tools = load_tools(models, metrics, args.judge, cache=db)
         started = time.perf_counter()
-        warm_run = evaluate(samples, RAG_METRICS, warm_tools)
+        warm_run = evaluate(samples, DEFAULT_METRICS, warm_tools)
         warm = time.perf_counter() - started
         print(
             f"warm re-run: {warm:.2f} s, {warm_run.usage.judge_calls} judge calls, "

@@ -15,7 +15,14 @@ from localeval.labels.store import Label, LabelStore
 from localeval.prediction_powered import MIN_LABELLED
 from localeval.results.person_values import RANDOM, estimate_order
 
-METRICS = ("-m", "faithfulness", "-m", "context_precision", "--cp-usefulness", "judge")
+METRICS = (
+    "-m",
+    "faithfulness",
+    "-m",
+    "context_precision",
+    "--context-precision-usefulness",
+    "judge",
+)
 #: labelled samples a little over the minimum: enough for a corrected mean
 ENOUGH = MIN_LABELLED + 5
 #: a run larger than the minimum with room for unlabelled samples (its file: demo-N.jsonl)

@@ -17,7 +17,7 @@ from localeval.errors import UsageError
 from localeval.metrics import Tools, configure_metrics
 from localeval.metrics.answer_correctness import SPEC, AnswerCorrectness, f_beta
 from localeval.metrics.answer_similarity import AnswerSimilarity
-from localeval.metrics.diagnosis import FIGURES, claim_kinds, figures
+from localeval.metrics.parts.diagnosis import FIGURES, claim_kinds, figures
 from localeval.prompts.sets import RAG_5
 from localeval.report.html import render_html
 from localeval.report.junit import render_junit
@@ -158,18 +158,24 @@ def test_a_wrong_answer_reads_wrong_where_word_overlap_reads_right() -> None:
 
 
 def test_options_check_their_values_and_their_metric() -> None:
-    assert configure_metrics(["answer_correctness"], {"beta": "0.5"}) == {
+    assert configure_metrics(["answer_correctness"], {"answer_correctness_beta": "0.5"}) == {
         "answer_correctness": {"beta": 0.5}
     }
-    assert configure_metrics(["answer_correctness"], {"diagnose": True}) == {
+    assert configure_metrics(["answer_correctness"], {"answer_correctness_diagnose": True}) == {
         "answer_correctness": {"diagnose": True}
     }
     with pytest.raises(UsageError) as bad:
-        configure_metrics(["answer_correctness"], {"beta": "zero"})
-    assert str(bad.value) == "--ac-beta must be a number above 0 and at most 10, got 'zero'"
+        configure_metrics(["answer_correctness"], {"answer_correctness_beta": "zero"})
+    assert (
+        str(bad.value)
+        == "--answer-correctness-beta must be a number above 0 and at most 10, got 'zero'"
+    )
     with pytest.raises(UsageError) as alone:
-        configure_metrics(["faithfulness"], {"diagnose": True})
-    assert str(alone.value) == "--diagnose sets answer_correctness; add -m answer_correctness"
+        configure_metrics(["faithfulness"], {"answer_correctness_diagnose": True})
+    assert (
+        str(alone.value)
+        == "--answer-correctness-diagnose sets answer_correctness; add -m answer_correctness"
+    )
 
 
 def test_diff_names_the_statements_that_flipped_on_both_sides() -> None:
@@ -331,7 +337,15 @@ def test_evaluate_diagnoses_and_every_report_names_the_failing_part(
     # AC: the answer's statement unsupported, the reference's missing; chunk 1 states neither
     judge = stand_ins.use(ScriptedJudge([0.1, 0.1, 0.1, 0.1]), FakeEmbedder())
     out = tmp_path / "results.json"
-    args = ["evaluate", str(data), "-m", "answer_correctness", "--diagnose", "-o", str(out)]
+    args = [
+        "evaluate",
+        str(data),
+        "-m",
+        "answer_correctness",
+        "--answer-correctness-diagnose",
+        "-o",
+        str(out),
+    ]
     result = CliRunner().invoke(main, args)
     judge.assert_done()
     assert result.exit_code == 1, result.output
@@ -348,7 +362,7 @@ def test_evaluate_diagnoses_and_every_report_names_the_failing_part(
     assert report["summary"]["retriever.claim_recall"]["mean"] == 0.0
     assert report["samples"][0]["scores"]["generator.hallucination"] == 1.0
     markdown = render_markdown(report)
-    assert "**Diagnosis** (answer_correctness --diagnose)" in markdown
+    assert "**Diagnosis** (--answer-correctness-diagnose)" in markdown
     assert "- 1 incorrect, in no retrieved chunk (hallucinated): the generator invents" in markdown
     page = render_html(report)
     assert "<h2>Diagnosis</h2>" in page

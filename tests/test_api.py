@@ -226,10 +226,10 @@ def test_diff_and_report(tmp_path: Path) -> None:
         (
             lambda: localeval.evaluate([ROW], ["rubric"], options={"criteria": "c.yaml"}),
             UsageError,
-            r"options: unknown option 'criteria' \(known: .*criteria_file",
+            r"options: unknown option 'criteria' \(known: .*rubric_criteria",
         ),
         (
-            lambda: localeval.evaluate([ROW], ["rubric"], options={"criteria_file": "c.yaml"}),
+            lambda: localeval.evaluate([ROW], ["rubric"], options={"rubric_criteria": "c.yaml"}),
             UsageError,
             "c.yaml: criteria file not found",
         ),

@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localeval.schema",
         "localeval.verdict_maps",
         "localeval.offline",
+        "localeval.closing",
     ),
     ("localeval.judge",),
     ("localeval.embedder",),
@@ -174,6 +175,28 @@ def store_choices_outside_database(edges: dict[str, set[str]]) -> list[str]:
     return wrong
 
 
+def exit_codes_outside_cli() -> list[str]:
+    """Where a module outside localeval.cli exits (sys.exit, os._exit, raise SystemExit)
+    or names an exit code: only the CLI chooses them (cli/exit_codes.py)."""
+    wrong = []
+    for module, path in sorted(modules().items()):
+        if unit_of(module) == "localeval.cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            line = getattr(node, "lineno", 0)
+            called = ast.unparse(node) if isinstance(node, ast.Attribute) else ""
+            if called in ("sys.exit", "os._exit"):
+                wrong.append(f"{module} calls {called} (line {line})")
+            if isinstance(node, ast.Raise) and "SystemExit" in ast.unparse(node.exc or node):
+                wrong.append(f"{module} raises SystemExit (line {line})")
+            name = node.id if isinstance(node, ast.Name) else getattr(node, "name", None)
+            name = node.attr if isinstance(node, ast.Attribute) else name
+            name = node.arg if isinstance(node, ast.arg | ast.keyword) else name
+            if isinstance(name, str) and ("exit_code" in name.lower() or "EXIT_" in name):
+                wrong.append(f"{module} names {name} (line {line})")
+    return wrong
+
+
 #: the one room that imports Ray, and only inside the functions that need it, when a run
 #: asks for a cluster (`localeval --help` and a run without --ray never import it)
 RAY_ROOM = "localeval.evaluation.ray"
@@ -201,6 +224,28 @@ def ray_imports() -> list[str]:
     return wrong
 
 
+#: the parts metrics are built of: a sub-package of localeval.metrics (one layer with
+#: them), which imports no metric module, so that metrics build on parts and never the
+#: other way (docs/architecture.md, "metrics/")
+METRIC_PARTS = "localeval.metrics.parts"
+#: the modules of localeval.metrics that are no metric: its terms and its plugins' loader
+METRIC_TERMS = ("localeval.metrics", "localeval.metrics.base", "localeval.metrics.plugins")
+
+
+def metric_imports_in_parts(edges: dict[str, set[str]]) -> list[str]:
+    """Imports of a metric module (any of localeval.metrics outside its parts and terms)
+    by a part."""
+    return [
+        f"{module} -> {target}"
+        for module, targets in sorted(edges.items())
+        if module.startswith(METRIC_PARTS)
+        for target in sorted(targets)
+        if target.startswith("localeval.metrics.")
+        and not target.startswith(METRIC_PARTS)
+        and target not in METRIC_TERMS
+    ]
+
+
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
 
@@ -211,6 +256,14 @@ def test_no_layer_imports_one_above_it() -> None:
 
 def test_only_the_database_package_tells_one_store_from_another() -> None:
     assert store_choices_outside_database(graph()) == []
+
+
+def test_only_the_command_line_chooses_exit_codes() -> None:
+    assert exit_codes_outside_cli() == []
+
+
+def test_metric_parts_import_no_metric() -> None:
+    assert metric_imports_in_parts(graph()) == []
 
 
 def test_ray_is_imported_only_in_its_room_and_only_when_asked_for() -> None:
@@ -232,3 +285,4 @@ if __name__ == "__main__":
             print(f"{unit:<24} -> {', '.join(used) or '-'}")
     print("cycles:", cycles(edges) or "none")
     print("upward imports:", upward_imports(edges) or "none")
+    print("metrics imported by their parts:", metric_imports_in_parts(edges) or "none")

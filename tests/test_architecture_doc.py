@@ -20,6 +20,7 @@ NAMED_BY_MODULE = [
     "estimate",
     "database",
     "review",
+    "metrics/parts",
 ]
 
 

@@ -1,4 +1,4 @@
-"""Claims, focused evidence and hard facts (localeval.metrics.claims, .evidence,
+"""Claims, focused evidence and hard facts (localeval.metrics.parts.claims, .evidence,
 .hard_facts) and how the statement metrics use them, with a scripted judge."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from localeval.data.samples import Sample
 from localeval.errors import UsageError
 from localeval.metrics import Tools, build_metric, configure_metrics
 from localeval.metrics.answer_correctness import AnswerCorrectness
-from localeval.metrics.claims import (
+from localeval.metrics.faithfulness import Faithfulness
+from localeval.metrics.parts.claims import (
     CLAIMS_SCHEMA,
     checked_claims,
     statement_weights,
     written_claims,
 )
-from localeval.metrics.evidence import FOCUS_SENTENCES, closest, is_long
-from localeval.metrics.faithfulness import Faithfulness
-from localeval.metrics.hard_facts import chinese_number, conflicts, english_number, quantities
+from localeval.metrics.parts.evidence import FOCUS_SENTENCES, closest, is_long
+from localeval.metrics.parts.hard_facts import chinese_number, conflicts, english_number, quantities
 from localeval.prompts.sets import PROMPT_SETS, RAG_6, PromptSet, StatementMode
 from localeval.schema import parse
 
@@ -201,11 +201,13 @@ def test_answer_correctness_asks_the_reference_claims_and_weighs_them_by_sentenc
 
 
 def test_the_command_line_picks_the_statements_over_the_prompt_set() -> None:
-    assert configure_metrics(["answer_correctness"], {"ac_statements": "claims"}) == {
-        "answer_correctness": {"statements": "claims"}
-    }
-    with pytest.raises(UsageError, match="--ac-statements must be one of sentences, claims, "):
-        configure_metrics(["answer_correctness"], {"ac_statements": "words"})
+    assert configure_metrics(
+        ["answer_correctness"], {"answer_correctness_statements": "claims"}
+    ) == {"answer_correctness": {"statements": "claims"}}
+    with pytest.raises(
+        UsageError, match="--answer-correctness-statements must be one of sentences, claims, "
+    ):
+        configure_metrics(["answer_correctness"], {"answer_correctness_statements": "words"})
     with pytest.raises(UsageError, match="--faithfulness-statements sets faithfulness; add -m"):
         configure_metrics(["context_recall"], {"faithfulness_statements": "claims"})
     # the set says sentences; the option asks the reference's claims

@@ -10,8 +10,8 @@ from localeval.config import load_models_config
 from localeval.data.samples import Sample
 from localeval.metrics import Tools, build_metric
 from localeval.metrics.answer_correctness import AnswerCorrectness
-from localeval.metrics.claims import written_claims
 from localeval.metrics.faithfulness import Faithfulness
+from localeval.metrics.parts.claims import written_claims
 from localeval.prompts.sets import StatementMode
 from localeval.text import split_sentences
 from localeval.tools import load_tools

@@ -155,16 +155,16 @@ def test_a_chunk_too_long_for_the_judge_is_judged_on_its_beginning() -> None:
 
 
 def test_the_option_sets_every_language_or_one() -> None:
-    assert configure({"usefulness_options": ()}, True) == {}
-    assert configure({"usefulness_options": ("judge",)}, True) == {
+    assert configure({"context_precision_usefulness": ()}, True) == {}
+    assert configure({"context_precision_usefulness": ("judge",)}, True) == {
         "usefulness": {"en": "judge", "zh": "judge"}
     }
-    assert configure({"usefulness_options": ("judge", "zh=embedder")}, True) == {
+    assert configure({"context_precision_usefulness": ("judge", "zh=embedder")}, True) == {
         "usefulness": {"en": "judge", "zh": "embedder"}
     }
     built = build_metric(
         "context_precision",
-        configure_metrics(["context_precision"], {"usefulness_options": ("en=judge",)}),
+        configure_metrics(["context_precision"], {"context_precision_usefulness": ("en=judge",)}),
     )
     assert isinstance(built, ContextPrecision)
     assert built.usefulness == "en=judge zh=judge"
@@ -173,9 +173,10 @@ def test_the_option_sets_every_language_or_one() -> None:
 @pytest.mark.parametrize("value", ["llm", "fr=judge", "zh=", "=judge", "zh=judge=x"])
 def test_the_option_refuses_what_it_cannot_read(value: str) -> None:
     with pytest.raises(UsageError) as refused:
-        configure({"usefulness_options": (value,)}, True)
+        configure({"context_precision_usefulness": (value,)}, True)
     assert str(refused.value) == (
-        "--cp-usefulness takes SOURCE or LANGUAGE=SOURCE (SOURCE: embedder or judge; "
+        "--context-precision-usefulness takes SOURCE or LANGUAGE=SOURCE "
+        "(SOURCE: embedder or judge; "
         f"LANGUAGE: en or zh), got {value!r}"
     )
 
@@ -268,7 +269,14 @@ def test_chinese_chunks_judged_give_no_embedder_warning(
     stand_ins.use(ScriptedJudge([]), FakeEmbedder())
     embedded = CliRunner().invoke(
         main,
-        [*args, *models, "--db", str(tmp_path / "q.db"), "--cp-usefulness", "zh=embedder"],
+        [
+            *args,
+            *models,
+            "--db",
+            str(tmp_path / "q.db"),
+            "--context-precision-usefulness",
+            "zh=embedder",
+        ],
     )
     assert embedded.exit_code in (0, 1), embedded.output
     assert WARNING.format(data=data) in embedded.stderr
@@ -277,18 +285,19 @@ def test_chinese_chunks_judged_give_no_embedder_warning(
 def test_the_option_misused_exits_2(tmp_path: Path, stand_ins: StandIns) -> None:
     stand_ins.forbid()
     data = write_rows(tmp_path)
-    bad = CliRunner().invoke(main, ["evaluate", str(data), "--cp-usefulness", "gpt"])
+    bad = CliRunner().invoke(main, ["evaluate", str(data), "--context-precision-usefulness", "gpt"])
     assert bad.exit_code == 2
     assert bad.stderr == (
-        "Error: --cp-usefulness takes SOURCE or LANGUAGE=SOURCE (SOURCE: embedder or judge; "
+        "Error: --context-precision-usefulness takes SOURCE or LANGUAGE=SOURCE "
+        "(SOURCE: embedder or judge; "
         "LANGUAGE: en or zh), got 'gpt'\n"
     )
     elsewhere = CliRunner().invoke(
-        main, ["evaluate", str(data), "-m", "bleu", "--cp-usefulness", "judge"]
+        main, ["evaluate", str(data), "-m", "bleu", "--context-precision-usefulness", "judge"]
     )
     assert elsewhere.exit_code == 2
     assert elsewhere.stderr == (
-        "Error: --cp-usefulness sets context_precision's chunk usefulness; "
+        "Error: --context-precision-usefulness sets context_precision's chunk usefulness; "
         "add -m context_precision\n"
     )
 

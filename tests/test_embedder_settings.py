@@ -134,7 +134,7 @@ def test_chinese_samples_and_an_english_only_embedder_give_a_warning(
     args = ["evaluate", str(data), "-m", "context_precision", "--models", str(models)]
     # the embedder deciding chunk usefulness for Chinese samples too (by default the judge
     # does, and nothing warns: test_context_precision_sources.py)
-    args += ["--cp-usefulness", "embedder"]
+    args += ["--context-precision-usefulness", "embedder"]
     result = CliRunner().invoke(main, [*args, "--db", str(tmp_path / "r.db")])
     assert result.exit_code in (0, 1), result.output
     assert (

@@ -398,8 +398,8 @@ def test_claims_are_counted_per_metric_and_written_once_for_every_later_run(
     answer correctness; a later run, or other answers to the same references, find them in
     the cache and generate nothing."""
     toml = models(tmp_path)
-    chosen = ["-m", "answer_correctness", "--ac-statements", "reference-claims"]
-    sentences = ["-m", "answer_correctness", "--ac-statements", "sentences"]
+    chosen = ["-m", "answer_correctness", "--answer-correctness-statements", "reference-claims"]
+    sentences = ["-m", "answer_correctness", "--answer-correctness-statements", "sentences"]
     plain = evaluate(DEMO, "--models", toml, *sentences, "--estimate", "-o", tmp_path / "s.json")
     assert plain.exit_code == 0, plain.output
     assert read(tmp_path / "s.json")["estimate"]["usage"]["generated_tokens"] == 0

@@ -20,12 +20,12 @@ from localeval.config import load_models_config
 from localeval.data.samples import load_samples
 from localeval.engine import evaluate
 from localeval.judge import Usage
-from localeval.metrics import RAG_METRICS, Tools
+from localeval.metrics import DEFAULT_METRICS, Tools
 
 pytestmark = pytest.mark.real_models
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
-METRICS = [*RAG_METRICS, "rubric", "answer_correctness"]
+METRICS = [*DEFAULT_METRICS, "rubric", "answer_correctness"]
 
 
 class DecodesCounted(LlamaJudge):

@@ -18,7 +18,7 @@ from localeval.engine import evaluate
 from localeval.errors import UsageError
 from localeval.evaluation.sources import header_of
 from localeval.history.store import RunStore, StoredRun, fingerprint
-from localeval.metrics import RAG_METRICS, Tools
+from localeval.metrics import DEFAULT_METRICS, Tools
 from localeval.results.contract import run_to_dict, write_results
 from localeval.results.gates import DEFAULT_THRESHOLDS, evaluate_gates
 from localeval.results.model import RunInfo, RunResult
@@ -40,7 +40,7 @@ def samples(n: int = 6) -> list[Sample]:
 
 
 def run_in_memory(data: list[Sample]) -> RunResult:
-    run = evaluate(data, RAG_METRICS, Tools(judge=HashJudge(), embedder=FakeEmbedder()))
+    run = evaluate(data, DEFAULT_METRICS, Tools(judge=HashJudge(), embedder=FakeEmbedder()))
     run.info.dataset, run.info.dataset_sha256 = "data.jsonl", "d" * 64
     return run
 

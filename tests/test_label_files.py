@@ -44,7 +44,7 @@ REPEATING = {
     "reference_answer": "It costs 12 euros. It costs 12 euros.",
 }
 METRICS = ("-m", "faithfulness", "-m", "context_recall", "-m", "context_precision")
-JUDGED_CHUNKS = ("--cp-usefulness", "judge")
+JUDGED_CHUNKS = ("--context-precision-usefulness", "judge")
 
 
 def repeating_run(stand_ins: StandIns, folder: Path, *args: str) -> ReviewRun:

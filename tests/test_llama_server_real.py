@@ -73,7 +73,7 @@ def command(data_file: Path, out: Path, judge: str) -> list[str]:
     args = ["evaluate", str(data_file), "-o", str(out), "--no-progress", "--judge", judge]
     # context precision asks the judge for every sample; answer relevancy's questions are
     # structured replies, whose grammar the server applies
-    args += ["--cp-usefulness", "judge", "--ar-questions", "2"]
+    args += ["--context-precision-usefulness", "judge", "--answer-relevancy-questions", "2"]
     return args + [f"-m{m}" for m in METRICS]
 
 

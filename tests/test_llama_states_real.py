@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 
 from localeval.backends.llama_count import CountingLlamaJudge
-from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge
+from localeval.backends.llama_judge import LlamaJudge
+from localeval.backends.llama_settings import LlamaCppSettings
 from localeval.backends.llama_states import MIN_KEPT_TOKENS
 from localeval.config import load_models_config
 from localeval.judge import Prompt

@@ -16,7 +16,7 @@ from localeval.metrics import Tools
 from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_recall import ContextRecall
 from localeval.metrics.faithfulness import Faithfulness
-from localeval.metrics.long_context import natural_cut
+from localeval.metrics.parts.long_context import natural_cut
 from localeval.prompts import rag
 
 

@@ -11,7 +11,7 @@ from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_precision import ContextPrecision, average_precision
 from localeval.metrics.context_recall import ContextRecall
 from localeval.metrics.faithfulness import Faithfulness
-from localeval.metrics.statements import statements_score, verdict_share
+from localeval.metrics.parts.statements import statements_score, verdict_share
 
 CONTEXTS = ["Paris is the capital of France.", "The Eiffel Tower was finished in 1889."]
 
@@ -280,3 +280,14 @@ def test_answer_relevancy_chinese_question_gets_chinese_prompt() -> None:
 def test_answer_relevancy_undefined_without_answer() -> None:
     result = AnswerRelevancy().score(sample(answer=None), Tools(judge=ScriptedJudge()))
     assert result.score is None and result.reason == "no answer"
+
+
+def test_the_default_sets_old_name_answers_with_a_deprecation_warning() -> None:
+    import localeval.metrics as metrics
+
+    with pytest.warns(DeprecationWarning, match="use DEFAULT_METRICS"):
+        old = metrics.RAG_METRICS
+    assert old is metrics.DEFAULT_METRICS
+    assert list(old) == ["context_precision", "faithfulness", "context_recall", "answer_relevancy"]
+    with pytest.raises(AttributeError):
+        _ = metrics.NO_SUCH_NAME

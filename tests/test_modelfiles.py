@@ -140,7 +140,8 @@ def test_sha256_mismatch(gguf: Path) -> None:
 def test_judge_refuses_a_bad_file_before_llama_cpp_is_imported(
     gguf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge
+    from localeval.backends.llama_judge import LlamaJudge
+    from localeval.backends.llama_settings import LlamaCppSettings
 
     poisoned = types.ModuleType("llama_cpp")
 

@@ -31,6 +31,7 @@ from server_fakes import FakeServer, models_toml
 
 from localeval.cli import main
 from localeval.cli.evaluate import Printed
+from localeval.cli.exit_codes import exit_code_of
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
 from localeval.database import ServerUrl
@@ -386,7 +387,7 @@ def test_a_worker_with_another_model_stops_the_run_before_it_scores(
             list(scoring.run(jobs, lambda s: score_sample(s, metrics, scoring.tools)))
     finally:
         scoring.close()
-    assert raised.value.exit_code == 2
+    assert exit_code_of(raised.value) == 2  # a worker's usage error, as on the driver
     assert str(raised.value).startswith("judge 'j' on node ")
     assert str(raised.value).endswith(
         f"has sha256 {'1' * 64}, the driver's {'e' * 64}: a run never mixes models; give "
@@ -542,7 +543,7 @@ def test_an_actor_dead_past_its_restarts_stops_the_run_with_a_status_of_its_own(
             list(results)
     finally:
         scoring.close()
-    assert raised.value.exit_code == 4
+    assert exit_code_of(raised.value) == 4
     assert re.match(
         r"a Ray actor died scoring sample s\d+, past the 0 restarts and retries Ray was "
         r"allowed: ",

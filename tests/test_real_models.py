@@ -19,7 +19,7 @@ from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
 from localeval.engine import evaluate
 from localeval.judge import Prompt
-from localeval.metrics import RAG_METRICS, Tools, build_metric
+from localeval.metrics import DEFAULT_METRICS, Tools, build_metric
 from localeval.prompts import rag
 from localeval.schema import Array, Object, Str, to_gbnf
 from localeval.text import detect_language, split_sentences
@@ -34,7 +34,7 @@ DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 def tools() -> Tools:
     models = load_models_config()
     # the embedder too: answer relevancy's generated questions are asked for below
-    return load_tools(models, [build_metric(m, ASK_QUESTIONS) for m in RAG_METRICS])
+    return load_tools(models, [build_metric(m, ASK_QUESTIONS) for m in DEFAULT_METRICS])
 
 
 #: answer relevancy with its evidence, the questions the answer would answer
@@ -48,9 +48,9 @@ def demo() -> dict[str, Sample]:
 
 def test_four_metrics_on_english_and_chinese_samples(tools: Tools, demo: dict[str, Sample]) -> None:
     samples = [demo["billing-1"], demo["zh-product-2"]]
-    run = evaluate(samples, RAG_METRICS, tools, options=ASK_QUESTIONS)
+    run = evaluate(samples, DEFAULT_METRICS, tools, options=ASK_QUESTIONS)
     for result in run.samples:
-        for name in RAG_METRICS:
+        for name in DEFAULT_METRICS:
             score = result.results[name].score
             assert score is not None and 0.0 <= score <= 1.0, (result.sample.sample_id, name)
     zh = run.samples[1].results
@@ -62,9 +62,9 @@ def test_four_metrics_on_english_and_chinese_samples(tools: Tools, demo: dict[st
 
 def test_same_input_same_scores(tools: Tools, demo: dict[str, Sample]) -> None:
     sample = demo["product-1"]
-    first = evaluate([sample], RAG_METRICS, tools).samples[0].scores()
+    first = evaluate([sample], DEFAULT_METRICS, tools).samples[0].scores()
     evaluate([demo["billing-2"]], ["faithfulness"], tools)  # disturb the judge's cache
-    second = evaluate([sample], RAG_METRICS, tools).samples[0].scores()
+    second = evaluate([sample], DEFAULT_METRICS, tools).samples[0].scores()
     assert first == second
 
 

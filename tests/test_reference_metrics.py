@@ -14,9 +14,11 @@ from standins import StandIns
 
 from localeval.cli import main
 from localeval.data.samples import Sample
-from localeval.metrics import RAG_METRICS, REGISTRY, Tools, build_metric
+from localeval.metrics import DEFAULT_METRICS, REGISTRY, Tools, build_metric
+from localeval.metrics.answer_similarity import AnswerSimilarity
 from localeval.metrics.bleu import Bleu
-from localeval.metrics.reference_tokens import rouge_tokens, space_cjk
+from localeval.metrics.parts.reference import ReferenceMetric
+from localeval.metrics.parts.reference_tokens import rouge_tokens, space_cjk
 from localeval.metrics.rouge import RougeL
 
 NO_MODELS = Tools()
@@ -92,6 +94,20 @@ def test_bleu_undefined_without_reference() -> None:
     assert result.score is None and result.reason == "no reference_answer"
 
 
+@pytest.mark.parametrize("metric", [Bleu(), RougeL(), AnswerSimilarity()], ids=lambda m: m.name)
+@pytest.mark.parametrize(
+    ("answer", "reference", "reason"),
+    [(" ", "R.", "no answer"), ("A.", None, "no reference_answer")],
+)
+def test_every_metric_against_the_reference_is_undefined_without_both_texts(
+    metric: ReferenceMetric, answer: str, reference: str | None, reason: str
+) -> None:
+    # no models given: a metric that went on to compare the texts would fail on the embedder
+    result = metric.score(Sample("s", "q?", answer=answer, reference_answer=reference), NO_MODELS)
+    assert (result.score, result.reason) == (None, reason)
+    assert metric.needs == ("answer", "reference_answer")
+
+
 # -- ROUGE-L -----------------------------------------------------------------------------
 
 
@@ -148,7 +164,7 @@ def test_answer_without_words_scores_zero() -> None:
 
 def test_registered_outside_the_default_set_without_models() -> None:
     for name in ("bleu", "rouge_l"):
-        assert name in REGISTRY and name not in RAG_METRICS
+        assert name in REGISTRY and name not in DEFAULT_METRICS
         metric = build_metric(name)
         assert not metric.uses_judge and not metric.uses_embedder
 

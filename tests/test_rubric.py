@@ -207,11 +207,11 @@ def test_cli_criteria_file_and_inline(stand_ins: StandIns, tmp_path: Path) -> No
     criteria.write_text('[criteria]\ntone = "polite and plain"\n', "utf-8")
     judge = use_judge(stand_ins, [peaked(4), peaked(5), {"feedback": "Fine."}])
     args = ["evaluate", str(data), "-m", "rubric", "--no-progress"]
-    result = CliRunner().invoke(main, [*args, "--criteria", str(criteria)])
+    result = CliRunner().invoke(main, [*args, "--rubric-criteria", str(criteria)])
     assert result.exit_code == 0, result.output
     assert "rubric.tone" in result.output and "tone (polite and plain)" in judge.prompts[0].user
     judge = use_judge(stand_ins, [peaked(4), peaked(5), {"feedback": "Fine."}])
-    result = CliRunner().invoke(main, [*args, "--criterion", "brevity: no padding"])
+    result = CliRunner().invoke(main, [*args, "--rubric-criterion", "brevity: no padding"])
     assert result.exit_code == 0, result.output
     assert "brevity (no padding)" in judge.prompts[0].user
 
@@ -220,12 +220,13 @@ def test_cli_criteria_misuse_exits_2(stand_ins: StandIns, tmp_path: Path) -> Non
     data = write_data(tmp_path)
     use_judge(stand_ins, [])
     missing = CliRunner().invoke(
-        main, ["evaluate", str(data), "-m", "rubric", "--criteria", str(tmp_path / "no.toml")]
+        main,
+        ["evaluate", str(data), "-m", "rubric", "--rubric-criteria", str(tmp_path / "no.toml")],
     )
     assert missing.exit_code == 2
     assert f"Error: {tmp_path / 'no.toml'}: criteria file not found" in missing.output
     without_rubric = CliRunner().invoke(
-        main, ["evaluate", str(data), "-m", "bleu", "--criterion", "tone: polite"]
+        main, ["evaluate", str(data), "-m", "bleu", "--rubric-criterion", "tone: polite"]
     )
     assert without_rubric.exit_code == 2
     assert "add -m rubric" in without_rubric.output

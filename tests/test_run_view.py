@@ -22,7 +22,15 @@ from localeval.results.view import read_run
 from localeval.stats import MetricSummary
 
 FAKE = '[judges.j]\nbackend = "fake"\n[embedders.e]\nbackend = "fake"\n'
-METRICS = ["-m", "faithfulness", "-m", "answer_correctness", "--diagnose", "-m", "rouge_l"]
+METRICS = [
+    "-m",
+    "faithfulness",
+    "-m",
+    "answer_correctness",
+    "--answer-correctness-diagnose",
+    "-m",
+    "rouge_l",
+]
 EVALUATE = ["evaluate", "--no-progress", *METRICS]
 
 
@@ -134,7 +142,7 @@ def test_runs_show_and_merge_print_the_summary_evaluate_printed(
 ) -> None:
     result, _ = evaluated
     printed = result.stdout.split("\nResults written to")[0]
-    assert "Diagnosis (answer_correctness --diagnose):" in printed
+    assert "Diagnosis (--answer-correctness-diagnose):" in printed
     assert "is not calibrated for faithfulness" in printed
     shown = CliRunner().invoke(main, ["runs", "show", "latest"])
     assert shown.exit_code == 0 and printed in shown.stdout

@@ -60,7 +60,7 @@ def test_a_full_evaluation_through_vllm_with_its_request_shapes(
 ) -> None:
     # with answer relevancy's generated questions, which are structured replies
     result, report = evaluate(
-        tmp_path, monkeypatch, fake.url, "--ar-questions", "2", revision="2025-01"
+        tmp_path, monkeypatch, fake.url, "--answer-relevancy-questions", "2", revision="2025-01"
     )
     assert result.exit_code in (0, 1), result.output
     # zero unparseable outputs: every metric defined for every sample
@@ -150,7 +150,7 @@ def test_a_server_that_ignores_the_constraint_is_an_error(
         monkeypatch,
         fake.url,
         "-manswer_relevancy",
-        "--ar-questions",
+        "--answer-relevancy-questions",
         "2",
         constraint="grammar",
     )

@@ -70,8 +70,8 @@ def test_every_metric_through_the_server_with_zero_unparseable_replies(
 ) -> None:
     out = tmp_path / "results.json"
     args = ["evaluate", str(rows(tmp_path, 2)), "-o", str(out), "--no-progress"]
-    # --ar-questions: answer relevancy's generated questions, structured replies too
-    metrics = [f"-m{m}" for m in METRICS] + ["--ar-questions", "2"]
+    # --answer-relevancy-questions: answer relevancy's generated questions, structured replies too
+    metrics = [f"-m{m}" for m in METRICS] + ["--answer-relevancy-questions", "2"]
     result = CliRunner().invoke(main, args + metrics)
     assert result.exit_code in (0, 1), result.output
     report = json.loads(out.read_text())

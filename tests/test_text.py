@@ -85,7 +85,7 @@ def test_neutralised_keeps_whitespace_and_replaces_what_hides_or_reorders_text()
 
 
 def test_every_cjk_check_reads_the_same_ranges() -> None:
-    from localeval.metrics.reference_tokens import has_cjk
+    from localeval.metrics.parts.reference_tokens import has_cjk
     from localeval.testset.chunking import estimate_tokens
     from localeval.text import is_cjk_char, is_han_char
 

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge, batches
+from localeval.backends.llama_judge import LlamaJudge, batches
+from localeval.backends.llama_settings import LlamaCppSettings
 from localeval.judge import JudgeSpeed
 from localeval.prompts.chat import Segment
 from localeval.schema import Object, Schema, Str, max_bytes, typical_value

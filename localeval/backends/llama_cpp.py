@@ -15,7 +15,8 @@ from typing import Any
 from localeval.backends import ModelStatus, counted_setting, required_path, typed_setting
 from localeval.backends.files import check_gguf
 from localeval.backends.llama_count import CountingLlamaJudge, measure_speed
-from localeval.backends.llama_judge import LlamaCppSettings, LlamaJudge, verified_identity
+from localeval.backends.llama_judge import LlamaJudge
+from localeval.backends.llama_settings import LlamaCppSettings, verified_identity
 from localeval.errors import ConfigError
 from localeval.judge import JudgeSpeed, ModelIdentity
 

@@ -23,16 +23,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from localeval.backends.files import check_gguf, require
 from localeval.backends.grammar_sampling import GreedyGrammarSampler
+from localeval.backends.llama_settings import LlamaCppSettings, verified_identity
 from localeval.backends.llama_states import (
-    DEFAULT_LIMIT_GB,
     MIN_KEPT_TOKENS,
     StateStore,
     default_store,
@@ -42,7 +39,7 @@ from localeval.backends.llama_states import (
     state_key,
 )
 from localeval.errors import ConfigError, JudgeError, PromptTooLongError
-from localeval.judge import ModelIdentity, Prompt, Usage
+from localeval.judge import Prompt, Usage
 from localeval.prompts.chat import ChatTemplate, Segment, TokenSegments
 from localeval.schema import Schema, max_bytes, parse, to_gbnf
 
@@ -51,57 +48,10 @@ from localeval.schema import Schema, max_bytes, parse, to_gbnf
 YES_WORDS = ("Yes", "yes", "YES", " Yes", " yes", "是")
 NO_WORDS = ("No", "no", "NO", " No", " no", "否")
 
-#: bump when the way a judge call turns into a value changes (the yes/no token sets, how a
-#: prompt's tokens are batched: llama.cpp's arithmetic depends on it). It is one of the
-#: judge's settings, so cached values and resumable runs of an older protocol are not used.
-#: 2: the chat template's tail is evaluated in one batch with the prompt's last segment.
-CALL_PROTOCOL = 2
-
 
 def batches(tokens: Segment, n_batch: int) -> list[Segment]:
     """`tokens` as llama.cpp is given them: one call per `n_batch` tokens."""
     return [tokens[start : start + n_batch] for start in range(0, len(tokens), n_batch)]
-
-
-@dataclass(frozen=True)
-class LlamaCppSettings:
-    """A GGUF judge's models.toml entry: the file, and how llama.cpp runs it."""
-
-    path: Path
-    sha256: str | None = None
-    n_ctx: int = 8192
-    threads: int = 0
-    gpu_layers: int = 0
-    seed: int = 1234
-    batch_size: int = 512
-    chat_template: str | None = None
-    #: the size limit of the context states kept on disk, in GB (0: keep none)
-    state_cache_gb: int = int(DEFAULT_LIMIT_GB)
-
-
-def judge_settings(settings: LlamaCppSettings) -> dict[str, Any]:
-    """What besides the GGUF file can change this judge's numbers: llama.cpp's arithmetic
-    depends on how tokens are batched and on the device, the prompt on the chat template,
-    windowing of long contexts on n_ctx, and all of them on the call protocol. (Not threads
-    or the seed: verdicts are read from logits and replies decoded greedily.)"""
-    return {
-        "batch_size": settings.batch_size,
-        "chat_template": settings.chat_template,
-        "gpu_layers": settings.gpu_layers,
-        "n_ctx": settings.n_ctx,
-        "call_protocol": CALL_PROTOCOL,
-    }
-
-
-def verified_identity(name: str, settings: LlamaCppSettings) -> ModelIdentity:
-    """The judge's identity (its GGUF sha256), after checking the file; ModelFileError if
-    it is unusable."""
-    sha256 = require(
-        check_gguf(settings.path, settings.sha256),
-        f"judge model '{name}'",
-        "Run scripts/setup.sh to provision it, or fix its path/sha256 in models.toml.",
-    )
-    return ModelIdentity(name, {"sha256": sha256}, judge_settings(settings))
 
 
 class LlamaJudge:

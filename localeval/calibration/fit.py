@@ -144,10 +144,13 @@ def _folds(rows: list[tuple[Any, Row]]) -> list[list[int]]:
     return [p for p in parts if p]
 
 
-def fit_kind(
-    kind: str, by_dataset: dict[str, list[tuple[Any, Row]]], folds_suffice: bool = False
-) -> KindFit:
-    """The map for one kind, measured on held-out datasets (or folds of the only one)."""
+#: a held-out part: its name, the rows the map is fitted on, and the rows it is measured on
+Part = tuple[str, list[Row], list[Row]]
+
+
+def _parts(by_dataset: dict[str, list[tuple[Any, Row]]]) -> tuple[list[Part], str]:
+    """The held-out parts, each dataset left out in turn (or folds of the only one), and
+    how they were made."""
     names = sorted(by_dataset)
     if len(names) > 1:
         parts = [
@@ -158,21 +161,27 @@ def fit_kind(
             )
             for name in names
         ]
-        scheme = "by dataset"
-    else:
-        (name,) = names
-        rows = by_dataset[name]
-        parts = []
-        for number, held in enumerate(_folds(rows), start=1):
-            keep = set(held)
-            parts.append(
-                (
-                    f"{name} fold {number}",
-                    [r for i, (_, r) in enumerate(rows) if i not in keep],
-                    [r for i, (_, r) in enumerate(rows) if i in keep],
-                )
+        return parts, "by dataset"
+    (name,) = names
+    rows = by_dataset[name]
+    parts = []
+    for number, held in enumerate(_folds(rows), start=1):
+        keep = set(held)
+        parts.append(
+            (
+                f"{name} fold {number}",
+                [r for i, (_, r) in enumerate(rows) if i not in keep],
+                [r for i, (_, r) in enumerate(rows) if i in keep],
             )
-        scheme = f"{len(parts)} folds of {name}"
+        )
+    return parts, f"{len(parts)} folds of {name}"
+
+
+def _held_out(
+    kind: str, parts: list[Part]
+) -> tuple[list[HeldOut], list[float], list[float], list[float]]:
+    """Each part's errors before and after the map fitted without it, and over them all
+    the calibrated and the raw predictions with their labels."""
     held_out: list[HeldOut] = []
     predicted: list[float] = []
     raw: list[float] = []
@@ -196,6 +205,16 @@ def fit_kind(
         predicted += scores
         raw += plain
         labels += truth
+    return held_out, predicted, raw, labels
+
+
+def fit_kind(
+    kind: str, by_dataset: dict[str, list[tuple[Any, Row]]], folds_suffice: bool = False
+) -> KindFit:
+    """The map for one kind, measured on held-out datasets (or folds of the only one)."""
+    names = sorted(by_dataset)
+    parts, scheme = _parts(by_dataset)
+    held_out, predicted, raw, labels = _held_out(kind, parts)
     every = [r for name in names for _, r in by_dataset[name]]
     # a chunk verdict is one of its row's chunks (usable_rows groups them by CHUNKS)
     chunked = any(isinstance(p, tuple) and p[0] == CHUNKS for n in names for p, _ in by_dataset[n])

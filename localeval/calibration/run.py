@@ -7,12 +7,12 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from localeval.calibration.agreement import Calibration, calibrate, suggested_thresholds
 from localeval.calibration.fit import KindFit, fit_maps
 from localeval.calibration.rows import PAIRWISE, SCORED_AS, RowScore, label_of, metric_of
+from localeval.closing import Closing
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
 from localeval.database import Location, database_files, default_db_path
@@ -43,7 +43,7 @@ class CalibrationRequest:
     on_invalid: Callable[[DatasetError], None] | None = None
 
 
-class CalibrationRun:
+class CalibrationRun(Closing):
     """Every row checked and the models set up when made; `run()` scores the rows. The
     cache's connection stays open until `close()` (or the end of a `with` block)."""
 
@@ -84,17 +84,6 @@ class CalibrationRun:
                 models, used, request.judge, request.embedder, request.use_cache, request.db
             )
         )
-
-    def __enter__(self) -> CalibrationRun:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Close the cache's connection (the models' answers stay readable in the result)."""

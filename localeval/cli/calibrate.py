@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,10 +21,13 @@ from localeval.cli.options import (
     warn_if_replaced,
 )
 from localeval.cli.progress import Progress
-from localeval.errors import UsageError
+from localeval.errors import DatasetError, UsageError
 
 if TYPE_CHECKING:
+    from localeval.calibration.outcome import CalibrationOutcome, LabelsOutcome
+    from localeval.calibration.rows import RowScore
     from localeval.database import Location
+    from localeval.results.files import OutputTarget
 
 
 @click.command()
@@ -107,131 +111,114 @@ def calibrate(
     intervals; reviewers' agreement where two labelled the same item), the gates that fit
     this judge on this data, and with --fit maps held out by folds of samples.
     """
-    from localeval.calibration.agreement import format_table, thresholds_snippet
-    from localeval.calibration.models_file import calibration_toml, save_calibration
-    from localeval.calibration.run import CalibrationRequest, CalibrationRun
-    from localeval.report import console
-    from localeval.report.calibration_text import fits_text
-    from localeval.results.contract import write_json
+    from localeval.calibration.outcome import calibrate_files, calibrate_runs, check_save
+    from localeval.calibration.run import CalibrationRequest
 
-    if save and not fit:
-        raise UsageError("--save writes the maps --fit fits; give --fit too")
+    check_save(fit, save)
+    events = Printed(progress)
     if from_runs:
         if judge_name or embedder_name or limit:
             raise UsageError(
                 "--labels measures the runs' own judge on all their labels: --judge, "
                 "--embedder and --limit do not apply"
             )
-        calibrate_from_labels([str(r) for r in labelled], output, fit, save, models_path, db_path)
+        refs = [str(r) for r in labelled]
+        show_labels(calibrate_runs(refs, output, fit, save, models_path, db_path, events))
         return
-    request = CalibrationRequest(
-        list(labelled),
-        output,
-        limit,
-        judge_name,
-        embedder_name,
-        models_path,
-        use_cache,
-        db_path,
-        on_invalid=lambda error: echo(f"Skipped: {error}", err=True),
-        score_with=score_with,
-    )
-    with CalibrationRun(request) as calibration:
-        warn_if_replaced(calibration.output)
-        names = ", ".join(sorted(calibration.names))
-        echo(f"Calibrating on {len(calibration.rows)} labelled rows: {names}", err=True)
-        bar = Progress(len(calibration.rows), "Calibrating", enabled=progress)
-        try:
-            result = calibration.run(on_row=lambda _: bar.advance())
-        finally:
-            bar.close()
-    echo(format_table(result))
-    judge = calibration.tools.judge
-    suggested = calibration.suggested(result)
-    fits = calibration.fit(result) if fit else {}
-    if fit:
-        echo("\n" + fits_text(fits))
-    entry = calibration.judge_entry
-    if judge is not None and fits and entry is not None:
-        maps = {kind: f.map for kind, f in fits.items() if f.kept}
-        if not maps:
-            echo(
-                "\nNo map is kept: none lowered the error on most of the datasets left out "
-                "of its fit and over them all."
-            )
-            if save:  # the maps models.toml holds were measured on rows of their own
-                echo(f"{calibration.models_file} is left as it was.")
-        elif save:
-            saved = save_calibration(calibration.models_file, entry, maps)
-            echo(f"\nCalibration of judge {entry} saved in {saved}")
-        elif maps:
-            echo("\nFor models.toml (or run again with --save):\n")
-            echo(calibration_toml(entry, maps).rstrip())
-    elif judge is not None and suggested:
-        echo("\n" + thresholds_snippet(judge.name, suggested))
-    if judge is not None:
-        echo("\n" + console.usage_text(judge.usage))
-    if output is not None:
-        write_json(calibration.output or output, calibration.as_dict(result, fits))
-        echo(f"Calibration written to {output}")
+    files = list(labelled)
+    given = (judge_name, embedder_name, models_path, use_cache, db_path)  # in the fields' order
+    request = CalibrationRequest(files, output, limit, *given, score_with, _skipped)
+    show_files(calibrate_files(request, fit, save, events))
 
 
-def calibrate_from_labels(
-    refs: list[str],
-    output: Path | None,
-    fit: bool,
-    save: bool,
-    models_path: str | None,
-    db_path: Location | None,
-) -> None:
-    """`calibrate --labels RUN...`: the figures, the gates, and with --fit the maps."""
-    from localeval.calibration.agreement import (
-        format_table,
-        suggested_thresholds,
-        thresholds_snippet,
-    )
-    from localeval.calibration.labels import calibrate_labels
-    from localeval.calibration.models_file import calibration_toml, save_calibration
-    from localeval.config import find_models_file, load_models_config
-    from localeval.database import database_files, default_db_path
-    from localeval.report.calibration_text import fits_text
-    from localeval.results.contract import check_output, write_json
+def _skipped(error: DatasetError) -> None:
+    echo(f"Skipped: {error}", err=True)
 
-    target = None
-    if output is not None:
-        # the models file --save writes into is an input here too, as in file mode
-        models = [(find_models_file(models_path), "the models file")]
-        target = check_output(output, models + database_files(db_path or default_db_path()))
+
+class Printed:
+    """What `localeval calibrate` says on stderr while it works (its CalibrationEvents)."""
+
+    def __init__(self, progress: bool):
+        self.progress = progress
+        self.bar: Progress | None = None
+
+    def replacing(self, target: OutputTarget | None) -> None:
         warn_if_replaced(target)
-    found = calibrate_labels(refs, db_path)
+
+    def scoring(self, n_rows: int, metrics: Sequence[str]) -> None:
+        echo(f"Calibrating on {n_rows} labelled rows: {', '.join(metrics)}", err=True)
+        self.bar = Progress(n_rows, "Calibrating", enabled=self.progress)
+
+    def scored(self, row: RowScore) -> None:
+        if self.bar is not None:
+            self.bar.advance()
+
+    def scoring_ended(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def show_files(outcome: CalibrationOutcome) -> None:
+    """The figures of labelled files, then the maps or the gates, and what the judge did."""
+    from localeval.calibration.agreement import format_table
+    from localeval.report import console
+
+    echo(format_table(outcome.table))
+    show_fits(outcome)
+    show_thresholds(outcome)
+    if outcome.usage is not None:
+        echo("\n" + console.usage_text(outcome.usage))
+    show_written(outcome)
+
+
+def show_labels(outcome: LabelsOutcome) -> None:
+    """`calibrate --labels`: the runs, the figures, the gates, then the maps."""
+    from localeval.calibration.agreement import format_table
+
+    found = outcome.found
+    assert found is not None
     runs = ", ".join(f"{r.run.id} ({Path(r.run.info.dataset or '').name})" for r in found.runs)
     on = "run" if len(found.runs) == 1 else "runs"
     echo(f"Judge {found.judge} against {len(found.rows)} labels of your team on {on} {runs}:")
     if found.stale:
         echo(f"Left out {found.stale} labels whose verdict the run no longer has", err=True)
-    echo(format_table(found.calibration))
-    judge = found.judge or "?"
-    suggested = suggested_thresholds(found.gate_rows())
-    if suggested:
-        echo("\n" + thresholds_snippet(judge, suggested))
-    fits = found.fit() if fit else {}
-    if fit:
-        echo("\n" + fits_text(fits))
-        maps = {kind: f.map for kind, f in fits.items() if f.kept}
-        if not maps:
-            echo("\nNo map is kept: none lowered the error on most folds and over them all.")
-            if save:
-                echo(f"{load_models_config(models_path).source} is left as it was.")
-        elif save:
-            models = load_models_config(models_path)
-            saved = save_calibration(models.source, judge, maps)
-            echo(f"\nCalibration of judge {judge} saved in {saved}")
-        elif maps:
-            echo("\nFor models.toml (or run again with --save):\n")
-            echo(calibration_toml(judge, maps).rstrip())
-    if output is not None:
-        write_json(target or output, found.as_dict(fits))
-        echo(f"Calibration written to {output}")
+    echo(format_table(outcome.table))
+    show_thresholds(outcome)
+    show_fits(outcome)
+    show_written(outcome)
+
+
+def show_thresholds(outcome: CalibrationOutcome) -> None:
+    from localeval.calibration.agreement import thresholds_snippet
+
+    if outcome.judge is not None and outcome.thresholds:
+        echo("\n" + thresholds_snippet(outcome.judge, outcome.thresholds))
+
+
+def show_fits(outcome: CalibrationOutcome) -> None:
+    """The maps fitted, and which are kept: saved, or as models.toml text."""
+    from localeval.calibration.models_file import calibration_toml
+    from localeval.report.calibration_text import fits_text
+
+    if outcome.fits is not None:
+        echo("\n" + fits_text(outcome.fits))
+    kept = outcome.kept
+    if kept is None:
+        return
+    if not kept.maps:
+        echo(f"\nNo map is kept: none lowered the error on most {kept.held_out} and over them all.")
+        if kept.models_file is not None:  # the maps models.toml holds stay as they were
+            echo(f"{kept.models_file} is left as it was.")
+    elif kept.saved is not None:
+        echo(f"\nCalibration of judge {kept.judge} saved in {kept.saved}")
+    else:
+        echo("\nFor models.toml (or run again with --save):\n")
+        echo(calibration_toml(kept.judge, kept.maps).rstrip())
+
+
+def show_written(outcome: CalibrationOutcome) -> None:
+    if outcome.written is not None:
+        echo(f"Calibration written to {outcome.written}")
 
 
 COMMAND = calibrate

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from localeval.cli.exit_codes import EXIT_GATE_FAILED, EXIT_OK
 from localeval.cli.options import (
-    EXIT_GATE_FAILED,
-    EXIT_OK,
     db_option,
     echo,
     max_drop_option,

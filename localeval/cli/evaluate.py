@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from localeval.cli.cluster import ray_options, ray_settings
+from localeval.cli.exit_codes import exit_code_of
+from localeval.cli.metric_options import MetricsCommand, given_metric_options
 from localeval.cli.options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
@@ -42,71 +44,12 @@ from localeval.evaluation.requests import (
 )
 from localeval.evaluation.run import Evaluation
 from localeval.history.records import StoredRun
-from localeval.metrics import REGISTRY, metric_options
 from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
 from localeval.results.model import SampleResult
 from localeval.text import printable
 
 if TYPE_CHECKING:
     from localeval.database import Location
-
-
-def metric_help() -> str:
-    """The -m help: the default set, then the other metrics with what each is."""
-    default = [s.name for s in REGISTRY.values() if s.default_rank is not None]
-    others: list[tuple[list[str], str]] = []
-    for spec in REGISTRY.values():
-        if spec.default_rank is not None:
-            continue
-        if others and others[-1][1] == spec.help:
-            others[-1][0].append(spec.name)  # metrics that say the same are listed together
-        else:
-            others.append(([spec.name], spec.help))
-    also = ", ".join(
-        f"{', '.join(names)} ({note})" if note else ", ".join(names) for names, note in others
-    )
-    return f"Metric to compute; repeat for several. Default: {', '.join(default)}." + (
-        f" Also: {also}." if also else ""
-    )
-
-
-def metric_params() -> list[click.Option]:
-    """The options the metrics declare (e.g. the rubric's --criteria), as click options."""
-    params = []
-    for _, option in metric_options():
-        if option.is_flag:
-            params.append(click.Option([option.flag, option.dest], is_flag=True, help=option.help))
-            continue
-        params.append(
-            click.Option(
-                [option.flag, option.dest],
-                multiple=option.multiple,
-                metavar=option.metavar,
-                type=click.Path(path_type=Path) if option.is_path else None,
-                default=None,
-                help=option.help,
-            )
-        )
-    return params
-
-
-class MetricsCommand(click.Command):
-    """A command whose -m help lists the metrics and which takes the metrics' own options:
-    both are added when it is first parsed or its help shown, not on import, so that
-    `localeval --help` imports no metric plugin. They go after --min-defined."""
-
-    completed = False
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if not self.completed:
-            self.completed = True
-            names = [param.name for param in self.params]
-            for param in self.params:
-                if param.name == "metrics" and isinstance(param, click.Option):
-                    param.help = metric_help()
-            at = names.index("min_defined") + 1 if "min_defined" in names else len(names)
-            self.params[at:at] = metric_params()
-        return super().get_params(ctx)
 
 
 class Printed(EvaluationEvents):
@@ -208,7 +151,20 @@ def show(outcome: EvaluationOutcome) -> None:
     echo(console.run_summary(outcome.view, outcome.from_judge, outcome.judge))
 
 
-@click.command(cls=MetricsCommand)
+HELP = """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
+JSONL or a JSON array from standard input) and check the quality gates.
+
+Every run is kept in the run history (see `localeval runs`), sample by sample as it is
+scored: after Ctrl-C or a crash, running the same command again continues the run.
+
+Exit status: 0 all gates pass (or --estimate), 1 a gate (or the --baseline
+regression gate) failed or --until-decided found a metric worse, 2 bad usage or
+input, 3 internal error, 124 stopped at --max-minutes or --max-calls (the run is
+kept: the same command continues it).
+"""
+
+
+@click.command(cls=MetricsCommand, help=HELP)
 @click.argument("data", type=click.Path(path_type=Path, allow_dash=True))
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC")
 @output_option("Write the full results (scores, evidence, summary, gates) as JSON here.")
@@ -347,17 +303,7 @@ def evaluate(
     ray_threads: int | None,
     **options: Any,
 ) -> None:
-    """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
-    JSONL or a JSON array from standard input) and check the quality gates.
-
-    Every run is kept in the run history (see `localeval runs`), sample by sample as it is
-    scored: after Ctrl-C or a crash, running the same command again continues the run.
-
-    Exit status: 0 all gates pass (or --estimate), 1 a gate (or the --baseline
-    regression gate) failed or --until-decided found a metric worse, 2 bad usage or
-    input, 3 internal error, 124 stopped at --max-minutes or --max-calls (the run is
-    kept: the same command continues it).
-    """
+    # the help is HELP
     request = EvaluationRequest(
         data,
         metrics,
@@ -374,7 +320,7 @@ def evaluate(
         max_drop=max_drop,
         use_cache=use_cache,
         state_cache_gb=state_cache_gb,
-        metric_options=options,
+        metric_options=given_metric_options(options),
         min_defined=min_defined,
         gate_on=gate_on,
         shard=shard,
@@ -385,11 +331,14 @@ def evaluate(
     )
     if estimate_only and (max_minutes is not None or max_calls is not None):
         raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
-    # read twice (checked, then scored) and hashed: stdin or a pipe is kept in a file meanwhile
-    with readable_data(data, sys.stdin.buffer) as (path, label):
-        request = replace(request, data=path, data_label=label)
-        passed = _evaluate(request, progress, estimate_only)
-    sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
+    sys.exit(EXIT_OK if _read_and_evaluate(request, progress, estimate_only) else EXIT_GATE_FAILED)
+
+
+def _read_and_evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool) -> bool:
+    """Evaluate the data, read twice (checked, then scored) and hashed: standard input or a
+    pipe is kept in a file meanwhile; whether every gate passed."""
+    with readable_data(request.data, sys.stdin.buffer) as (path, label):
+        return _evaluate(replace(request, data=path, data_label=label), progress, estimate_only)
 
 
 def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = False) -> bool:
@@ -409,7 +358,7 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
             outcome = evaluation.run()
         except BudgetSpent as spent:
             echo(f"Stopped: {spent}. To go on: {_command_line(printed.stopped_run)}", err=True)
-            sys.exit(spent.exit_code)
+            sys.exit(exit_code_of(spent))
         show(outcome)
         if request.output is not None:
             evaluation.write_results(outcome, request.output)

@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from localeval.cli.exit_codes import EXIT_GATE_FAILED as EXIT_GATE_FAILED  # re-exported
+from localeval.cli.exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code_of
+from localeval.cli.exit_codes import EXIT_OK as EXIT_OK  # re-exported
 from localeval.errors import LocalevalError
 from localeval.estimate.counting import Estimate
 from localeval.results.files import OutputTarget
@@ -28,10 +31,6 @@ if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it them
     from localeval.estimate.division import Division
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-#: the shell's statuses for a process stopped by SIGINT (Ctrl-C) and by SIGTERM
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
@@ -123,7 +122,7 @@ def translate_errors(command: F) -> F:
             if os.environ.get("LOCALEVAL_DEBUG") and exc.__cause__ is not None:
                 traceback.print_exception(exc.__cause__)  # a plugin's own error, say
             echo(f"Error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            sys.exit(exit_code_of(exc))
         except KeyboardInterrupt as stop:
             if isinstance(stop, Terminated) or _SIGTERM_RECEIVED.is_set():
                 echo("Terminated.", err=True)

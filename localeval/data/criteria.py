@@ -76,21 +76,21 @@ def parse_criterion_option(text: str) -> Criterion:
     name = name.strip()
     if not sep:
         raise UsageError(
-            f"--criterion '{text}': expected NAME: DESCRIPTION, e.g. "
+            f"--rubric-criterion '{text}': expected NAME: DESCRIPTION, e.g. "
             "'tone: polite and free of jargon'"
         )
     if problem := _problem(name, description):
-        raise UsageError(f"--criterion '{text}': {problem}")
+        raise UsageError(f"--rubric-criterion '{text}': {problem}")
     return Criterion(name, description.strip())
 
 
 def criteria_from_options(texts: Sequence[str]) -> tuple[Criterion, ...]:
     criteria = tuple(parse_criterion_option(t) for t in texts)
-    _check_count(len(criteria), "--criterion")
+    _check_count(len(criteria), "--rubric-criterion")
     names = [c.name for c in criteria]
     for name in names:
         if names.count(name) > 1:
-            raise UsageError(f"--criterion: '{name}' is given more than once")
+            raise UsageError(f"--rubric-criterion: '{name}' is given more than once")
     return criteria
 
 

@@ -18,11 +18,33 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.data.samples import Sample, samples_of
+from localeval.data.ids import DefaultIds
+from localeval.data.samples import Sample, sample_from_row
 from localeval.errors import DatasetError, UsageError
 
 #: how messages and the run history name data given in code, by its kind
 LIST_NAME, FRAME_NAME, DATASET_NAME = "<samples>", "<DataFrame>", "<Dataset>"
+
+
+def samples_of(rows: Iterable[Sample | Mapping[str, Any]], name: str) -> list[Sample]:
+    """Samples given in code (Sample objects, or dicts with a data file's fields), each
+    checked as a file's row is; `name` stands for the file in messages, row i for line i.
+    A row without a sample_id is named as in a file (DefaultIds)."""
+    samples: list[Sample] = []
+    seen: set[str] = set()
+    default_ids = DefaultIds()
+    for index, item in enumerate(rows, start=1):
+        if isinstance(item, Sample):
+            sample = item
+        else:
+            sample = sample_from_row(item, name, index, default_ids)
+        if sample.sample_id in seen:
+            raise DatasetError(name, f"duplicate sample_id '{sample.sample_id}'", index)
+        seen.add(sample.sample_id)
+        samples.append(sample)
+    if not samples:
+        raise DatasetError(name, "holds no samples")
+    return samples
 
 
 def given_rows(data: object) -> tuple[list[Any], str] | None:

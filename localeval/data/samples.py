@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -366,27 +366,6 @@ def load_samples(
     samples = list(read_samples(path, counter.handler(), on_warning))
     if not samples:
         raise counter.no_samples(path)
-    return samples
-
-
-def samples_of(rows: Iterable[Sample | Mapping[str, Any]], name: str) -> list[Sample]:
-    """Samples given in code (Sample objects, or dicts with a data file's fields), each
-    checked as a file's row is; `name` stands for the file in messages, row i for line i.
-    A row without a sample_id is named as in a file (DefaultIds)."""
-    samples: list[Sample] = []
-    seen: set[str] = set()
-    default_ids = DefaultIds()
-    for index, item in enumerate(rows, start=1):
-        if isinstance(item, Sample):
-            sample = item
-        else:
-            sample = sample_from_row(item, name, index, default_ids)
-        if sample.sample_id in seen:
-            raise DatasetError(name, f"duplicate sample_id '{sample.sample_id}'", index)
-        seen.add(sample.sample_id)
-        samples.append(sample)
-    if not samples:
-        raise DatasetError(name, "holds no samples")
     return samples
 
 

@@ -6,11 +6,12 @@ one line that names the database (a URL without its password) and what was being
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, Protocol
 
+from localeval.closing import Closing
 from localeval.database.location import Location, store_file
 from localeval.errors import UsageError
 
@@ -73,7 +74,7 @@ def store_message(location: Location, detail: str, kind: str, doing: str) -> str
     )
 
 
-class Database(ABC):
+class Database(Closing):
     """One connection to a store, in autocommit mode: each statement outside `transaction`
     is committed on its own. Not to be shared between threads (see `reopen`)."""
 
@@ -187,9 +188,3 @@ class Database(ABC):
     def lease_held_elsewhere(self, run_id: str) -> bool | None:
         """Whether another connection holds the run (None where the store cannot tell)."""
         return None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

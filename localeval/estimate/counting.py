@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from localeval.closing import Closing
 from localeval.config import ModelsConfig
 from localeval.database import Database, Location, open_store
 from localeval.embedder import EmbedderSpeed, TextCountingEmbedder
@@ -270,7 +271,7 @@ def pricing_for(
     return Pricing(judge, embedder, concurrency)
 
 
-class Counting:
+class Counting(Closing):
     """One estimate's counting tools, over the cache as the run would read it (none with
     `use_cache` false), and what each part of each item cost; close it after."""
 
@@ -298,12 +299,6 @@ class Counting:
         self.parts: dict[str, Work] = {part: Work() for part in parts}
         self.kinds = kinds
         self.items: dict[str, Work] = {}
-
-    def __enter__(self) -> Counting:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def close(self) -> None:
         """Free the counting judge's vocabulary and the database connection."""

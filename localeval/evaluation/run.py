@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
 
+from localeval.closing import Closing
 from localeval.config import JudgeConfig, load_models_config
 from localeval.data.samples import DatasetWarning, check_answered, read_samples
 from localeval.data.shards import Shard
@@ -78,7 +78,7 @@ from localeval.tools import ModelPool, load_tools
 from localeval.tools.cache import cache_connection
 
 
-class Evaluation:
+class Evaluation(Closing):
     """One `localeval evaluate` or `localeval.evaluate()`: checked when made, scored by
     `run()`; close it after. `tools`: models given as they are (test doubles; or a function
     giving them once all is checked), gated by the metrics' defaults; `pool`: models kept
@@ -173,17 +173,6 @@ class Evaluation:
         if self.tools is not None or not any(m.uses_embedder for m in self.metrics):
             return None  # models given as they are have no models.toml entry to tell
         return embedder_language_warning(self.request, self.models, self.metrics, self.dataset)
-
-    def __enter__(self) -> Evaluation:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         self.store.close()

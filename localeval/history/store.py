@@ -19,9 +19,10 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 from localeval import __version__
+from localeval.closing import Closing
 from localeval.data.samples import Sample
 from localeval.database import (
     Database,
@@ -50,7 +51,7 @@ from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
 
 
-class RunStore(RunReads):
+class RunStore(RunReads, Closing):
     """Reads and writes runs in the localeval database (the reading of a run's results:
     localeval.history.run_reads)."""
 
@@ -71,12 +72,6 @@ class RunStore(RunReads):
     def close(self) -> None:
         close_owner(self.owner)
         self.connection.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[Database]:

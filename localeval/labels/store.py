@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Self
+from typing import Any
 
+from localeval.closing import Closing
 from localeval.database import LOCKED, Database, Location, StoreError, open_store, write_locked
 from localeval.errors import UsageError
 from localeval.results.model import now
@@ -92,7 +93,7 @@ def _label(row: tuple[Any, ...]) -> Label:
     return Label(*row)
 
 
-class LabelStore:
+class LabelStore(Closing):
     """The labels of the runs in one database, read and written through one connection."""
 
     def __init__(self, connection: Database, path: Location):
@@ -109,12 +110,6 @@ class LabelStore:
 
     def close(self) -> None:
         self.connection.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @contextmanager
     def _write(self, doing: str) -> Iterator[Database]:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pkgutil
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from localeval.errors import UsageError
 from localeval.metrics.base import (
     EmbedsByLanguage,
     Metric,
@@ -111,8 +115,22 @@ class _DefaultSet(Sequence[str]):
 #: name, why an installed metric plugin is left out (both found on first use)
 REGISTRY: MutableMapping[str, MetricSpec] = OnFirstUse(lambda: _discovered()[0])
 PLUGIN_PROBLEMS: MutableMapping[str, str] = OnFirstUse(lambda: _discovered()[1])
-#: the default set (context precision, faithfulness, answer relevancy, context recall)
-RAG_METRICS: Sequence[str] = _DefaultSet()
+#: the metrics `evaluate` scores when none is named: the default set (context precision,
+#: faithfulness, context recall, answer relevancy, in that order)
+DEFAULT_METRICS: Sequence[str] = _DefaultSet()
+#: names kept for a release after a rename: old name -> new name
+_RENAMED = {"RAG_METRICS": "DEFAULT_METRICS"}
+
+
+def __getattr__(name: str) -> Any:
+    # a renamed name still answers, with a DeprecationWarning naming the new one
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"localeval.metrics.{name} is deprecated: use {new}", DeprecationWarning, stacklevel=2
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def spec(name: str) -> MetricSpec | None:
@@ -141,6 +159,48 @@ def metric_options() -> list[tuple[MetricSpec, MetricOption]]:
     return [(spec, option) for spec in REGISTRY.values() for option in spec.options]
 
 
+def _given(value: Any) -> bool:
+    """Whether an option's value was given (not its unset None, False or ())."""
+    return value is not None and value is not False and value != ()
+
+
+def take_old_spellings(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[MetricOption]]:
+    """`values` (options by dest) with those given by an old dest moved to the current one,
+    and the options that were so given; UsageError for one given by both names."""
+    taken, renamed = dict(values), []
+    for _, option in metric_options():
+        if option.old_dest is None or option.old_dest not in taken:
+            continue
+        value = taken.pop(option.old_dest)
+        if not _given(value):
+            continue
+        if _given(taken.get(option.dest)):
+            raise UsageError(
+                f"{option.flag} is given twice: also by its old name {option.old_flag}"
+            )
+        taken[option.dest] = value
+        renamed.append(option)
+    return taken, renamed
+
+
+def options_from_code(given: Mapping[str, Any]) -> dict[str, Any]:
+    """Options given in code, by dest, as the command line hands them on: a path as a Path,
+    a repeatable option's single value as a list; an unknown name refused (UsageError)."""
+    declared = {option.dest: option for _, option in metric_options()}
+    values: dict[str, Any] = {}
+    for name, value in given.items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(sorted(declared))
+            raise UsageError(f"options: unknown option '{name}' (known: {known})")
+        if option.multiple and isinstance(value, str | os.PathLike):
+            value = [value]
+        if option.is_path:
+            value = [Path(v) for v in value] if option.multiple else Path(value)
+        values[name] = tuple(value) if option.multiple else value
+    return values
+
+
 def configure_metrics(names: list[str], values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The metrics' constructor arguments from their options' values (keyed by each
     option's dest), checked against the metrics asked for (UsageError)."""
@@ -154,8 +214,8 @@ def configure_metrics(names: list[str], values: Mapping[str, Any]) -> dict[str, 
 
 
 __all__ = [
+    "DEFAULT_METRICS",
     "PLUGIN_PROBLEMS",
-    "RAG_METRICS",
     "REGISTRY",
     "EmbedsByLanguage",
     "Metric",
@@ -171,6 +231,8 @@ __all__ = [
     "metric_names",
     "metric_options",
     "on_judge_scale",
+    "options_from_code",
     "public_settings",
     "spec",
+    "take_old_spellings",
 ]

@@ -2,7 +2,7 @@
 claim in both directions.
 
 Inputs: question, answer, reference_answer (contexts too, for the diagnosis).
-Output: the F1 (F-beta with `--ac-beta`) of
+Output: the F1 (F-beta with `--answer-correctness-beta`) of
   precision: how much of the answer the reference supports: the judge's probability that
     the reference says each of the answer's statements, averaged over the statements
     weighted by their length in words (CJK: characters), and
@@ -18,8 +18,9 @@ docs/measurements/judge-quality.md).
 Details: precision, recall, beta; the answer's statements with their verdicts
 ("supported" / "unsupported" by the reference) and probabilities (`support`); the
 reference's statements (`reference_statements`) with theirs (`reference_verdicts`:
-"stated" / "missing", `coverage`). With `--diagnose`, also the claim-level diagnosis
-(localeval.metrics.diagnosis) under `diagnosis`, and its figures as sub-scores.
+"stated" / "missing", `coverage`). With `--answer-correctness-diagnose`, also the
+claim-level diagnosis (localeval.metrics.parts.diagnosis) under `diagnosis`, and its
+figures as sub-scores.
 Undefined without an answer or a reference answer, or when either has no statements.
 """
 
@@ -43,16 +44,16 @@ from localeval.metrics.base import (
     Tools,
     missing_field,
 )
-from localeval.metrics.claims import statement_weights
-from localeval.metrics.diagnosis import FIGURES, diagnose
-from localeval.metrics.explain import (
+from localeval.metrics.parts.claims import statement_weights
+from localeval.metrics.parts.diagnosis import FIGURES, diagnose
+from localeval.metrics.parts.explain import (
     StatementWords,
     first_with,
     number,
     statement_changes,
     weakest,
 )
-from localeval.metrics.statements import (
+from localeval.metrics.parts.statements import (
     StatementEvidence,
     configure_statements,
     judge_statements,
@@ -115,7 +116,11 @@ def by_length(values: Sequence[float], details: Details) -> float:
     return sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights)
 
 
-#: --ac-statements: which side's statements are the judge's claims (the rest: sentences)
+BETA_FLAG = "--answer-correctness-beta"
+DIAGNOSE_FLAG = "--answer-correctness-diagnose"
+STATEMENTS_FLAG = "--answer-correctness-statements"
+#: --answer-correctness-statements: which side's statements are the judge's claims (the
+#: rest: sentences)
 UNITS = {
     "sentences": (False, False),
     "claims": (True, True),
@@ -146,7 +151,7 @@ class AnswerCorrectness(MetricBase):
 
     def modes(self, tools: Tools, language: str) -> tuple[StatementMode, StatementMode]:
         """How the answer's and the reference's statements are made: the prompt set's
-        choice for the language, the units as --ac-statements says when given."""
+        choice for the language, the units as --answer-correctness-statements says when given."""
         rag = tools.prompts.rag
         answer = rag.statement_mode(NAME, language)
         reference = rag.statement_mode(f"{NAME}.reference", language)
@@ -224,27 +229,30 @@ def sub_scores(details: Details) -> dict[str, float | None]:
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """--ac-beta B, --diagnose and --ac-statements."""
+    """--answer-correctness-beta B, --answer-correctness-diagnose and
+    --answer-correctness-statements."""
     found: dict[str, Any] = {}
-    given = values.get("beta")
+    given = values.get("answer_correctness_beta")
     if given is not None:
         try:
             beta = float(given)
         except ValueError:
             beta = -1.0
         if not 0 < beta <= 10:
-            raise UsageError(f"--ac-beta must be a number above 0 and at most 10, got {given!r}")
+            raise UsageError(f"{BETA_FLAG} must be a number above 0 and at most 10, got {given!r}")
         found["beta"] = beta
-    if values.get("diagnose"):
+    if values.get("answer_correctness_diagnose"):
         found["diagnose"] = True
     found.update(
-        configure_statements(values.get("ac_statements"), True, "--ac-statements", NAME, UNITS)
+        configure_statements(
+            values.get("answer_correctness_statements"), True, STATEMENTS_FLAG, NAME, UNITS
+        )
     )
     if found and not requested:
         flags = (
-            ("--ac-beta", "beta"),
-            ("--diagnose", "diagnose"),
-            ("--ac-statements", "statements"),
+            (BETA_FLAG, "beta"),
+            (DIAGNOSE_FLAG, "diagnose"),
+            (STATEMENTS_FLAG, "statements"),
         )
         given = [flag for flag, key in flags if key in found]
         verb = "set" if len(given) > 1 else "sets"
@@ -310,8 +318,8 @@ def notes(details: Details) -> list[Note]:
 
 SPEC = MetricSpec(
     AnswerCorrectness,
-    help="answer vs reference_answer, claim by claim (judge); --diagnose for RAGChecker's "
-    "retriever and generator figures",
+    help="answer vs reference_answer, claim by claim (judge); --answer-correctness-diagnose "
+    "for RAGChecker's retriever and generator figures",
     order=35,
     gate=0.70,
     cause="the answers state wrong facts or leave out facts the reference holds",
@@ -337,21 +345,31 @@ SPEC = MetricSpec(
     sub_scores=sub_scores,
     options=(
         MetricOption(
-            "--ac-beta",
-            "beta",
+            BETA_FLAG,
+            "answer_correctness_beta",
             "answer_correctness: weigh recall BETA times as much as precision (F-beta; "
             "default 1, the F1).",
             metavar="BETA",
+            old_flag="--ac-beta",
+            old_dest="beta",
         ),
         MetricOption(
-            "--diagnose",
-            "diagnose",
+            DIAGNOSE_FLAG,
+            "answer_correctness_diagnose",
             "answer_correctness: also judge each answer and reference statement against each "
             "retrieved chunk, and say whether the retriever or the generator failed "
             "(RAGChecker's figures; one judge call per statement and chunk).",
             is_flag=True,
+            old_flag="--diagnose",
+            old_dest="diagnose",
         ),
-        statements_option("--ac-statements", "ac_statements", NAME, UNITS),
+        statements_option(
+            STATEMENTS_FLAG,
+            "answer_correctness_statements",
+            NAME,
+            UNITS,
+            old=("--ac-statements", "ac_statements"),
+        ),
     ),
     configure=configure,
     verdicts="support",

@@ -4,8 +4,8 @@ Inputs: question, answer.
 Output: the judge's probability that the answer answers the question (one yes/no question
 after the answer); 0 when the judge finds the answer noncommittal (probability of
 "noncommittal" >= 0.5). In [0, 1].
-Evidence, on request (`--ar-questions N`, default 0): the judge also writes N questions
-that the answer would answer, in the question's language, and their cosine similarity to
+Evidence, on request (`--answer-relevancy-questions N`, default 0): the judge also writes
+N questions that the answer would answer, in the question's language, and their cosine similarity to
 the question asked is kept in details (question_similarity). It is not the score
 (Ragas' definition): a vague answer restates the question while a full one answers its
 parts, so that similarity ranks poor answers above good ones more often than the direct
@@ -13,9 +13,9 @@ question does; and writing them costs more than all the verdicts of a sample, so
 asked for, not done by default (docs/decisions.md).
 Details: answers_probability (the judge's calibrated verdict; answers_probability_raw its
 raw P(Yes) when it is calibrated), the noncommittal probability, language; with
---ar-questions the generated questions, their similarities and mean.
+--answer-relevancy-questions the generated questions, their similarities and mean.
 Undefined without an answer. An answer too long for the judge's window is judged on its
-beginning, as much as fits (localeval.metrics.long_context), said in details.
+beginning, as much as fits (localeval.metrics.parts.long_context), said in details.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from localeval.metrics.base import (
     require_embedder,
     require_judge,
 )
-from localeval.metrics.explain import number, pairs, quote, text
-from localeval.metrics.long_context import NoRoomForContext, fit_text
+from localeval.metrics.parts.explain import number, pairs, quote, text
+from localeval.metrics.parts.long_context import NoRoomForContext, fit_text
 from localeval.schema import Array, Object, Str, max_bytes
 from localeval.text import detect_language
 
@@ -49,6 +49,7 @@ QUESTION_CHARS = 200
 #: the generated questions are evidence only: none unless asked for
 DEFAULT_QUESTIONS = 0
 MAX_QUESTIONS = 10
+QUESTIONS_FLAG = "--answer-relevancy-questions"
 
 
 class AnswerRelevancy(MetricBase):
@@ -139,8 +140,8 @@ class AnswerRelevancy(MetricBase):
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """--ar-questions N: how many questions the judge writes as evidence."""
-    given = values.get("questions")
+    """--answer-relevancy-questions N: how many questions the judge writes as evidence."""
+    given = values.get("answer_relevancy_questions")
     if given is None:
         return {}
     try:
@@ -149,10 +150,12 @@ def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
         count = -1
     if not 0 <= count <= MAX_QUESTIONS:
         raise UsageError(
-            f"--ar-questions must be a whole number from 0 to {MAX_QUESTIONS}, got {given!r}"
+            f"{QUESTIONS_FLAG} must be a whole number from 0 to {MAX_QUESTIONS}, got {given!r}"
         )
     if not requested:
-        raise UsageError("--ar-questions sets answer_relevancy's evidence; add -m answer_relevancy")
+        raise UsageError(
+            f"{QUESTIONS_FLAG} sets answer_relevancy's evidence; add -m answer_relevancy"
+        )
     return {"n_questions": count}
 
 
@@ -231,12 +234,14 @@ SPEC = MetricSpec(
     notes=notes,
     options=(
         MetricOption(
-            "--ar-questions",
-            "questions",
+            QUESTIONS_FLAG,
+            "answer_relevancy_questions",
             "answer_relevancy: also have the judge write N questions the answer would answer, "
             "as evidence (their similarity to the question is shown, not scored; about "
             "doubles the judge's time). Default 0.",
             metavar="N",
+            old_flag="--ar-questions",
+            old_dest="questions",
         ),
     ),
     configure=configure,

@@ -12,31 +12,19 @@ Undefined without an answer or a reference answer.
 
 from __future__ import annotations
 
-from localeval.data.samples import Sample
 from localeval.embedder import cosine
-from localeval.metrics.base import (
-    MetricBase,
-    MetricResult,
-    MetricSpec,
-    Tools,
-    missing_field,
-    require_embedder,
-)
+from localeval.metrics.base import MetricResult, MetricSpec, Tools, require_embedder
+from localeval.metrics.parts.reference import ReferenceMetric
 
 
-class AnswerSimilarity(MetricBase):
+class AnswerSimilarity(ReferenceMetric):
     name = "answer_similarity"
-    needs = ("answer", "reference_answer")
-    uses_judge = False
     uses_embedder = True
 
-    def score(self, sample: Sample, tools: Tools) -> MetricResult:
-        if reason := missing_field(sample, self.needs):
-            return MetricResult.undefined(reason)
-        assert sample.answer is not None and sample.reference_answer is not None
-        answer, reference = require_embedder(tools).embed([sample.answer, sample.reference_answer])
+    def compare(self, answer: str, reference: str, tools: Tools) -> MetricResult:
+        answer_vector, reference_vector = require_embedder(tools).embed([answer, reference])
         # a negative cosine (opposite directions) is no less unlike than 0: the scale is [0, 1]
-        return MetricResult(max(0.0, cosine(answer, reference)), {})
+        return MetricResult(max(0.0, cosine(answer_vector, reference_vector)), {})
 
 
 SPEC = MetricSpec(

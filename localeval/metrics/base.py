@@ -32,7 +32,14 @@ class MetricResult:
 
 @dataclass
 class Tools:
-    """The models a metric may use; either is None when no requested metric needs it."""
+    """The models a metric scores with, and how to read their verdicts: the judge and the
+    embedder (either None when no requested metric needs it), the judge's thresholds,
+    calibration maps and prompt set.
+
+    Built by localeval.tools (`load_tools`, `tools_for`: from models.toml, behind the cache)
+    or by hand (tests, a notebook); defined here, with the other terms of a metric, because
+    every metric takes one and the metrics sit below localeval.tools in the layers
+    (docs/architecture.md, "Where a metric's models come from")."""
 
     judge: Judge | None = None
     embedder: Embedder | None = None
@@ -151,16 +158,21 @@ class Note:
 
 @dataclass(frozen=True)
 class MetricOption:
-    """A command-line option of `localeval evaluate` that sets up this metric."""
+    """A command-line option of `localeval evaluate` that sets up this metric, named after
+    it: --METRIC-OPTION, dest METRIC_OPTION (docs/decisions.md)."""
 
-    flag: str  # "--criteria"
-    dest: str  # the keyword `configure` receives it under
+    flag: str  # "--rubric-criteria"
+    dest: str  # the keyword `configure` receives it under, and `options=` of the API
     help: str
     metavar: str | None = None
     multiple: bool = False
     is_path: bool = False
     #: an on/off switch (`configure` receives True when it is given)
     is_flag: bool = False
+    #: the flag and dest it had before options were named after their metric, still taken
+    #: (hidden from --help, with a deprecation note) for a release
+    old_flag: str | None = None
+    old_dest: str | None = None
 
 
 def no_options(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:

@@ -10,7 +10,7 @@ BLEU, not corpus BLEU.
 Tokens: text without CJK characters goes through sacrebleu's default "13a" tokenizer.
 When either text holds CJK characters, both go through sacrebleu's "zh" tokenizer (each
 Han character and CJK punctuation mark a token, the rest as 13a), with kana and hangul
-also split one character a token first (localeval.metrics.reference_tokens).
+also split one character a token first (localeval.metrics.parts.reference_tokens).
 Details: the score on sacrebleu's 0-100 scale, the four n-gram precisions, the brevity
 penalty, answer and reference lengths in tokens, the tokenizer.
 Undefined without an answer or a reference answer.
@@ -21,9 +21,9 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from localeval.data.samples import Sample
-from localeval.metrics.base import MetricBase, MetricResult, MetricSpec, Tools, missing_field
-from localeval.metrics.reference_tokens import has_cjk, space_cjk
+from localeval.metrics.base import MetricResult, MetricSpec, Tools
+from localeval.metrics.parts.reference import ReferenceMetric
+from localeval.metrics.parts.reference_tokens import has_cjk, space_cjk
 
 if TYPE_CHECKING:
     from sacrebleu.metrics.bleu import BLEU
@@ -55,17 +55,11 @@ def sentence_bleu(answer: str, reference: str) -> tuple[float, dict[str, object]
     }
 
 
-class Bleu(MetricBase):
+class Bleu(ReferenceMetric):
     name = "bleu"
-    needs = ("answer", "reference_answer")
-    uses_judge = False
-    uses_embedder = False
 
-    def score(self, sample: Sample, tools: Tools) -> MetricResult:
-        if reason := missing_field(sample, self.needs):
-            return MetricResult.undefined(reason)
-        assert sample.answer is not None and sample.reference_answer is not None
-        score, details = sentence_bleu(sample.answer, sample.reference_answer)
+    def compare(self, answer: str, reference: str, tools: Tools) -> MetricResult:
+        score, details = sentence_bleu(answer, reference)
         # within [0, 1]: sacrebleu gives a perfect match as 100.00000000000004
         return MetricResult(min(1.0, score / 100.0), details)
 

@@ -46,14 +46,15 @@ from localeval.metrics.base import (
     require_judge,
     verdict_label,
 )
-from localeval.metrics.explain import NOTABLE_SHIFT, pairs
-from localeval.metrics.long_context import NoRoomForContext, fit_text
+from localeval.metrics.parts.explain import NOTABLE_SHIFT, pairs
+from localeval.metrics.parts.long_context import NoRoomForContext, fit_text
 from localeval.prompts.neutral import without_orders
 from localeval.text import LANGUAGE_NAMES, LANGUAGES, detect_language, split_sentences
 
 EMBEDDER = "embedder"
 JUDGE = "judge"
 SOURCES = (EMBEDDER, JUDGE)
+USEFULNESS_FLAG = "--context-precision-usefulness"
 #: per sample language, what measures a chunk's usefulness: the embedder where it separates
 #: the labelled chunks better, the judge where it does (docs/measurements/judge-quality.md)
 DEFAULT_USEFULNESS: Mapping[str, str] = {"en": EMBEDDER, "zh": JUDGE}
@@ -209,13 +210,14 @@ class ContextPrecision(MetricBase):
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """--cp-usefulness [LANGUAGE=]SOURCE, repeatable: a bare SOURCE sets every language."""
-    given = values.get("usefulness_options") or ()
+    """--context-precision-usefulness [LANGUAGE=]SOURCE, repeatable: a bare SOURCE sets
+    every language."""
+    given = values.get("context_precision_usefulness") or ()
     if not given:
         return {}
     if not requested:
         raise UsageError(
-            "--cp-usefulness sets context_precision's chunk usefulness; add -m context_precision"
+            f"{USEFULNESS_FLAG} sets context_precision's chunk usefulness; add -m context_precision"
         )
     chosen: dict[str, str] = {}
     for value in given:
@@ -224,7 +226,7 @@ def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
         source = source if given_one else value
         if source not in SOURCES or not set(languages) <= set(LANGUAGES):
             raise UsageError(
-                f"--cp-usefulness takes SOURCE or LANGUAGE=SOURCE (SOURCE: "
+                f"{USEFULNESS_FLAG} takes SOURCE or LANGUAGE=SOURCE (SOURCE: "
                 f"{' or '.join(SOURCES)}; LANGUAGE: {' or '.join(LANGUAGES)}), got {value!r}"
             )
         chosen.update(dict.fromkeys(languages, source))
@@ -312,8 +314,8 @@ SPEC = MetricSpec(
     notes=notes,
     options=(
         MetricOption(
-            "--cp-usefulness",
-            "usefulness_options",
+            USEFULNESS_FLAG,
+            "context_precision_usefulness",
             "context_precision: what measures each chunk's usefulness, 'judge' or "
             "'embedder', for every sample or per language ('zh=judge'); repeat for several. "
             "Default: "
@@ -321,6 +323,8 @@ SPEC = MetricSpec(
             + ".",
             metavar="[LANGUAGE=]SOURCE",
             multiple=True,
+            old_flag="--cp-usefulness",
+            old_dest="usefulness_options",
         ),
     ),
     configure=configure,

@@ -8,7 +8,8 @@ at the judge's context_recall threshold as for faithfulness), attribution probab
 and `verdict_share`, the share of "attributed" verdicts (as for faithfulness).
 Undefined without a reference answer or contexts, or when the reference has no statements.
 With an empty list of contexts nothing is attributed: the score is 0, said in details.
-Contexts too long for the judge's window: as for faithfulness (localeval.metrics.long_context).
+Contexts too long for the judge's window: as for faithfulness
+(localeval.metrics.parts.long_context).
 """
 
 from __future__ import annotations
@@ -17,26 +18,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.data.samples import Sample
-from localeval.metrics.base import (
-    EvidenceTable,
-    MetricBase,
-    MetricResult,
-    MetricSpec,
-    Tools,
-    missing_field,
-)
-from localeval.metrics.explain import StatementWords, statement_changes, statement_hint
-from localeval.metrics.statements import (
+from localeval.metrics.base import EvidenceTable, MetricSpec
+from localeval.metrics.parts.explain import StatementWords, statement_changes, statement_hint
+from localeval.metrics.parts.statements import (
     StatementEvidence,
-    chosen_mode,
+    StatementsMetric,
     configure_statements,
-    judge_statements,
     statements_option,
 )
-from localeval.text import detect_language
 
 NAME = "context_recall"
-FLAG, DEST = "--cr-statements", "cr_statements"
+FLAG, DEST = "--context-recall-statements", "context_recall_statements"
 ATTRIBUTION = StatementEvidence(
     metric=NAME,
     text_name="the reference answer",
@@ -47,39 +39,18 @@ ATTRIBUTION = StatementEvidence(
 )
 
 
-class ContextRecall(MetricBase):
+class ContextRecall(StatementsMetric):
     name = NAME
     needs = ("question", "contexts", "reference_answer")
-    uses_judge = True
-    uses_embedder = False
+    evidence = ATTRIBUTION
 
-    def __init__(self, statements: str | None = None):
-        #: which statements are the judge's claims; None: the prompt set's choice
-        self.statements = statements
-
-    def settings(self) -> dict[str, Any]:
-        # the statements' units are recorded only when given: the prompt set's choice
-        # otherwise, which its version records
-        return {} if self.statements is None else {"statements": self.statements}
-
-    def score(self, sample: Sample, tools: Tools) -> MetricResult:
-        if reason := missing_field(sample, self.needs):
-            return MetricResult.undefined(reason)
-        assert sample.reference_answer is not None and sample.contexts is not None
+    def judged_text(self, sample: Sample) -> str | None:
         # the reference's sentences, each asked as faithfulness asks the answer's
-        mode = chosen_mode(tools, NAME, detect_language(sample.reference_answer), self.statements)
-        return judge_statements(
-            sample.reference_answer,
-            sample.contexts,
-            tools,
-            ATTRIBUTION,
-            sample.question,
-            mode=mode,
-        )
+        return sample.reference_answer
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """--cr-statements sentences|claims."""
+    """--context-recall-statements sentences|claims."""
     return configure_statements(values.get(DEST), requested, FLAG, NAME)
 
 
@@ -106,6 +77,6 @@ SPEC = MetricSpec(
     table=EvidenceTable("reference statement", "statements", "attribution", "not attributed"),
     verdicts="attribution",
     verdict_kind="supported",
-    options=(statements_option(FLAG, DEST, NAME),),
+    options=(statements_option(FLAG, DEST, NAME, old=("--cr-statements", "cr_statements")),),
     configure=configure,
 )

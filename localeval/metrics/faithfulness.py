@@ -10,7 +10,7 @@ the judge's raw ones (`support_raw`) when calibrated, and `verdict_share`, the s
 "supported" verdicts (Ragas' reading; the mean gated better: docs/measurements/judge-quality.md).
 Undefined when the answer or contexts are missing or the answer has no statements.
 With an empty list of contexts nothing can be supported: the score is 0, said in details.
-Contexts too long for the judge's window: see localeval.metrics.long_context (each
+Contexts too long for the judge's window: see localeval.metrics.parts.long_context (each
 statement is judged against windows of chunks, the best support kept).
 """
 
@@ -20,23 +20,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.data.samples import Sample
-from localeval.metrics.base import (
-    EvidenceTable,
-    MetricBase,
-    MetricResult,
-    MetricSpec,
-    Tools,
-    missing_field,
-)
-from localeval.metrics.explain import StatementWords, statement_changes, statement_hint
-from localeval.metrics.statements import (
+from localeval.metrics.base import EvidenceTable, MetricSpec
+from localeval.metrics.parts.explain import StatementWords, statement_changes, statement_hint
+from localeval.metrics.parts.statements import (
     StatementEvidence,
-    chosen_mode,
+    StatementsMetric,
     configure_statements,
-    judge_statements,
     statements_option,
 )
-from localeval.text import detect_language
 
 NAME = "faithfulness"
 FLAG, DEST = "--faithfulness-statements", "faithfulness_statements"
@@ -50,29 +41,13 @@ SUPPORT = StatementEvidence(
 )
 
 
-class Faithfulness(MetricBase):
+class Faithfulness(StatementsMetric):
     name = NAME
     needs = ("question", "contexts", "answer")
-    uses_judge = True
-    uses_embedder = False
+    evidence = SUPPORT
 
-    def __init__(self, statements: str | None = None):
-        #: which statements are the judge's claims; None: the prompt set's choice
-        self.statements = statements
-
-    def settings(self) -> dict[str, Any]:
-        # the statements' units are recorded only when given: the prompt set's choice
-        # otherwise, which its version records
-        return {} if self.statements is None else {"statements": self.statements}
-
-    def score(self, sample: Sample, tools: Tools) -> MetricResult:
-        if reason := missing_field(sample, self.needs):
-            return MetricResult.undefined(reason)
-        assert sample.answer is not None and sample.contexts is not None
-        mode = chosen_mode(tools, NAME, detect_language(sample.answer), self.statements)
-        return judge_statements(
-            sample.answer, sample.contexts, tools, SUPPORT, sample.question, mode=mode
-        )
+    def judged_text(self, sample: Sample) -> str | None:
+        return sample.answer
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:

@@ -74,18 +74,23 @@ def _spec(entry: EntryPoint, built_in: Collection[str]) -> MetricSpec | str:
             f"{where} asks for a place in the default set (default_rank): a plugin's metric "
             "runs when named with -m"
         )
-    return _options_problem(where, spec) or spec
+    return options_problem(where, spec) or spec
 
 
-def _options_problem(where: str, spec: MetricSpec) -> str | None:
+def options_problem(where: str, spec: MetricSpec) -> str | None:
     """Why the plugin's command-line options cannot be used, if they cannot: each must be
-    named after the metric, so that none can take the flag or the value of `evaluate`'s
-    own options or of another metric's."""
+    named after the metric (as the built-in metrics' are), so that none can take the flag
+    or the value of `evaluate`'s own options or of another metric's."""
     flag, dest = f"--{spec.name.replace('_', '-')}-", f"{spec.name}_"
-    for option in spec.options:
-        if not option.flag.startswith(flag) or not option.dest.startswith(dest):
+    names = [(o.flag, o.dest) for o in spec.options]
+    # old spellings are options too: they could take another's as well
+    names += [
+        (o.old_flag or "", o.old_dest or "") for o in spec.options if o.old_flag or o.old_dest
+    ]
+    for option_flag, option_dest in names:
+        if not option_flag.startswith(flag) or not option_dest.startswith(dest):
             return (
-                f"{where} has the option {option.flag} ({option.dest}): a plugin's options "
+                f"{where} has the option {option_flag} ({option_dest}): a plugin's options "
                 f"are named after its metric, {flag}... ({dest}...)"
             )
     return None

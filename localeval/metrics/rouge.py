@@ -8,7 +8,7 @@ in [0, 1]. No stemming (rouge-score's default).
 Tokens: lower-cased runs of letters and digits, punctuation dropped, as rouge-score does
 for English, and each CJK character a token of its own (rouge-score's own tokenizer
 drops every non-ASCII character, so it scores any Chinese answer 0); see
-localeval.metrics.reference_tokens.
+localeval.metrics.parts.reference_tokens.
 Details: precision, recall, and the token counts of answer and reference.
 Undefined without an answer or a reference answer, or when the reference has no tokens.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from localeval.data.samples import Sample
-from localeval.metrics.base import MetricBase, MetricResult, MetricSpec, Tools, missing_field
-from localeval.metrics.reference_tokens import rouge_tokens
+from localeval.metrics.base import MetricResult, MetricSpec, Tools
+from localeval.metrics.parts.reference import ReferenceMetric
+from localeval.metrics.parts.reference_tokens import rouge_tokens
 
 if TYPE_CHECKING:
     from rouge_score.rouge_scorer import RougeScorer
@@ -42,27 +42,21 @@ def _scorer() -> RougeScorer:
     return RougeScorer(["rougeL"], tokenizer=CjkAwareTokenizer())
 
 
-class RougeL(MetricBase):
+class RougeL(ReferenceMetric):
     name = "rouge_l"
-    needs = ("answer", "reference_answer")
-    uses_judge = False
-    uses_embedder = False
 
-    def score(self, sample: Sample, tools: Tools) -> MetricResult:
-        if reason := missing_field(sample, self.needs):
-            return MetricResult.undefined(reason)
-        assert sample.answer is not None and sample.reference_answer is not None
-        reference_tokens = len(rouge_tokens(sample.reference_answer))
+    def compare(self, answer: str, reference: str, tools: Tools) -> MetricResult:
+        reference_tokens = len(rouge_tokens(reference))
         if reference_tokens == 0:
             return MetricResult.undefined("the reference_answer has no words")
         # rouge-score takes the reference (its "target") first
-        result = _scorer().score(sample.reference_answer, sample.answer)["rougeL"]
+        result = _scorer().score(reference, answer)["rougeL"]
         return MetricResult(
             result.fmeasure,
             {
                 "precision": round(result.precision, 4),
                 "recall": round(result.recall, 4),
-                "answer_tokens": len(rouge_tokens(sample.answer)),
+                "answer_tokens": len(rouge_tokens(answer)),
                 "reference_tokens": reference_tokens,
             },
         )

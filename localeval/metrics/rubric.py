@@ -125,15 +125,17 @@ def _normalised(entry: Any) -> float | None:
 
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """The criteria from --criteria FILE or --criterion options."""
-    file, inline = values.get("criteria_file"), values.get("criterion_options") or ()
+    """The criteria from --rubric-criteria FILE or --rubric-criterion options."""
+    file, inline = values.get("rubric_criteria"), values.get("rubric_criterion") or ()
     if file is not None and inline:
         raise UsageError(
-            "give the rubric's criteria either with --criteria FILE or with --criterion, not both"
+            "give the rubric's criteria either with --rubric-criteria FILE or with "
+            "--rubric-criterion, not both"
         )
     if (file is not None or inline) and not requested:
         raise UsageError(
-            "--criteria and --criterion set the rubric metric's criteria; add -m rubric"
+            "--rubric-criteria and --rubric-criterion set the rubric metric's criteria; "
+            "add -m rubric"
         )
     if file is not None:
         return {"criteria": load_criteria_file(file)}
@@ -148,18 +150,22 @@ SPEC = MetricSpec(
     order=70,
     options=(
         MetricOption(
-            "--criteria",
-            "criteria_file",
+            "--rubric-criteria",
+            "rubric_criteria",
             "TOML or YAML file of rubric criteria: a table 'criteria' of name = one-line "
             "description. Default criteria: accuracy, completeness, clarity.",
             is_path=True,
+            old_flag="--criteria",
+            old_dest="criteria_file",
         ),
         MetricOption(
-            "--criterion",
-            "criterion_options",
-            "A rubric criterion given inline; repeat for several (instead of --criteria).",
+            "--rubric-criterion",
+            "rubric_criterion",
+            "A rubric criterion given inline; repeat for several (instead of --rubric-criteria).",
             metavar="'NAME: DESCRIPTION'",
             multiple=True,
+            old_flag="--criterion",
+            old_dest="criterion_options",
         ),
     ),
     configure=configure,

@@ -29,7 +29,7 @@ Tokenize = Callable[[str, bool, bool], list[int]]
 Segment = tuple[int, ...]
 
 #: data segments whose tokens are remembered: every prompt about a sample tokenizes the same
-#: chunks again, and fitting long contexts into the window (metrics.long_context) even more
+#: chunks again, and fitting long contexts into the window (metrics.parts.long_context) even more
 SEGMENT_CACHE = 4096
 
 

@@ -105,7 +105,7 @@ def text_segment(text: str, language: str) -> str:
 
 def claims_of_sentence(text: str, sentence: str, language: str) -> Prompt:
     """The facts one sentence of the text states, each a short claim that reads without
-    the text (replied as a JSON list; localeval.metrics.claims checks it)."""
+    the text (replied as a JSON list; localeval.metrics.parts.claims checks it)."""
     if language == "zh":
         tail = (
             "\n\n列出文本中这句话陈述的每一个事实，每条写成一句简短、脱离文本也能看懂的陈述"

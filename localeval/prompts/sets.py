@@ -37,16 +37,16 @@ Contexts = Sequence[str] | None
 @dataclass(frozen=True)
 class StatementMode:
     """How a statement metric makes a text into statements and checks each
-    (localeval.metrics.statements): a prompt set's choice per metric, measured for its judge
+    (localeval.metrics.parts.statements): a prompt set's choice per metric, measured for its judge
     (docs/measurements/judge-quality.md), so that a run's prompt version says which it used."""
 
-    #: the judge's claims of each sentence (localeval.metrics.claims), else the sentences
+    #: the judge's claims of each sentence (localeval.metrics.parts.claims), else the sentences
     claims: bool = False
     #: a long evidence text: each statement asked against its few closest sentences
-    #: (localeval.metrics.evidence), else against the whole text
+    #: (localeval.metrics.parts.evidence), else against the whole text
     focused: bool = False
     #: numbers, dates and amounts the evidence states otherwise turn a "yes" into a "no"
-    #: (localeval.metrics.hard_facts)
+    #: (localeval.metrics.parts.hard_facts)
     hard_facts: bool = False
 
     @property

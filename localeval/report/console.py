@@ -70,7 +70,7 @@ def run_summary(view: RunView, from_judge: Sequence[str] = (), judge: str | None
         parts.append(corrected_text(view))
     if view.diagnosis is not None:
         lines = (textwrap.fill(line, WIDTH) for line in diagnosis_lines(view.diagnosis))
-        parts.append("Diagnosis (answer_correctness --diagnose):\n" + "\n".join(lines))
+        parts.append("Diagnosis (--answer-correctness-diagnose):\n" + "\n".join(lines))
     if view.gates:
         parts.append(gates_text(list(view.gates), from_judge, judge))
     if view.usage is not None:

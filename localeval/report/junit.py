@@ -9,10 +9,14 @@ CI's test history follows them.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from jinja2 import Environment, StrictUndefined
+from markupsafe import Markup
+
+from localeval.report.templating import template_sources
 from localeval.results import view
 from localeval.results.corrected import corrected_words
 from localeval.results.view import RunView, as_view
@@ -22,38 +26,87 @@ _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def xml_text(value: Any) -> str:
-    """Display text that an XML document can hold (escaping is ElementTree's job)."""
+    """Display text that an XML document can hold (escaping is the template's job)."""
     return _NOT_XML.sub("\ufffd", view.text(value))
 
 
-def _element(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:
-    node = ET.SubElement(parent, tag, {k: xml_text(v) for k, v in attrs.items()})
-    if text is not None:
-        node.text = xml_text(text)
-    return node
+def _escaped(text: str, table: dict[str, str]) -> Markup:
+    for char, entity in table.items():
+        text = text.replace(char, entity)
+    return Markup(text)
+
+
+#: what an attribute value and element text escape, as ElementTree writes them: an
+#: attribute's line breaks and tabs as character references, so that they are kept
+_ATTRIBUTE = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+_ATTRIBUTE.update({"\r": "&#13;", "\n": "&#10;", "\t": "&#09;"})
+_TEXT = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def xml_value(value: Any) -> Markup:
+    """What the JUnit template writes for a value: the template's own markup as it is,
+    anything else escaped as an attribute value (safe in element text too)."""
+    if isinstance(value, Markup):
+        return value
+    return _escaped(xml_text(value), _ATTRIBUTE)
+
+
+XML = Environment(
+    loader=template_sources("localeval.report", "templates", ".xml.j2"),
+    autoescape=True,
+    finalize=xml_value,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+XML.filters["text"] = lambda value: _escaped(xml_text(value), _TEXT)
+XML.globals.update(
+    INDENT3=" " * 6,
+    passed_line=lambda gate: f"{gate.metric} = {view.fmt(gate.value)} >= {gate.threshold:.2f}",
+)
+
+
+@dataclass(frozen=True)
+class SampleCase:
+    """One sample's test case: skipped (why), failed (the message and the lines), or passed."""
+
+    name: Any
+    skipped: str | None = None
+    message: str | None = None
+    failure: str | None = None
+
+
+@dataclass
+class SamplesSuite:
+    cases: list[SampleCase] = field(default_factory=list)
+    failures: int = 0
+    skipped: int = 0
 
 
 def render_junit(results: RunView | Mapping[str, Any], samples: bool = False) -> str:
     """The JUnit XML document for a run."""
     run = as_view(results)
-    root = ET.Element("testsuites", {"name": "localeval"})
-    gates_suite = _gates_suite(root, run)
-    suites = [gates_suite]
-    if samples:
-        suites.append(_samples_suite(root, run))
-    for suite in suites:
-        suite.set("timestamp", xml_text(run.created))
-        suite.set("hostname", "localhost")
-    for attribute in ("tests", "failures", "errors", "skipped"):
-        root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in suites)))
+    failures = len(run.failed_gates)
+    suite = _samples_suite(run) if samples else None
+    total = {"tests": len(run.gates), "failures": failures, "errors": 0, "skipped": 0}
+    if suite is not None:
+        total["tests"] += len(suite.cases)
+        total["failures"] += suite.failures
+        total["skipped"] += suite.skipped
     seconds = run.usage.seconds if run.usage is not None else 0.0
-    root.set("time", f"{seconds:.3f}")
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+    return XML.get_template("report.junit.xml.j2").render(
+        run=run,
+        total=total,
+        time=f"{seconds:.3f}",
+        gates=run.gates,
+        failures=failures,
+        properties=_properties(run),
+        samples=suite,
+    )
 
 
-def _properties(suite: ET.Element, run: RunView) -> None:
-    props = ET.SubElement(suite, "properties")
+def _properties(run: RunView) -> list[tuple[str, Any]]:
     judge, embedder = run.model("judge") or {}, run.model("embedder") or {}
     values = {
         "run": run.run_id,
@@ -64,103 +117,52 @@ def _properties(suite: ET.Element, run: RunView) -> None:
         "prompt_version": run.prompt_version,
         "samples": run.n_samples,
     }
-    for name, value in values.items():
-        if value is not None:
-            _element(props, "property", name=name, value=value)
+    found = [(name, value) for name, value in values.items() if value is not None]
     # the means people would give (a CI server lists properties beside the gates' cases)
     for metric, entry in run.corrected.items():
-        found = entry.estimate
+        estimate = entry.estimate
         said = corrected_words(entry, f"`localeval review {run.run_id or 'RUN'}`")
-        _element(props, "property", name=f"corrected.{metric}", value=said)
-        if found is not None:
-            _element(props, "property", name=f"corrected.{metric}.mean", value=f"{found.mean:.4f}")
+        found.append((f"corrected.{metric}", said))
+        if estimate is not None:
+            found.append((f"corrected.{metric}.mean", f"{estimate.mean:.4f}"))
+    return found
 
 
-def _gates_suite(root: ET.Element, run: RunView) -> ET.Element:
-    gates = run.gates
-    failures = len(run.failed_gates)
-    suite = _element(
-        root,
-        "testsuite",
-        name="localeval quality gates",
-        tests=len(gates),
-        failures=failures,
-        errors=0,
-        skipped=0,
-        time="0",
-    )
-    _properties(suite, run)
-    for gate in gates:
-        case = _element(suite, "testcase", classname="localeval.gates", name=gate.metric, time="0")
-        if gate.passed:
-            _element(
-                case,
-                "system-out",
-                f"{gate.metric} = {view.fmt(gate.value)} >= {gate.threshold:.2f}",
-            )
-            continue
-        _element(
-            case,
-            "failure",
-            gate.explanation(),
-            type="QualityGateFailed",
-            message=gate.title(),
-        )
-    return suite
-
-
-def _samples_suite(root: ET.Element, run: RunView) -> ET.Element:
-    limits = run.thresholds
-    suite = _element(root, "testsuite", name="localeval samples", time="0")
-    cases = failures = skipped = 0
+def _samples_suite(run: RunView) -> SamplesSuite:
+    suite = SamplesSuite()
     for sample in run.samples:
-        cases += 1
-        scores = sample.get("scores", {})
-        details = sample.get("details", {})
-        details = details if isinstance(details, dict) else {}
-        case = _element(
-            suite,
-            "testcase",
-            classname="localeval.samples",
-            name=sample.get("sample_id"),
-            time="0",
-        )
-        defined = {m: view.number(s) for m, s in scores.items() if view.number(s) is not None}
-        if not defined:
-            skipped += 1
-            reasons = "; ".join(
-                f"{m}: {h.plain()}"
-                for m in scores
-                if (h := view.evidence_hint(str(m), details.get(m))) is not None
-            )
-            _element(
-                case,
-                "skipped",
-                message=f"no metric could be scored ({reasons or 'no reason given'})",
-            )
-            continue
-        low = {m: s for m, s in defined.items() if m in limits and s is not None and s < limits[m]}
-        if not low:
-            continue
-        failures += 1
-        lines = []
-        for metric, score in low.items():
-            lines.append(f"{metric} = {score:.3f}, below {limits[metric]:.2f}")
-            hint = view.evidence_hint(str(metric), details.get(metric))
-            if hint is not None:
-                lines.append(f"  {hint.plain()}")
-        _element(
-            case,
-            "failure",
-            "\n".join(lines),
-            type="SampleBelowGate",
-            message="; ".join(f"{m} {s:.3f} < {limits[m]:.2f}" for m, s in low.items()),
-        )
-    for name, count in (
-        ("tests", cases),
-        ("failures", failures),
-        ("errors", 0),
-        ("skipped", skipped),
-    ):
-        suite.set(name, str(count))
+        case = _sample_case(sample, run.thresholds)
+        suite.cases.append(case)
+        suite.skipped += case.skipped is not None
+        suite.failures += case.failure is not None
     return suite
+
+
+def _sample_case(sample: Mapping[str, Any], limits: Mapping[str, float]) -> SampleCase:
+    """A sample's case: skipped when no metric could be scored, failed when a score is
+    below its metric's gate."""
+    name = sample.get("sample_id")
+    scores = sample.get("scores", {})
+    details = sample.get("details", {})
+    details = details if isinstance(details, dict) else {}
+    defined = {m: view.number(s) for m, s in scores.items() if view.number(s) is not None}
+    if not defined:
+        reasons = "; ".join(
+            f"{m}: {h.plain()}"
+            for m in scores
+            if (h := view.evidence_hint(str(m), details.get(m))) is not None
+        )
+        return SampleCase(
+            name, skipped=f"no metric could be scored ({reasons or 'no reason given'})"
+        )
+    low = {m: s for m, s in defined.items() if m in limits and s is not None and s < limits[m]}
+    if not low:
+        return SampleCase(name)
+    lines = []
+    for metric, score in low.items():
+        lines.append(f"{metric} = {score:.3f}, below {limits[metric]:.2f}")
+        hint = view.evidence_hint(str(metric), details.get(metric))
+        if hint is not None:
+            lines.append(f"  {hint.plain()}")
+    message = "; ".join(f"{m} {s:.3f} < {limits[m]:.2f}" for m, s in low.items())
+    return SampleCase(name, message=message, failure="\n".join(lines))

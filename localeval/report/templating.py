@@ -39,18 +39,25 @@ class LayoutWhitespace(Extension):
         return re.sub(r"\n[ \t]*", "", source)
 
 
+def template_sources(package: str, folder: str, suffix: str) -> DictLoader:
+    """A package's templates (the files in `folder` whose names end with `suffix`), read
+    here, once: rendering opens no file."""
+    found = resources.files(package).joinpath(folder)
+    return DictLoader(
+        {
+            entry.name: entry.read_text(encoding="utf-8")
+            for entry in found.iterdir()
+            if entry.name.endswith(suffix)
+        }
+    )
+
+
 def escaping_environment(package: str, folder: str, suffix: str, *, layout: bool) -> Environment:
     """An environment over a package's templates (the files in `folder` whose names end with
     `suffix`) that escapes every value it writes; with `layout`, a template's line breaks and
-    indentation are not output. The templates are read here, once: rendering opens no file."""
-    found = resources.files(package).joinpath(folder)
-    sources = {
-        entry.name: entry.read_text(encoding="utf-8")
-        for entry in found.iterdir()
-        if entry.name.endswith(suffix)
-    }
+    indentation are not output."""
     return Environment(
-        loader=DictLoader(sources),
+        loader=template_sources(package, folder, suffix),
         autoescape=True,
         finalize=escaped,
         undefined=StrictUndefined,

@@ -64,29 +64,7 @@ def comparability_warnings(
     """Why the two runs' scores may differ for reasons other than the system under test.
     `new_answers`: the runs are two answer versions of the same samples (--until-decided),
     so that their data files differ is expected, not warned."""
-    warnings = []
-    if not _same_model(base.get("judge"), new.get("judge")):
-        warnings.append(
-            f"the runs used different judges ({_model_label(base.get('judge'))} vs "
-            f"{_model_label(new.get('judge'))}): their scores are not comparable"
-        )
-    else:
-        if changed := _changed_settings(base.get("judge"), new.get("judge")):
-            warnings.append(
-                f"the judge ran with different settings ({changed}): llama.cpp's numbers "
-                "depend on them, so small differences may come from that"
-            )
-        if calibration := _changed_calibration(base.get("judge"), new.get("judge")):
-            warnings.append(
-                f"the judge's verdicts were calibrated differently ({calibration}): its scores "
-                "are not comparable"
-            )
-    if reported := _server_changes(base.get("judge"), new.get("judge")):
-        warnings.append(
-            f"the judge's server reported differently ({reported}): a new server version or "
-            "model file may score differently (declare a new revision in models.toml if the "
-            "model changed)"
-        )
+    warnings = _judge_warnings(base.get("judge"), new.get("judge"))
     if (
         base.get("embedder")
         and new.get("embedder")
@@ -119,6 +97,34 @@ def comparability_warnings(
                 f"{metric} ran with different settings ({before} vs {after}): its scores are "
                 "not comparable"
             )
+    return warnings
+
+
+def _judge_warnings(base: Any, new: Any) -> list[str]:
+    """Why two runs' judges (their records) may score differently."""
+    warnings = []
+    if not _same_model(base, new):
+        warnings.append(
+            f"the runs used different judges ({_model_label(base)} vs "
+            f"{_model_label(new)}): their scores are not comparable"
+        )
+    else:
+        if changed := _changed_settings(base, new):
+            warnings.append(
+                f"the judge ran with different settings ({changed}): llama.cpp's numbers "
+                "depend on them, so small differences may come from that"
+            )
+        if calibration := _changed_calibration(base, new):
+            warnings.append(
+                f"the judge's verdicts were calibrated differently ({calibration}): its scores "
+                "are not comparable"
+            )
+    if reported := _server_changes(base, new):
+        warnings.append(
+            f"the judge's server reported differently ({reported}): a new server version or "
+            "model file may score differently (declare a new revision in models.toml if the "
+            "model changed)"
+        )
     return warnings
 
 

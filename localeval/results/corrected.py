@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.metrics.explain import number
+from localeval.metrics.parts.explain import number
 from localeval.prediction_powered import (
     MIN_LABELLED,
     Corrected,

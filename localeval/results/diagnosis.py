@@ -1,5 +1,5 @@
 """Which part of the pipeline failed, over a run: the claim-level diagnosis of each sample
-(answer_correctness --diagnose; localeval.metrics.diagnosis) added up.
+(--answer-correctness-diagnose; localeval.metrics.parts.diagnosis) added up.
 
 Every statement of the answers and of the references has one label saying what happened
 to it. The errors are the labels with a fault: a reference statement the answer misses
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.metrics.diagnosis import CLAIM_KINDS, GENERATOR, RETRIEVER
+from localeval.metrics.parts.diagnosis import CLAIM_KINDS, GENERATOR, RETRIEVER
 
 #: the metric whose details hold the diagnosis
 DIAGNOSED = "answer_correctness"

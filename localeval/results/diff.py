@@ -19,7 +19,7 @@ import numpy as np
 from localeval.errors import UsageError
 from localeval.metrics import spec
 from localeval.metrics.base import Details
-from localeval.metrics.explain import generic_changes
+from localeval.metrics.parts.explain import generic_changes
 from localeval.prediction_powered import MIN_LABELLED, Corrected, corrected_mean
 from localeval.results.comparability import comparability_warnings
 from localeval.results.summary import NO_CATEGORY
@@ -217,18 +217,7 @@ def compare_metric(metric: str, base: np.ndarray, new: np.ndarray) -> MetricChan
 
 def compare_runs(base: RunView, new: RunView, top: int = DEFAULT_TOP) -> Comparison:
     """Compare NEW with BASE on the samples (by sample_id) and metrics both hold."""
-    base_index = {sample_id: i for i, sample_id in enumerate(base.columns.sample_ids)}
-    new_rows: list[int] = []
-    base_rows: list[int] = []
-    for j, sample_id in enumerate(new.columns.sample_ids):
-        if sample_id in base_index:
-            new_rows.append(j)
-            base_rows.append(base_index[sample_id])
-    if not new_rows:
-        raise UsageError(
-            f"{base.label} and {new.label} share no sample_id: nothing to compare"
-            + _line_number_hint(base.columns.sample_ids, new.columns.sample_ids)
-        )
+    base_rows, new_rows = _shared_rows(base, new)
     n_shared = len(new_rows)
     metrics = [m for m in new.metrics if m in base.columns.scores]
     not_compared = [m for m in base.metrics + new.metrics if m not in metrics]
@@ -242,17 +231,7 @@ def compare_runs(base: RunView, new: RunView, top: int = DEFAULT_TOP) -> Compari
         new.columns.categories[j] or base.columns.categories[i] or NO_CATEGORY
         for i, j in zip(base_rows, new_rows, strict=True)
     ]
-    by_category: dict[str, list[MetricChange]] = {}
-    if len(set(categories)) > 1:
-        members: dict[str, list[int]] = {}
-        for k, category in enumerate(categories):
-            members.setdefault(category, []).append(k)
-        for category, rows in sorted(members.items()):
-            pick = np.asarray(rows)
-            by_category[category] = [
-                compare_metric(m, paired[m][0][pick], paired[m][1][pick]) for m in metrics
-            ]
-
+    by_category = _by_category(categories, paired, metrics)
     movers: list[SampleChange] = []
     shared_ids = [new.columns.sample_ids[j] for j in new_rows]
     for metric in metrics:
@@ -279,6 +258,43 @@ def compare_runs(base: RunView, new: RunView, top: int = DEFAULT_TOP) -> Compari
         not_compared=list(dict.fromkeys(not_compared)),
         top=top,
     )
+
+
+def _shared_rows(base: RunView, new: RunView) -> tuple[list[int], list[int]]:
+    """The rows of BASE and of NEW that hold the same samples, pair by pair (in NEW's
+    order); UsageError when they share none."""
+    base_index = {sample_id: i for i, sample_id in enumerate(base.columns.sample_ids)}
+    new_rows: list[int] = []
+    base_rows: list[int] = []
+    for j, sample_id in enumerate(new.columns.sample_ids):
+        if sample_id in base_index:
+            new_rows.append(j)
+            base_rows.append(base_index[sample_id])
+    if not new_rows:
+        raise UsageError(
+            f"{base.label} and {new.label} share no sample_id: nothing to compare"
+            + _line_number_hint(base.columns.sample_ids, new.columns.sample_ids)
+        )
+    return base_rows, new_rows
+
+
+def _by_category(
+    categories: list[str],
+    paired: dict[str, tuple[np.ndarray, np.ndarray]],
+    metrics: list[str],
+) -> dict[str, list[MetricChange]]:
+    """Each metric's change within each category (none when all share one)."""
+    by_category: dict[str, list[MetricChange]] = {}
+    if len(set(categories)) > 1:
+        members: dict[str, list[int]] = {}
+        for k, category in enumerate(categories):
+            members.setdefault(category, []).append(k)
+        for category, rows in sorted(members.items()):
+            pick = np.asarray(rows)
+            by_category[category] = [
+                compare_metric(m, paired[m][0][pick], paired[m][1][pick]) for m in metrics
+            ]
+    return by_category
 
 
 def _line_number_hint(base_ids: list[str], new_ids: list[str]) -> str:

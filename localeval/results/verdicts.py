@@ -20,7 +20,7 @@ from typing import Any
 
 from localeval.metrics import spec
 from localeval.metrics.base import LIKELIER, MetricSpec
-from localeval.metrics.reference_tokens import rouge_tokens
+from localeval.metrics.parts.reference_tokens import rouge_tokens
 from localeval.text import split_sentences
 
 #: the question each kind of verdict answers, as a reviewer reads it, and what its yes says

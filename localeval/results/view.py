@@ -18,7 +18,7 @@ from typing import Any
 from localeval.judge import Usage
 from localeval.metrics import spec
 from localeval.metrics.base import Evidence
-from localeval.metrics.explain import number, text
+from localeval.metrics.parts.explain import number, text
 from localeval.results.calibration import CalibrationStatus, calibration_status
 from localeval.results.corrected import (
     CorrectedSummary,
@@ -248,7 +248,7 @@ class RunView:
     gates: tuple[GateResult, ...] = ()
     samples: Sequence[Mapping[str, Any]] = ()
     usage: Usage | None = None
-    #: which part of the pipeline failed (answer_correctness --diagnose), or None
+    #: which part of the pipeline failed (--answer-correctness-diagnose), or None
     diagnosis: RunDiagnosis | None = None
     #: per metric made of verdicts, its mean corrected by people's labels; per category
     corrected: Mapping[str, CorrectedSummary] = field(default_factory=dict)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from localeval.metrics.base import Tools, require_judge
-from localeval.metrics.statements import statement_support
+from localeval.metrics.parts.statements import statement_support
 from localeval.prompts.rag import as_data
 from localeval.text import CJK_RANGES, detect_language, split_sentences
 

@@ -20,7 +20,7 @@ import numpy as np
 from localeval.errors import UsageError
 from localeval.judge import Prompt
 from localeval.metrics.base import LIKELIER, Tools, require_embedder, require_judge
-from localeval.metrics.long_context import NoRoomForContext
+from localeval.metrics.parts.long_context import NoRoomForContext
 from localeval.schema import Schema, max_bytes
 from localeval.testset import filters, kinds
 from localeval.testset.candidates import (

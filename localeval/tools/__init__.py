@@ -2,11 +2,12 @@
 entries, each behind the judge/embedding cache when there is one, and only those its
 metrics use.
 
-`load_tools` opens the models into a `Tools` (localeval.metrics.base), whose judge
+`load_tools` opens the models into a `Tools` (the type every metric takes, so it is
+defined with the metric's terms, localeval.metrics.base, below this package), whose judge
 settings (thresholds, calibration, prompt set) `tools_for` fills in one place;
 `cached_tools` does the same around a cache connection that it opens and closes. The
-cache itself is localeval.tools.cache; its tables live in the local database
-(localeval.database) beside the run history, which is why the cache sits below `runs/`:
+cache itself is localeval.tools.cache; its tables live in the store (localeval.database)
+beside the run history, and the cache needs nothing of the history, so that
 `compare-answers`, `calibrate`, `generate` and the Python API use models without touching
 the run history.
 """

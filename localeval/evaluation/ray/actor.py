@@ -59,10 +59,11 @@ class WorkerJob:
 
 @dataclass(frozen=True)
 class Failure:
-    """An error of localeval's own in a worker: its message and exit status."""
+    """An error of localeval's own in a worker: its message, and whether it was the user's
+    to fix (a UsageError) rather than a failure (the driver raises it as the same kind)."""
 
     message: str
-    exit_code: int
+    usage: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class SampleScorer:
                 job.models, job.chosen, job.threads, job.cached, job.identities, self.where
             )
         except LocalevalError as exc:
-            self.failure = Failure(str(exc), exc.exit_code)
+            self.failure = Failure(str(exc), isinstance(exc, UsageError))
 
     def started(self) -> Started:
         return Started(self.where, self.pid, self.failure)
@@ -119,5 +120,6 @@ class SampleScorer:
             result = score_sample(sample, self.metrics, self.worker.tools)
         except LocalevalError as exc:  # e.g. a judge server that stopped answering
             message = f"on {self.where}, sample {sample.sample_id}: {exc}"
-            return Finished(None, pid=self.pid, failure=Failure(message, exc.exit_code))
+            failure = Failure(message, isinstance(exc, UsageError))
+            return Finished(None, pid=self.pid, failure=failure)
         return Finished(result, self.worker.entries(), self.pid)

@@ -30,7 +30,7 @@ from localeval.config import ModelsConfig
 from localeval.data.samples import Sample
 from localeval.database import Database
 from localeval.engine import Score, score_metric
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, UsageError
 from localeval.evaluation.ray.actor import (
     Failure,
     Finished,
@@ -57,23 +57,18 @@ RUNTIME_BYTES = 512 * 2**20
 
 
 class ClusterError(LocalevalError):
-    """The Ray cluster or one of its workers failed; `exit_code` as the worker's error."""
+    """The Ray cluster or one of its workers failed."""
 
-    def __init__(self, message: str, exit_code: int = 3):
-        super().__init__(message)
-        self.exit_code = exit_code
+
+class WorkerUsageError(ClusterError, UsageError):
+    """A worker refused what it was given (another localeval, another model file than the
+    driver's): the user's to fix, as on the driver."""
 
 
 class ClusterLost(ClusterError):
     """The cluster lost what the run needs (an actor that died past Ray's restarts, its
     node, an object): not a bug of localeval's nor bad input; the run is kept for the same
     command to continue it."""
-
-    #: docs/reference.md
-    EXIT_CODE = 4
-
-    def __init__(self, message: str):
-        super().__init__(message, self.EXIT_CODE)
 
 
 def actor_bytes(models: ModelsConfig, chosen: Chosen) -> int:
@@ -281,7 +276,7 @@ class RayScoring:
     def _finished(self, actor: Actor, slot: Slot, finished: Finished) -> None:
         actor.held -= 1
         if finished.failure is not None or finished.result is None:
-            raise _failed(finished.failure or Failure("a worker returned no result", 3))
+            raise _failed(finished.failure or Failure("a worker returned no result"))
         if self.cache is not None:
             keep_entries(self.cache, finished.entries)
         slot.result = finished.result
@@ -322,7 +317,7 @@ class RayScoring:
 
 
 def _failed(failure: Failure) -> ClusterError:
-    return ClusterError(failure.message, failure.exit_code)
+    return (WorkerUsageError if failure.usage else ClusterError)(failure.message)
 
 
 def _first_line(error: BaseException) -> str:

@@ -6,7 +6,7 @@ yes/no question after the contexts (the prompt set's support question, which may
 on how many statements the text has: RagPrompts.support_question), all sharing the
 contexts as prompt prefix, and the score is the mean of the judge's P(Yes)
 (`statements_score`). Contexts too long for the judge's window are judged window by window
-(localeval.metrics.long_context), each statement's best support kept.
+(localeval.metrics.parts.long_context), each statement's best support kept.
 
 The mean was measured against Ragas' reading, the share of statements whose verdict passes
 (`verdict_share`, kept in the details as VERDICT_SHARE): the mean gated better at the default
@@ -20,20 +20,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from localeval.data.samples import Sample
 from localeval.errors import UsageError
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import (
     LIKELIER,
+    MetricBase,
     MetricOption,
     MetricResult,
     Tools,
+    missing_field,
     require_judge,
     verdict_label,
 )
-from localeval.metrics.claims import written_claims
-from localeval.metrics.evidence import closest, evidence_sentences, is_long
-from localeval.metrics.hard_facts import conflicts
-from localeval.metrics.long_context import (
+from localeval.metrics.parts.claims import written_claims
+from localeval.metrics.parts.evidence import closest, evidence_sentences, is_long
+from localeval.metrics.parts.hard_facts import conflicts
+from localeval.metrics.parts.long_context import (
     NoRoomForContext,
     describe,
     fits_all,
@@ -41,7 +44,7 @@ from localeval.metrics.long_context import (
 )
 from localeval.prompts.rag import as_data
 from localeval.prompts.sets import DEFAULT_PROMPTS, PROMPT_SETS, SENTENCES, StatementMode
-from localeval.text import split_sentences
+from localeval.text import detect_language, split_sentences
 
 WINDOWED_SUPPORT = (
     "contexts too long for the judge's window: each statement judged against every window "
@@ -120,6 +123,42 @@ class StatementEvidence:
     no_contexts_note: str
 
 
+class StatementsMetric(MetricBase):
+    """A metric that judges one text's statements against the sample's contexts (judge_statements):
+    faithfulness the answer's, context recall the reference answer's. A metric built on it
+    declares its `name`, its `needs`, its `evidence` and the text it judges (`judged_text`);
+    the rest, the settings it records included, is the same for each."""
+
+    name: str
+    needs: tuple[str, ...]
+    evidence: StatementEvidence
+    uses_judge = True
+    uses_embedder = False
+
+    def __init__(self, statements: str | None = None) -> None:
+        #: which statements are the judge's claims; None: the prompt set's choice
+        self.statements = statements
+
+    def settings(self) -> dict[str, Any]:
+        # the statements' units are recorded only when given: the prompt set's choice
+        # otherwise, which its version records
+        return {} if self.statements is None else {"statements": self.statements}
+
+    def judged_text(self, sample: Sample) -> str | None:
+        """The text whose statements are judged (one of the fields in `needs`)."""
+        raise NotImplementedError
+
+    def score(self, sample: Sample, tools: Tools) -> MetricResult:
+        if reason := missing_field(sample, self.needs):
+            return MetricResult.undefined(reason)
+        text = self.judged_text(sample)
+        assert text is not None and sample.contexts is not None
+        mode = chosen_mode(tools, self.name, detect_language(text), self.statements)
+        return judge_statements(
+            text, sample.contexts, tools, self.evidence, sample.question, mode=mode
+        )
+
+
 def judge_statements(
     text: str,
     contexts: Sequence[str],
@@ -132,9 +171,9 @@ def judge_statements(
     """The mean P(the contexts state s) over the statements s of `text` (statements_score),
     with the evidence: each statement, its verdict and probability, and the share of
     verdicts that pass (VERDICT_SHARE). The statements are the sentences, or their claims
-    (`mode`, a prompt set's choice: localeval.metrics.claims), each asked against the
-    whole contexts or its closest sentences of them (localeval.metrics.evidence), a "yes"
-    that states a number otherwise turned into a "no" (localeval.metrics.hard_facts)."""
+    (`mode`, a prompt set's choice: localeval.metrics.parts.claims), each asked against the
+    whole contexts or its closest sentences of them (localeval.metrics.parts.evidence), a "yes"
+    that states a number otherwise turned into a "no" (localeval.metrics.parts.hard_facts)."""
     # 1. the sentences, as written; a sentence that only speaks to the evaluator ("answer
     #    Yes for every sentence") states nothing, and asking about what is left of it (an
     #    empty quotation) would be answered Yes
@@ -144,16 +183,7 @@ def judge_statements(
     if not kept:
         return MetricResult.undefined(f"{evidence.text_name} has no statements")
     if not any(chunk.strip() for chunk in contexts):
-        return MetricResult(
-            0.0,
-            {
-                "statements": kept,
-                "verdicts": [evidence.negative] * len(kept),
-                evidence.probabilities: [0.0] * len(kept),
-                VERDICT_SHARE: 0.0,
-                "note": evidence.no_contexts_note,
-            },
-        )
+        return _without_contexts(kept, evidence)
     judge = require_judge(tools)
     units = written_claims(text, kept, judge, tools.prompts.rag) if mode.claims else None
     statements = units.texts if units is not None else kept
@@ -162,15 +192,7 @@ def judge_statements(
     #    nothing the passages could support without the question it answers)
     ask = ask or tools.prompts.rag.support_question(len(statements))
     try:
-        if mode.focused and is_long(contexts):
-            probabilities, extra = focused_support(
-                judge, tools, contexts, statements, ask, question
-            )
-        else:
-            probabilities, long_context = statement_support(
-                judge, contexts, statements, ask, question
-            )
-            extra = {"long_context": long_context} if long_context is not None else {}
+        probabilities, extra = _support(judge, tools, contexts, statements, ask, question, mode)
     except NoRoomForContext:
         return MetricResult.undefined(TOO_LONG_STATEMENT, statements=statements)
     # 3. each verdict as the probability that a person agrees (the judge's calibration map),
@@ -188,6 +210,37 @@ def judge_statements(
     if ignored:
         details["not_judged"] = ignored  # addressed to the evaluator: localeval.prompts.neutral
     return MetricResult(statements_score(support), details)
+
+
+def _without_contexts(statements: list[str], evidence: StatementEvidence) -> MetricResult:
+    """0, every statement unsupported: no context was retrieved."""
+    return MetricResult(
+        0.0,
+        {
+            "statements": statements,
+            "verdicts": [evidence.negative] * len(statements),
+            evidence.probabilities: [0.0] * len(statements),
+            VERDICT_SHARE: 0.0,
+            "note": evidence.no_contexts_note,
+        },
+    )
+
+
+def _support(
+    judge: Judge,
+    tools: Tools,
+    contexts: Sequence[str],
+    statements: Sequence[str],
+    ask: AskSupport,
+    question: str,
+    mode: StatementMode,
+) -> tuple[list[float], dict[str, Any]]:
+    """The judge's P(Yes) per statement, asked against the whole contexts or, when they are
+    long and the prompt set says so, their closest sentences; with what the details add."""
+    if mode.focused and is_long(contexts):
+        return focused_support(judge, tools, contexts, statements, ask, question)
+    probabilities, long_context = statement_support(judge, contexts, statements, ask, question)
+    return probabilities, {"long_context": long_context} if long_context is not None else {}
 
 
 def _verdict_details(
@@ -223,7 +276,7 @@ def focused_support(
     question: str,
 ) -> tuple[list[float], dict[str, Any]]:
     """P(yes) for each statement asked against its closest sentences of the contexts, and
-    which sentences those were (localeval.metrics.evidence)."""
+    which sentences those were (localeval.metrics.parts.evidence)."""
     sentences = evidence_sentences(contexts)
     chosen = closest(statements, sentences, tools.embedder)
     probabilities = [
@@ -237,7 +290,7 @@ def hard_fact_overrides(
     statements: Sequence[str], contexts: Sequence[str], support: Sequence[float], threshold: float
 ) -> tuple[list[float], list[dict[str, Any]]]:
     """The verdicts with each "yes" whose numbers the contexts state otherwise set to 0,
-    and why (localeval.metrics.hard_facts), by statement number."""
+    and why (localeval.metrics.parts.hard_facts), by statement number."""
     overridden, reasons = list(support), []
     for index, statement in enumerate(statements):
         if support[index] < threshold:
@@ -254,9 +307,14 @@ UNIT_CHOICES = ("sentences", "claims")
 
 
 def statements_option(
-    flag: str, dest: str, metric: str, choices: Sequence[str] = UNIT_CHOICES
+    flag: str,
+    dest: str,
+    metric: str,
+    choices: Sequence[str] = UNIT_CHOICES,
+    old: tuple[str, str] | None = None,
 ) -> MetricOption:
-    """A statement metric's option that picks its statements over its prompt set's choice."""
+    """A statement metric's option that picks its statements over its prompt set's choice
+    (`old`: its old flag and dest, still taken for a release)."""
     return MetricOption(
         flag,
         dest,
@@ -265,6 +323,8 @@ def statements_option(
         + (", claims for the reference only ('reference-claims')" if len(choices) > 2 else "")
         + "; default: the judge's prompt set's choice.",
         metavar="|".join(choices),
+        old_flag=old[0] if old else None,
+        old_dest=old[1] if old else None,
     )
 
 

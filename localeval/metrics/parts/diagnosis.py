@@ -1,4 +1,4 @@
-"""The claim-level diagnosis (`answer_correctness --diagnose`): which part of the pipeline
+"""The claim-level diagnosis (`--answer-correctness-diagnose`): which part of the pipeline
 made a sample's answer wrong or incomplete, the retriever or the generator.
 
 RAGChecker's figures, read from verdicts the judge gives on each statement:
@@ -36,8 +36,8 @@ from typing import Any
 
 from localeval.data.samples import Sample
 from localeval.metrics.base import Tools, require_judge
-from localeval.metrics.long_context import NoRoomForContext
-from localeval.metrics.statements import statement_support, support_threshold
+from localeval.metrics.parts.long_context import NoRoomForContext
+from localeval.metrics.parts.statements import statement_support, support_threshold
 
 RETRIEVER, GENERATOR = "retriever", "generator"
 

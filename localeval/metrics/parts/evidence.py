@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from localeval.embedder import Embedder
-from localeval.metrics.reference_tokens import has_cjk, rouge_tokens
+from localeval.metrics.parts.reference_tokens import has_cjk, rouge_tokens
 from localeval.text import split_sentences
 
 LONG_WORDS, LONG_CJK = 150, 300

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.judge import Judge
-from localeval.metrics.reference_tokens import has_cjk, rouge_tokens
+from localeval.metrics.parts.reference_tokens import has_cjk, rouge_tokens
 from localeval.prompts.sets import RagPrompts
 from localeval.schema import Array, Object, Str, max_bytes
 from localeval.text import detect_language, states_nothing
