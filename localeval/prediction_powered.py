@@ -26,7 +26,7 @@ import numpy as np
 
 #: fewer labelled samples than this give no corrected estimate: the normal interval's
 #: coverage fell to 0.91 at 20 on a held-out set (0.92 on a dev set) and held at 0.96-0.97
-#: at 40 on all seven sets measured (docs/judge-quality.md, "Corrected by labels")
+#: at 40 on all seven sets measured (docs/measurements/judge-quality.md, "Corrected by labels")
 MIN_LABELLED = 40
 #: the normal distribution's 97.5% quantile: a two-sided 95% interval
 Z95 = 1.959963984540054

@@ -14,7 +14,7 @@ and writes every figure to --output (JSON).
 
 Usage: python scripts/ppi_coverage.py ROWS... [--draws 1000] [--n 10,20,40,80,150]
        [--dev SET,SET] [--output coverage.json]
-docs/judge-quality.md ("Corrected by labels") gives the figures and the commands.
+docs/measurements/judge-quality.md ("Corrected by labels") gives the figures and the commands.
 """
 
 from __future__ import annotations

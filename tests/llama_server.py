@@ -125,7 +125,7 @@ class LlamaCppServer:
             command += ["--alias", self.alias]
         # -c is shared among the slots: each slot holds n_ctx tokens. -fa off: llama-server
         # turns flash attention on by default, whose half-precision CPU kernel moves P(Yes)
-        # by up to 0.03 from the in-process judge's (measured, docs/servers.md)
+        # by up to 0.03 from the in-process judge's (measured, docs/measurements/servers.md)
         command += ["-c", str(self.n_ctx * self.parallel), "--parallel", str(self.parallel)]
         command += ["-fa", "off"]
         return [*command, "-t", str(self.threads), "-tb", str(self.threads), *self.extra]

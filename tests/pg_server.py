@@ -1,4 +1,4 @@
-"""A real PostgreSQL server for the tests (and the measurements in docs/team.md): Debian's
+"""A real PostgreSQL server for the tests (and docs/measurements/team.md): Debian's
 `postgresql` package (scripts/setup.sh installs it), initialised in a temporary folder and
 started on 127.0.0.1 at a free port, stopped after. PostgreSQL refuses to run as root: as
 root, its programs run as the `postgres` user the package makes.

@@ -50,3 +50,40 @@ def test_every_module_of_the_store_labels_and_review_rooms_is_named() -> None:
 def test_the_how_to_sections_are_there() -> None:
     for what in ("a metric", "a judge or embedder backend", "a store", "a command"):
         assert f"\n## Adding {what}\n" in ARCHITECTURE
+
+
+#: one module per command, per metric: named by the command and the metric, not by file
+NAMED_BY_WHAT_IT_IS = {"cli", "metrics"}
+
+
+def test_every_module_of_every_other_package_is_named() -> None:
+    packages = [
+        path.parent.name
+        for path in sorted((ROOT / "localeval").glob("*/__init__.py"))
+        if path.parent.name not in NAMED_BY_WHAT_IT_IS | set(NAMED_BY_MODULE)
+    ]
+    missing = [
+        f"{package}/{path.name}"
+        for package in packages
+        for path in sorted((ROOT / "localeval" / package).glob("*.py"))
+        if path.name != "__init__.py"
+        and f"`{path.name}`" not in ARCHITECTURE
+        and f"/{path.name}`" not in ARCHITECTURE
+    ]
+    assert missing == []
+
+
+def test_the_metric_example_runs_as_written() -> None:
+    from localeval.data.samples import Sample
+    from localeval.metrics.base import MetricSpec, Tools
+
+    section = ARCHITECTURE.split("\n## Adding a metric\n")[1]
+    code = section.split("```python\n")[1].split("```")[0]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "architecture.md", "exec"), namespace)
+    spec = namespace["SPEC"]
+    assert isinstance(spec, MetricSpec) and spec.name == "answer_length"
+    metric = spec.build()
+    sample = Sample("s", "Why?", answer="x" * 50)
+    assert metric.score(sample, Tools()).score == 0.5
+    assert metric.score(Sample("t", "Why?"), Tools()).score is None

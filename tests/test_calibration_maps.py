@@ -448,7 +448,7 @@ def test_rag_4_asks_each_statement_as_an_answer_to_the_question() -> None:
     # everything up to the statement is shared by a sample's statements (kept by the judge)
     assert first.segments[:-1] == second.segments[:-1]
     assert first.segments[-2] == '\n\nQuestion: "Q?"\nAnswer:'
-    # the support question ends bare: no "Answer Yes or No." (docs/judge-quality.md)
+    # the support question ends bare: no "Answer Yes or No." (docs/measurements/judge-quality.md)
     assert first.segments[-1] == ' "One."\n\nIs the answer supported by the context above?'
     judge = ScriptedJudge([0.1, 0.7])
     build_metric("answer_relevancy").score(sample(), Tools(judge=judge, prompts=RAG_4))

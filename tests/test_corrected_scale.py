@@ -2,7 +2,7 @@
 verdict was labelled, and a later run of the same samples that reads them
 (localeval.labels.carried) for its corrected mean. Each sample's verdicts are read
 once per run, without the sentence each statement rests on (a reviewer's pointer, and
-most of the cost). LOCALEVAL_BIG=10000 gives docs/judge-quality.md's figure."""
+most of the cost). LOCALEVAL_BIG=10000 gives docs/measurements/judge-quality.md's figure."""
 
 from __future__ import annotations
 

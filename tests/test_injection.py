@@ -1,5 +1,5 @@
 """Prompt injection: data stays data in every prompt; the injection set is well formed;
-the bench's arithmetic is right. (The measured movement is in docs/reliability.md.)"""
+the bench's arithmetic is right. (The measured movement: docs/measurements/injection.md.)"""
 
 from __future__ import annotations
 

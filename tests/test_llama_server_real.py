@@ -5,7 +5,7 @@ SmolLM2-135M on 127.0.0.1 with the command line docs/servers.md gives.
 SmolLM2, because it makes "within 0.01 of in-process" a test of the server alone: its
 tokenizer splits the prompt where the in-process judge's segments meet, so both read the
 same tokens (Qwen2.5's merges ".\\n\\n" across them and moves verdicts by up to 0.06 for
-that reason alone, docs/servers.md), and it is the fastest judge there is.
+that reason alone, docs/measurements/servers.md), and it is the fastest judge there is.
 
 Every score of a few demo samples within 0.01 of the in-process judge, none unparseable,
 verdicts read from its token probabilities; `--parallel 2` slots with two samples in
@@ -44,8 +44,8 @@ METRICS = ["faithfulness", "context_recall", "context_precision", "answer_releva
 #: the largest difference allowed between a score in-process and through llama-server
 TOLERANCE = 0.01
 #: the same with samples in flight on 2 slots: the batch moves llama.cpp's arithmetic, by up to
-#: 0.018 over 8 repeats under load (docs/servers.md); a request answered from another slot's
-#: prompt would move a score by far more
+#: 0.018 over 8 repeats under load (docs/measurements/servers.md); a request answered from
+#: another slot's prompt would move a score by far more
 IN_FLIGHT_TOLERANCE = 0.05
 
 

@@ -2,7 +2,7 @@
 (localeval.prompts.neutral), and ordinary text is left alone: on the injection corpus the
 attacked twin reads as its clean twin, and on the labelled benchmark data almost nothing
 changes. (What this does to the judge's scores: scripts/injection_bench.py,
-docs/reliability.md.)"""
+docs/measurements/injection.md.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""docs/reference.md against the code it names: the metric table against the registry's
-built-in metrics, results.json's fields against what a run writes, the exit statuses
-against the errors and the command line."""
+"""docs/reference.md against the code it names: the data table against the fields and the
+metrics' needs, the metric table against the registry's built-in metrics, the gate table
+against each metric's gate, cause and remedies, the corrected table against the metrics
+people's labels correct, results.json's fields against what a run writes, the exit
+statuses against the errors and the command line."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from localeval.data import fields
 from localeval.database import Location
 from localeval.metrics.base import MetricSpec
 from localeval.results import contract
+from localeval.results.person_values import PERSON_VALUE
 
 REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "reference.md"
 FULL_ROW = {
@@ -90,6 +93,46 @@ def test_the_gate_table_holds_every_default_gate() -> None:
         if (spec := localeval.metrics.spec(name)) and spec.gate is not None
     }
     assert documented == gates
+
+
+def cells(text: str) -> list[list[str]]:
+    """The cells of the rows of the markdown tables in `text` that name a metric or a field."""
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    return [[cell.strip() for cell in row.split("|")[1:-1]] for row in rows]
+
+
+def plain(text: str) -> str:
+    """Text as the code and the doc both may write it: an en dash as a hyphen."""
+    return text.replace("–", "-")
+
+
+def test_the_gate_table_says_what_each_failing_gate_says() -> None:
+    for metric, _, cause, remedies in cells(section("Quality gates")):
+        spec = localeval.metrics.spec(metric.strip("`"))
+        assert spec is not None and spec.cause is not None
+        assert plain(cause) == plain(spec.cause)
+        assert plain(remedies) == plain("; ".join(spec.remedies))
+
+
+def needs(metric: str) -> tuple[str, ...]:
+    spec = localeval.metrics.spec(metric)
+    assert spec is not None
+    return tuple(spec.build.needs)
+
+
+def test_the_data_table_names_the_metrics_that_need_each_field() -> None:
+    for field, needed_by, _ in cells(section("The data: one sample per row")):
+        if needed_by.startswith(("every row", "(optional)")):
+            continue
+        named = needed_by.split(" (")[0].split(", ")
+        documented = {name.lower().replace(" ", "_").replace("-", "_") for name in named}
+        needing = {name for name in built_in_metrics() if field.strip("`") in needs(name)}
+        assert documented == needing, field
+
+
+def test_the_corrected_table_names_every_metric_people_can_correct() -> None:
+    documented = [row[0].strip("`") for row in cells(section("Corrected by people's labels"))]
+    assert sorted(documented) == sorted(PERSON_VALUE)
 
 
 def documented_example() -> dict[str, Any]:

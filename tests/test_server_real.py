@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "demo.jsonl"
 METRICS = ["faithfulness", "context_recall", "context_precision", "answer_relevancy", "rubric"]
 #: |P(Yes) in-process - P(Yes) on the server| on the same GGUF, and the same for each
-#: choice probability: 0.0008 at most measured on SmolLM2 (docs/servers.md). The two
+#: choice probability: 0.0008 at most measured on SmolLM2 (docs/measurements/servers.md). The two
 #: read the same text; only how llama.cpp batches its tokens differs (segments in-process,
 #: whole prompts on the server). A tokenizer that merges tokens across the segments'
 #: boundaries (Qwen2.5's ".\n\n") moves them further: up to 0.06, measured

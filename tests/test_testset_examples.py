@@ -1,5 +1,6 @@
 """The README's test-set example on the committed files: examples/docs read as
-docs/testset.md says, and examples/toy_rag.py filling a test set through `localeval answer`."""
+docs/measurements/testset.md says, and examples/toy_rag.py filling a test set through
+`localeval answer`."""
 
 from __future__ import annotations
 

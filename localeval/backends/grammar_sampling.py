@@ -1,7 +1,7 @@
 """Greedy decoding under a grammar, at close to the model's own speed.
 
 llama.cpp's grammar sampler checks every token of the vocabulary (150,000 for Qwen) against
-the grammar before each step, which halves generation speed on a CPU (docs/speed.md). A
+the grammar before each step, which halves generation speed on a CPU (docs/measurements/speed.md). A
 greedy decoder only needs the likeliest token the grammar allows, and most of the time that is the
 likeliest token of all: so the grammar is asked about that one token first, and about the
 whole vocabulary only when it refuses it. The chosen token is the same either way, since

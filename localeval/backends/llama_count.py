@@ -31,12 +31,13 @@ from localeval.prompts.chat import Segment
 from localeval.schema import Object, Schema, Str, max_bytes, typical_value
 
 #: what each string of a counted reply holds: 16 tokens, about what the default judge writes
-#: in one of answer relevancy's questions or the rubric's feedback (docs/speed.md)
+#: in one of answer relevancy's questions or the rubric's feedback (docs/measurements/speed.md)
 TYPICAL_TEXT = " ".join(["word"] * 16)
 
 #: the measurement: a prompt batch of this many tokens from position 0, then small calls
 #: of a few tokens each after it, then a short reply (with the default judge: 14 llama.cpp
-#: calls, 145 prompt tokens, 8 generated; 31, 314 and 19 before it was halved, docs/speed.md)
+#: calls, 145 prompt tokens, 8 generated; 31, 314 and 19 before it was halved,
+#: docs/measurements/speed.md)
 MEASURED_PROMPT_TOKENS = 128
 SMALL_CALLS, SMALL_CALL_TOKENS = 4, 4
 _TEXT = (

@@ -246,8 +246,8 @@ class LlamaJudge:
         as Llama.eval does, but compute the last token's logits only when they will be read.
 
         A prefix segment's logits never are, and computing them multiplies by the output
-        matrix, a quarter of a 0.5B model's weights (docs/speed.md). The key/value state,
-        and so every number read later, is the same either way.
+        matrix, a quarter of a 0.5B model's weights (docs/measurements/speed.md). The
+        key/value state, and so every number read later, is the same either way.
         """
         llm = self._llm
         llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)

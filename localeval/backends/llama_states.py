@@ -60,13 +60,14 @@ _STALE_TEMP_SECONDS = 3600.0
 _LENGTH = struct.Struct("<Q")
 
 #: the size limit when models.toml and the command line say none, in GB (10^9 bytes):
-#: ~70 samples of 2,000 context tokens with the default judge (docs/speed.md)
+#: ~70 samples of 2,000 context tokens with the default judge (docs/measurements/speed.md)
 DEFAULT_LIMIT_GB = 4.0
 
 #: the shortest shared part whose state is kept on disk, in tokens. Loading a state beats
-#: evaluating it from a few tokens on (docs/speed.md: the break-even); the floor is higher
-#: so that the shared part of an answer's own prompts (answer relevancy's, usually shorter),
-#: which changes with every answer and is never read again, is not written.
+#: evaluating it from a few tokens on (docs/measurements/speed.md: the break-even); the
+#: floor is higher so that the shared part of an answer's own prompts (answer relevancy's,
+#: usually shorter), which changes with every answer and is never read again, is not
+#: written.
 MIN_KEPT_TOKENS = 256
 
 

@@ -14,7 +14,7 @@ its own yes/no question after the other text (the prompt set's `text_says`: "Doe
 context above say that ...?", the other text as the context), with the judge's calibration
 map for "supported" verdicts, the cache and the shared prompt prefix. Weighted by length,
 a long sentence the reference contradicts counts for more than a short aside (measured:
-docs/judge-quality.md).
+docs/measurements/judge-quality.md).
 Details: precision, recall, beta; the answer's statements with their verdicts
 ("supported" / "unsupported" by the reference) and probabilities (`support`); the
 reference's statements (`reference_statements`) with theirs (`reference_verdicts`:

@@ -7,7 +7,7 @@ no chunk is useful. In [0, 1].
 
 A chunk's usefulness comes, per sample language (of the question), from one of two
 sources (`usefulness`, default DEFAULT_USEFULNESS, chosen by measurement in
-docs/judge-quality.md; `--cp-usefulness` overrides it):
+docs/measurements/judge-quality.md; `--cp-usefulness` overrides it):
 * "embedder": how close its meaning is to the target's: the cosine similarity (clipped at
   0) of the mean of its sentences' embeddings and the mean of the target's. No judge
   call; averaging sentences avoids the embedder's truncation of long chunks. Good where
@@ -56,7 +56,7 @@ JUDGE = "judge"
 SOURCES = (EMBEDDER, JUDGE)
 USEFULNESS_FLAG = "--context-precision-usefulness"
 #: per sample language, what measures a chunk's usefulness: the embedder where it separates
-#: the labelled chunks better, the judge where it does (docs/judge-quality.md)
+#: the labelled chunks better, the judge where it does (docs/measurements/judge-quality.md)
 DEFAULT_USEFULNESS: Mapping[str, str] = {"en": EMBEDDER, "zh": JUDGE}
 #: the kind of verdict the judge gives about a chunk (its calibration map's name)
 USEFUL = "useful"

@@ -7,7 +7,7 @@ supported by the passages (the judge's P(Yes) through its calibration map for
 Details: statements, verdicts ("supported" / "unsupported", at 0.5, or at an uncalibrated
 judge's own faithfulness threshold when models.toml gives one), support probabilities,
 the judge's raw ones (`support_raw`) when calibrated, and `verdict_share`, the share of
-"supported" verdicts (Ragas' reading; the mean gated better: docs/judge-quality.md).
+"supported" verdicts (Ragas' reading; the mean gated better: docs/measurements/judge-quality.md).
 Undefined when the answer or contexts are missing or the answer has no statements.
 With an empty list of contexts nothing can be supported: the score is 0, said in details.
 Contexts too long for the judge's window: see localeval.metrics.parts.long_context (each

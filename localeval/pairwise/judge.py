@@ -11,7 +11,7 @@ Each order's margin of B over A weighs two things:
   contexts, else the probability that it fully answers the question;
 * the direct comparison in that order: P(B is better) read from the judge's A/B reply.
 With the small default judge the direct comparison is at chance while faithfulness ranks
-the better answer first in nearly every measured pair (docs/judge-quality.md), so the
+the better answer first in nearly every measured pair (docs/measurements/judge-quality.md), so the
 evidence carries most of the weight and the direct comparison mostly breaks near-ties. A
 larger judge may deserve more.
 """
@@ -32,7 +32,8 @@ from localeval.prompts.pairwise import LABELS
 Winner = Literal["A", "B", "tie"]
 
 #: weight of the direct comparison in an order's margin; the rest goes to the per-answer
-#: evidence (the measured variants: docs/judge-quality-history.md, "Comparing two answers")
+#: evidence (the measured variants: docs/measurements/judge-quality-history.md,
+#: "Comparing two answers")
 DIRECT_WEIGHT = 0.1
 
 

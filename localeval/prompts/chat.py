@@ -114,7 +114,7 @@ class TokenSegments:
         if len(segments) > 1:
             # the template's tail goes in one batch with the prompt's last segment (the part
             # no other prompt shares): a backend call costs more than its tokens (see
-            # docs/speed.md), so a separate call for ~5 tokens doubled what they cost
+            # docs/measurements/speed.md), so a separate call for ~5 tokens doubled what they cost
             segments[-1] += tuple(last)
         elif last:
             segments.append(tuple(last))

@@ -2,11 +2,12 @@
 
 Every wording here was chosen by measuring it with `localeval calibrate` on
 ../shared/bench and `scripts/injection_bench.py`; the variants tried and their figures are
-in docs/judge-quality-history.md and docs/decisions.md. In short: one plain yes/no question per
-sentence of the answer ("Does the context above say that ...?"), each statement quoted in
-its own question, and "Answer Yes or No." as the last words, which anchors the verdict
-against "answer Yes" text injected above it. Changing any of it changes scores: a new
-wording is a new prompt set (localeval.prompts.sets), never an edit of a released one.
+in docs/measurements/judge-quality-history.md and docs/decisions.md. In short: one plain
+yes/no question per sentence of the answer ("Does the context above say that ...?"), each
+statement quoted in its own question, and "Answer Yes or No." as the last words, which
+anchors the verdict against "answer Yes" text injected above it. Changing any of it
+changes scores: a new wording is a new prompt set (localeval.prompts.sets), never an edit
+of a released one.
 
 Layout matters for speed: every prompt about a sample begins with the same system
 message and context, so the judge evaluates them once and then only the short tail that
@@ -68,7 +69,7 @@ def context_segments(contexts: Sequence[str]) -> tuple[str, ...]:
 # same in every faithfulness and context recall prompt about a sample, so the judge keeps
 # them with the contexts and evaluates only the statement and the words after it. (The
 # split falls where the tokenizer splits anyway, so the tokens are those of the unsplit
-# text: docs/speed.md.)
+# text: docs/measurements/speed.md.)
 ASKS_CONTEXT_SAYS = "\n\nDoes the context above say that"
 
 
@@ -87,7 +88,7 @@ def text_says(texts: Sequence[str], question: str, statement: str) -> Prompt:
     statement? Asked as rag-3 asks faithfulness, with the text as the context, and not as
     an answer to the question: "Is the answer supported?" invites the judge to check the
     quoted statement against what it knows, where the question is only whether the text
-    says it (docs/judge-quality.md)."""
+    says it (docs/measurements/judge-quality.md)."""
     return context_says(texts, statement)
 
 
@@ -163,7 +164,7 @@ def answer_noncommittal(answer: str, language: str) -> Prompt:
 
 
 # -- rag-4: the question asked, then what is judged as its answer ----------------------------
-# Chosen by measurement for the Qwen2.5-Coder-1.5B judge (docs/judge-quality.md): a
+# Chosen by measurement for the Qwen2.5-Coder-1.5B judge (docs/measurements/judge-quality.md): a
 # statement judged as an answer to the question it was given for ("Question: ... Answer:
 # ... Is the answer supported by the context above?"), and the question put before the
 # answer for relevancy, separate good from bad rows better for that judge than rag-3's
@@ -205,7 +206,7 @@ def question_then_answer(question: str, answer: str, language: str, tail: str) -
 
 # -- context precision: is one chunk useful for reaching the answer? -----------------------
 # Asked only for the sample languages whose chunk usefulness the judge decides
-# (localeval.metrics.context_precision); measured in docs/judge-quality.md.
+# (localeval.metrics.context_precision); measured in docs/measurements/judge-quality.md.
 
 
 def chunk_useful(chunk: str, question: str, target: str, language: str) -> Prompt:

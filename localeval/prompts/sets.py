@@ -4,9 +4,9 @@ A set holds the words of the RAG metrics (`rag`), the rubric (`rubric`), the A/B
 (`pairwise`) and test-set writing (`generate`). A judge's models.toml entry names the set
 it is asked with (the default judge's: `prompts = "rag-6"`; an entry that names none, and a
 judge given without an entry, get DEFAULT_PROMPTS, rag-3), since wording measured best on
-one model family need not be on another (docs/judge-quality.md). A set's name is its version: a
-run records the set it asked (none when no metric asked the judge), and runs asked with
-different sets are not compared as equals.
+one model family need not be on another (docs/measurements/judge-quality.md). A set's name
+is its version: a run records the set it asked (none when no metric asked the judge), and
+runs asked with different sets are not compared as equals.
 
 A set, once released, never changes its words, and neither does any group of wordings a
 released set holds: a new wording is a new group in a new set (a new field of a group
@@ -26,7 +26,7 @@ from localeval.prompts import generate, pairwise, rag, rubric
 from localeval.text import detect_language
 
 #: what rag-4's relevancy question ends with; its support question ends bare, which the
-#: 1.5B judge separated better (docs/judge-quality.md)
+#: 1.5B judge separated better (docs/measurements/judge-quality.md)
 TAIL_4 = " Answer Yes or No."
 
 #: what the rubric and the A/B judge show of a sample: question, answer(s), contexts,
@@ -38,7 +38,7 @@ Contexts = Sequence[str] | None
 class StatementMode:
     """How a statement metric makes a text into statements and checks each
     (localeval.metrics.parts.statements): a prompt set's choice per metric, measured for its judge
-    (docs/judge-quality.md), so that a run's prompt version says which it used."""
+    (docs/measurements/judge-quality.md), so that a run's prompt version says which it used."""
 
     #: the judge's claims of each sentence (localeval.metrics.parts.claims), else the sentences
     claims: bool = False
@@ -193,7 +193,7 @@ def supported_by_language(contexts: Sequence[str], question: str, statement: str
     """rag-5's support question: rag-3's "Does the context above say that ...?" for a
     Chinese sample (by its question), rag-4's "Is the answer supported ...?" for others.
     On the 1.5B judge rag-4's wording lost on both Chinese sets it was measured on
-    (docs/judge-quality.md)."""
+    (docs/measurements/judge-quality.md)."""
     if detect_language(question if question.strip() else statement) == "zh":
         return rag.context_says(contexts, statement)
     return rag.answer_supported(contexts, question, statement, "")
@@ -217,15 +217,15 @@ RAG_6 = PromptSet(
         rag.answer_noncommittal,
         rag.questions_for_answer,
         # a text of several statements: each asked as rag-3 asks it, in every language (the
-        # 1.5B's wording chosen by leaving one labelled set out: docs/judge-quality.md)
+        # 1.5B's wording chosen by leaving one labelled set out: docs/measurements/judge-quality.md)
         context_says_of_several=RAG_3.rag.context_says,
     ),
 )
 
 #: answer correctness as the pre-registered rule chose it on the dev rows (issue 36:
-#: docs/judge-quality.md): numbers stated otherwise checked on both sides, and a Chinese
-#: reference's claims. An option, not a default: on the held-out rows neither part beat
-#: rag-6's sentences by more than noise, and English was not scored on held-out rows.
+#: docs/measurements/judge-quality.md): numbers stated otherwise checked on both sides, and
+#: a Chinese reference's claims. An option, not a default: on the held-out rows neither part
+#: beat rag-6's sentences by more than noise, and English was not scored on held-out rows.
 _FACTS = StatementMode(hard_facts=True)
 RAG_6_CLAIMS = PromptSet(
     "rag-6-claims",

@@ -124,7 +124,7 @@ def thresholds(tools: Tools, min_support: float | None = None) -> Thresholds:
     judge's faithfulness threshold (models.toml), else 0.5. The unanswerable check asks a
     verdict no map is fitted for, so it stays on the raw scale: a No as far below 0.5 as a
     supported raw Yes must be above it (on a small judge's compressed scale, answered
-    questions scored 0.47-0.55: docs/testset.md). `min_support` sets both, as before.
+    questions scored 0.47-0.55: docs/measurements/testset.md). `min_support` sets both, as before.
     """
     calibrated = "supported" in tools.calibration
     raw = tools.verdict_thresholds.get("faithfulness", LIKELIER)

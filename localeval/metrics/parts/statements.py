@@ -10,7 +10,7 @@ contexts as prompt prefix, and the score is the mean of the judge's P(Yes)
 
 The mean was measured against Ragas' reading, the share of statements whose verdict passes
 (`verdict_share`, kept in the details as VERDICT_SHARE): the mean gated better at the default
-thresholds on four of the five labelled sets (docs/judge-quality.md, "The scale and the
+thresholds on four of the five labelled sets (docs/measurements/judge-quality.md, "The scale and the
 English wording").
 """
 
@@ -198,7 +198,7 @@ def judge_statements(
     # 3. each verdict as the probability that a person agrees (the judge's calibration map),
     #    a "yes" that gives a number the contexts give otherwise turned into a "no", and the
     #    share of the text the passages state, weighted by that confidence (the mean gated
-    #    better than counting verdicts: docs/judge-quality.md)
+    #    better than counting verdicts: docs/measurements/judge-quality.md)
     support = [tools.calibrated("supported", p) for p in probabilities]
     threshold = support_threshold(tools, evidence.metric)
     if mode.hard_facts:
