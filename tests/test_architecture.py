@@ -51,6 +51,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval.testing",),
     ("localeval.pytest_plugin",),
     ("localeval.cli",),
+    # `python -m localeval`: only starts the command line
+    ("localeval.__main__",),
 ]
 
 

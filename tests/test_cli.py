@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -317,3 +319,12 @@ def test_unknown_judge_name(tmp_path: Path, data: Path) -> None:
     )
     assert result.exit_code == 2
     assert "no judge model named 'gpt-9'" in result.stderr
+
+
+def test_python_dash_m_localeval_runs_the_command_line() -> None:
+    # for a virtual environment whose scripts folder is not on PATH
+    done = subprocess.run(
+        [sys.executable, "-m", "localeval", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "evaluate" in done.stdout
