@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from localeval.report.decision_text import decision_line
 from localeval.results import view
 from localeval.results.calibration import calibrated_on
 from localeval.results.corrected import corrected_words
@@ -57,6 +58,9 @@ def render_markdown(
     else:
         headline = f"{PASS} localeval: all {len(gates)} quality gates pass"
     lines = [f"### {headline}", "", _run_line(run), ""]
+    if (decision := decision_line(run.run.get("until_decided"), run.n_samples)) is not None:
+        # the metric names and the baseline's id come from the results file: a code span
+        lines += [f"Comparison: {md_code(decision, limit=400, in_table=False)}", ""]
     lines += _calibration(run)
     lines += _summary_table(run, base)
     lines += _corrected(run)
