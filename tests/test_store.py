@@ -256,6 +256,37 @@ def test_labels_from_before_the_selection_column_read_as_chosen(db: Location) ->
     store.close()
 
 
+def test_runs_from_before_the_comparison_column_read_as_none_and_a_new_one_is_kept(
+    db: Location,
+) -> None:
+    """The migration that keeps `--until-decided`'s comparison with its run, on a database
+    just before it: its runs read back with none, and a run's comparison is stored and read
+    back as results.json's `run.until_decided`."""
+    from test_history import run_in_memory, samples, store_run
+
+    from localeval.history.store import RunStore
+    from localeval.results.contract import run_object
+
+    version = next(i for i, sql in enumerate(MIGRATIONS) if "ADD COLUMN until_decided" in sql)
+    old = database_at_version(db, version)
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 2, '', '[\"bleu\"]', '{}', '{}', 'v')"
+    )
+    old.close()
+
+    with RunStore.open(db) as store:
+        assert schema_version(store.connection) == len(MIGRATIONS)
+        assert store.get("r").info.until_decided is None
+        stored = store_run(store, run_in_memory(samples(2)), complete=False)
+        decision = {"samples_scored": 1, "samples_total": 2, "verdicts": {"bleu": "worse"}}
+        store.record_decision(stored.id, decision)
+        again = store.get(stored.id)
+        assert again.info.until_decided == decision
+        assert run_object(again.info, store.usage(stored.id))["until_decided"] == decision
+
+
 def test_the_stores_close_when_their_with_block_ends(db: Location) -> None:
     from localeval.history.store import RunStore
     from localeval.labels.store import LabelStore

@@ -73,6 +73,12 @@ def results(path: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
+def latest_complete_id() -> str:
+    """The id of the newest complete run, as `runs show latest` says it."""
+    shown = run("runs", "show", "latest").stdout
+    return shown.split("run:", 1)[1].split()[0]
+
+
 def baseline_run(tmp_path: Path, unsupported: bool = False) -> None:
     base = version(tmp_path / "base.jsonl", unsupported)
     assert run("evaluate", base, *FAITHFULNESS).exit_code == 0
@@ -100,6 +106,20 @@ def test_worse_is_decided_early_kept_stopped_and_completed_later(tmp_path: Path)
     assert len(results(out)["samples"]) == scored
     listed = run("runs", "list").stdout
     assert f"INCOMPLETE  {scored}/{N_SAMPLES}" in listed
+    # the history keeps the comparison: `runs show` tells it, and writes it as results.json
+    run_id = results(out)["run"]["id"]
+    shown = run("runs", "show", run_id, "-o", tmp_path / "shown.json")
+    assert shown.exit_code == 0, shown.output
+    assert (
+        f"STOPPED BY DESIGN (evaluate --until-decided): {scored} of {N_SAMPLES} samples scored; "
+        "the same `evaluate` without --until-decided scores the rest"
+    ) in words(shown.stdout)
+    base_id = latest_complete_id()
+    assert (
+        f"comparison: decided after {scored} of {N_SAMPLES} samples against run {base_id} "
+        "(evaluate --until-decided): faithfulness worse"
+    ) in words(shown.stdout)
+    assert results(tmp_path / "shown.json")["run"]["until_decided"] == until
     # the same command again: the stored samples decide it at once, nothing is scored
     again = run("evaluate", new, *FAITHFULNESS, "--baseline", "latest", "--until-decided")
     assert again.exit_code == 1
@@ -109,9 +129,21 @@ def test_worse_is_decided_early_kept_stopped_and_completed_later(tmp_path: Path)
     completed = run("evaluate", new, *FAITHFULNESS, "-o", out)
     assert completed.exit_code == 0, completed.output
     assert f"{scored} of {N_SAMPLES} samples were scored" in completed.stderr
-    assert "until_decided" not in results(out)["run"]
+    assert results(out)["run"]["until_decided"] == until  # when the comparison decided it
     assert len(results(out)["samples"]) == N_SAMPLES
     assert "INCOMPLETE" not in run("runs", "list").stdout
+    shown = words(run("runs", "show", run_id).stdout)
+    assert "status: complete" in shown and "STOPPED" not in shown
+    assert (
+        f"decided after {scored} of {N_SAMPLES} samples against run {base_id} (evaluate "
+        f"--until-decided): faithfulness worse; {N_SAMPLES - scored} more scored later by "
+        "evaluate without the option"
+    ) in shown
+    markdown = run("report", run_id, "-f", "md")
+    assert markdown.exit_code == 0, markdown.output
+    assert f"Comparison: `decided after {scored} of {N_SAMPLES} samples" in markdown.stdout
+    page = run("report", run_id, "-f", "html").stdout
+    assert f"<dt>comparison</dt><dd>decided after {scored} of {N_SAMPLES} samples" in page
 
 
 def test_a_comparison_stopped_part_way_goes_on_where_it_was(tmp_path: Path) -> None:
@@ -201,6 +233,8 @@ def test_bad_options_are_one_line_errors_and_start_no_run(tmp_path: Path) -> Non
         ("--baseline", "latest", "--until-decided", "--margin", "0"): "--margin must be between",
         ("--baseline", "latest", "--until-decided", "--margin", "1"): "--margin must be between",
         ("--baseline", "latest", "--until-decided", "--margin", "nan"): "--margin must be between",
+        ("--baseline", "latest", "--until-decided", "--margin", "-0.1"): "--margin must be between",
+        ("--baseline", "latest", "--until-decided", "--margin", "1.5"): "--margin must be between",
     }
     before = run("runs", "list").stdout
     for args, message in cases.items():

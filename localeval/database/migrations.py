@@ -182,6 +182,12 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE run_labels ADD COLUMN selection TEXT NOT NULL DEFAULT 'chosen';
     """,
+    # 14: the comparison `evaluate --until-decided` made (results.json's run.until_decided),
+    #    kept with the run it stopped by design (and with that run once a later `evaluate`
+    #    completes it); NULL for a run no such comparison scored
+    """
+    ALTER TABLE runs ADD COLUMN until_decided TEXT;  -- JSON object
+    """,
 ]
 
 #: the schema version a database has once every migration is applied

@@ -220,11 +220,15 @@ class Evaluation(Closing):
             return self._complete(run, thresholds, from_judge, judge)
         stored = self.store.get(run.id)
         report = self.deciding.comparison.report(stored.n_samples)
+        if self.baseline is not None and self.baseline.run_id is not None:
+            report["baseline"] = self.baseline.run_id
+        self.store.record_decision(run.id, report)  # `runs show` tells it, as results.json
+        stored = self.store.get(run.id)
         if stored.n_done < stored.n_samples:
             self.store.release(run.id)  # stopped by design: `evaluate` without it goes on
             view = stored_view(self.store, stored)
             return EvaluationOutcome(stored, view, from_judge, judge, until_decided=report)
-        return replace(self._complete(run, thresholds, from_judge, judge), until_decided=report)
+        return replace(self._complete(stored, thresholds, from_judge, judge), until_decided=report)
 
     def _cache(self, opened: ExitStack) -> Database | None:
         """The judge/embedding cache's connection: the run history's own database, or the
@@ -366,8 +370,6 @@ class Evaluation(Closing):
         """The run's results.json, streamed from the database; the path is checked again,
         since hours may have passed since it was."""
         header, samples = stored_report(self.store, outcome.run)
-        if outcome.until_decided is not None:
-            header["run"]["until_decided"] = outcome.until_decided
         try:
             write_results(check_output(path, self._inputs()), header, samples)
         except UsageError as exc:

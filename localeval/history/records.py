@@ -84,7 +84,8 @@ RUN_COLUMNS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
-    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, shard, invalid"
+    "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, shard, invalid, "
+    "until_decided"
 )
 
 #: the keys of a judge record that have columns of their own
@@ -144,6 +145,7 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         metric_settings=json.loads(row[13]),
         skipped_rows=json.loads(row[17]),
         shard=row[23],
+        until_decided=json.loads(row[25]) if row[25] is not None else None,
     )
     return StoredRun(
         info=info,

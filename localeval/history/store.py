@@ -193,6 +193,16 @@ class RunStore(RunReads, Closing):
             )
         self._let_go(run_id)
 
+    def record_decision(self, run_id: str, decision: Mapping[str, Any]) -> None:
+        """Keep with a run this store holds the comparison `--until-decided` made
+        (results.json's `run.until_decided`), replacing one an earlier try made."""
+        with self._transaction("recording a run's comparison") as db:
+            self._renew(db, run_id)
+            db.execute(
+                "UPDATE runs SET until_decided = ? WHERE id = ?",
+                (json_text(dict(decision)), run_id),
+            )
+
     def discard_empty(self, run_id: str) -> bool:
         """Remove a run this store holds that has no sample stored; whether it did."""
         with self._transaction("removing an empty run") as db:

@@ -38,3 +38,25 @@ def decision_text(report: dict[str, Any], baseline: str, warnings: Sequence[str]
             f"[{lower:+.3f}, {upper:+.3f}]  {shown['n_paired']} pairs"
         )
     return "\n".join(lines)
+
+
+def decision_line(report: Any, n_scored: int) -> str | None:
+    """A run's `run.until_decided` in one line, for `runs show` and the reports: how many
+    samples decided it against which run, and each metric's verdict; `n_scored`: how many
+    the run holds now (more than decided it, once a later `evaluate` went on). None when
+    the run holds no such comparison (or one this localeval cannot read)."""
+    if not isinstance(report, dict) or not isinstance(report.get("verdicts"), dict):
+        return None
+    scored, total = report.get("samples_scored"), report.get("samples_total")
+    if not isinstance(scored, int) or not isinstance(total, int):
+        return None
+    verdicts = ", ".join(f"{printable(m)} {printable(v)}" for m, v in report["verdicts"].items())
+    decided = all(v != UNDECIDED for v in report["verdicts"].values())
+    against = f" against run {printable(report['baseline'])}" if report.get("baseline") else ""
+    line = (
+        f"{'decided' if decided else 'not decided'} after {scored} of {total} samples"
+        f"{against} (evaluate --until-decided): {verdicts or 'no metric'}"
+    )
+    if n_scored > scored:
+        line += f"; {n_scored - scored} more scored later by evaluate without the option"
+    return line

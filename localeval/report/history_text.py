@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from localeval.history.records import StoredRun
 from localeval.prediction_powered import MIN_LABELLED
+from localeval.report.decision_text import decision_line
 from localeval.results.corrected import CorrectedSummary
 from localeval.results.diff import Comparison, MetricChange
 from localeval.results.gates import CORRECTED, JUDGE, GateResult
@@ -62,6 +63,11 @@ def run_description(run: StoredRun) -> str:
             f"INVALID: {run.invalid}; {run.n_done} of {run.n_samples} samples scored, never "
             "continued (re-run the same command to start a new run)"
         )
+    elif info.until_decided is not None:
+        state = (
+            f"STOPPED BY DESIGN (evaluate --until-decided): {run.n_done} of {run.n_samples} "
+            "samples scored; the same `evaluate` without --until-decided scores the rest"
+        )
     else:
         state = (
             f"INCOMPLETE: {run.n_done} of {run.n_samples} samples scored; re-run the same "
@@ -91,6 +97,8 @@ def run_description(run: StoredRun) -> str:
     # runs recorded before only their own metrics' thresholds were kept list every default
     thresholds = ", ".join(f"{m} {v:.2f}" for m, v in run.thresholds.items() if m in info.metrics)
     lines.append(f"thresholds:     {thresholds or '-'}")
+    if (decision := decision_line(info.until_decided, run.n_done)) is not None:
+        lines.append(f"comparison:     {decision}")
     return "\n".join(lines)
 
 

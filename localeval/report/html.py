@@ -14,6 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from localeval import __version__
+from localeval.report.decision_text import decision_line
 from localeval.report.html_evidence import inputs, metric_details
 from localeval.report.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
 from localeval.report.radar import Series, metrics_chart_svg
@@ -74,6 +75,7 @@ def _header_rows(run: RunView) -> list[tuple[str, Any, str]]:
         if model is not None:
             rows.append((role, model.get("name"), view.text(model.get("sha256"))))
     rows.append(("prompt version", run.prompt_version or "none", ""))
+    rows.append(("comparison", decision_line(run.run.get("until_decided"), run.n_samples), ""))
     if run.usage is not None:
         usage = run.usage
         rows.append(

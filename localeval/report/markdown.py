@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 
 from localeval.metrics.base import Evidence
+from localeval.report.decision_text import decision_line
 from localeval.report.templating import template_sources
 from localeval.results import view
 from localeval.results.calibration import calibrated_on
@@ -130,6 +131,8 @@ def render_markdown(
         headline = f"{PASS} localeval: all {len(gates)} quality gates pass"
     judge = run.model("judge")
     review = md_code(f"localeval review {run.run_id or 'RUN'}", in_table=False)
+    # the metric names and the baseline's id come from the results file: a code span
+    decision = decision_line(run.run.get("until_decided"), run.n_samples)
     return MD.get_template("report.md.j2").render(
         headline=Markdown(headline),
         run=run,
@@ -138,6 +141,9 @@ def render_markdown(
         rows=run.summary_rows(base),
         baseline=base,
         review=Markdown(review),
+        decision=None
+        if decision is None
+        else Markdown(md_code(decision, limit=400, in_table=False)),
         failed=failed,
         diagnosis=None if run.diagnosis is None else diagnosis_lines(run.diagnosis),
         worst=run.worst(worst) if worst > 0 else [],

@@ -67,6 +67,8 @@ def run_object(info: RunInfo, usage: Usage) -> dict[str, Any]:
         run["metric_settings"] = info.metric_settings
     if info.shard:
         run["shard"] = info.shard
+    if info.until_decided is not None:
+        run["until_decided"] = info.until_decided
     return run
 
 

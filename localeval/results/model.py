@@ -57,6 +57,9 @@ class RunInfo:
     skipped_rows: list[dict[str, Any]] = field(default_factory=list)
     #: "K/N" when the run scored the K-th of N shards of the dataset (evaluate --shard)
     shard: str | None = None
+    #: results.json's `run.until_decided`: the comparison `evaluate --until-decided` made
+    #: (localeval.results.decision); None for a run no such comparison scored
+    until_decided: dict[str, Any] | None = None
 
 
 @dataclass
