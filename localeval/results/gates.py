@@ -8,7 +8,7 @@ the gate fails and says so, whatever the mean of the few.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from localeval.errors import UsageError
@@ -316,7 +316,10 @@ def gates_now(
             continue
         share = (gate.min_defined or 0.0) if gate.too_few_defined else 0.0
         threshold = {gate.metric: gate.threshold}
-        found += evaluate_gates({gate.metric: summary}, threshold, share, corrected, gate.gate_on)
+        again = evaluate_gates({gate.metric: summary}, threshold, share, corrected, gate.gate_on)
+        # the count check as recorded: the same scores, and the same gate as results.json's
+        counts = {"n_defined": gate.n_defined, "n_undefined": gate.n_undefined}
+        found += [replace(read, **counts, min_defined=gate.min_defined) for read in again]
     return found
 
 
