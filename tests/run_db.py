@@ -43,6 +43,23 @@ def database_at_version(db: Location, version: int) -> Database:
     return PostgresDatabase(connection, db)
 
 
+def database_before(db: Location, marker: str) -> Database:
+    """A new database at `db` as localeval left it just before the migration whose SQL
+    holds `marker` (database_at_version)."""
+    version = next(i for i, sql in enumerate(MIGRATIONS) if marker in sql)
+    return database_at_version(db, version)
+
+
+def add_old_run(old: Database, prompt_version: str = "") -> None:
+    """Run 'r' (BLEU, 2 samples) with the columns every schema since the first has."""
+    old.execute(
+        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
+        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
+        "VALUES ('r', 't', 'f', 'd', 's', 2, ?, '[\"bleu\"]', '{}', '{}', 'v')",
+        (prompt_version,),
+    )
+
+
 def reader(db: Location) -> Database:
     """A plain connection to the database, which must exist; nothing is migrated."""
     if isinstance(db, Path):

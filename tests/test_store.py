@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from run_db import database_at_version, table_names
+from run_db import add_old_run, database_at_version, database_before, table_names
 
 from localeval.database import MIGRATIONS, Location, StoreError, open_store, schema_version
 from localeval.errors import UsageError
@@ -166,11 +166,7 @@ def test_version_7_database_marks_no_run_invalid_and_keeps_them_resumable(db: Lo
     from localeval.history.store import RunStore
 
     old = database_at_version(db, 7)
-    old.execute(
-        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
-        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
-        "VALUES ('r', 't', 'f', 'd', 's', 2, 'rag-3', '[\"bleu\"]', '{}', '{}', 'v')"
-    )
+    add_old_run(old, "rag-3")
     old.close()
 
     store = RunStore.open(db)
@@ -186,8 +182,7 @@ def test_a_run_that_asked_no_judge_reads_back_with_no_prompt_version(db: Locatio
     judged run keeps its own."""
     from localeval.history.store import RunStore
 
-    version = next(i for i, sql in enumerate(MIGRATIONS) if "SET prompt_version = ''" in sql)
-    old = database_at_version(db, version)
+    old = database_before(db, "SET prompt_version = ''")
     for run_id, judge in (("bleu", None), ("judged", "j")):
         old.execute(
             "INSERT INTO runs (id, created, finished, fingerprint, dataset_path, "
@@ -209,13 +204,8 @@ def test_a_database_before_the_speed_table_gets_it_and_keeps_its_runs(db: Locati
     before it: its runs read back, and the table takes a speed."""
     from localeval.history.store import RunStore
 
-    version = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE model_speed" in sql)
-    old = database_at_version(db, version)
-    old.execute(
-        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
-        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
-        "VALUES ('r', 't', 'f', 'd', 's', 2, '', '[\"bleu\"]', '{}', '{}', 'v')"
-    )
+    old = database_before(db, "CREATE TABLE model_speed")
+    add_old_run(old)
     old.close()
 
     store = RunStore.open(db)
@@ -235,8 +225,7 @@ def test_labels_from_before_the_selection_column_read_as_chosen(db: Location) ->
     from localeval.labels.store import Label, LabelStore
     from localeval.results.person_values import CHOSEN, RANDOM
 
-    version = next(i for i, sql in enumerate(MIGRATIONS) if "ADD COLUMN selection" in sql)
-    old = database_at_version(db, version)
+    old = database_before(db, "ADD COLUMN selection")
     old.execute(
         "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
         "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
@@ -267,13 +256,8 @@ def test_runs_from_before_the_comparison_column_read_as_none_and_a_new_one_is_ke
     from localeval.history.store import RunStore
     from localeval.results.contract import run_object
 
-    version = next(i for i, sql in enumerate(MIGRATIONS) if "ADD COLUMN until_decided" in sql)
-    old = database_at_version(db, version)
-    old.execute(
-        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
-        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
-        "VALUES ('r', 't', 'f', 'd', 's', 2, '', '[\"bleu\"]', '{}', '{}', 'v')"
-    )
+    old = database_before(db, "ADD COLUMN until_decided")
+    add_old_run(old)
     old.close()
 
     with RunStore.open(db) as store:

@@ -104,17 +104,10 @@ def test_an_undo_travels_with_copies(
 def test_a_database_before_the_undo_table_gets_it_and_keeps_its_labels(db: Location) -> None:
     """Migration 12 (run_labels_undone) on a database just before it: its labels stay, and
     an undo is kept."""
-    from run_db import database_at_version
+    from run_db import add_old_run, database_before
 
-    from localeval.database import MIGRATIONS
-
-    version = next(i for i, sql in enumerate(MIGRATIONS) if "run_labels_undone" in sql)
-    old = database_at_version(db, version)
-    old.execute(
-        "INSERT INTO runs (id, created, fingerprint, dataset_path, dataset_sha256, n_samples, "
-        "prompt_version, metrics, metric_settings, thresholds, localeval_version) "
-        "VALUES ('r', 't', 'f', 'd', 's', 2, '', '[\"bleu\"]', '{}', '{}', 'v')"
-    )
+    old = database_before(db, "run_labels_undone")
+    add_old_run(old)
     old.execute(
         "INSERT INTO run_labels (run_id, sample_id, metric, verdict, text, mark, label, "
         "reviewer, created, source) VALUES ('r', 's', 'bleu', NULL, '', 'right', 1, 'ann', "
