@@ -112,3 +112,24 @@ def test_the_estimate_counts_a_kept_context_as_not_evaluated() -> None:
     assert warm.usage.prompt_tokens < cold.usage.prompt_tokens - MIN_KEPT_TOKENS
     for judge in (cold, real, warm, restored):
         judge.close()
+
+
+def test_rag_7_reads_the_answer_once_for_answer_relevancy() -> None:
+    from localeval.data.samples import Sample
+    from localeval.metrics import Tools, build_metric
+    from localeval.prompts.sets import RAG_6, RAG_7
+
+    answer = "The tower was finished in 1889 for the World's Fair, and it is 330 metres tall."
+    sample = Sample("s", "When was the tower finished?", CONTEXTS, answer)
+    metric = build_metric("answer_relevancy", {"n_questions": 0})
+    spent = {}
+    for words in (RAG_6, RAG_7):
+        judge = CountingLlamaJudge(NAME, settings(state_cache_gb=0))
+        metric.score(sample, Tools(judge=judge, prompts=words))
+        spent[words.version] = (judge.usage.judge_calls, judge.usage.prompt_tokens)
+        answer_tokens = judge.count_tokens(Prompt.of("", rag.answer_segment(answer, "en")))
+        empty = judge.count_tokens(Prompt.of("", ""))
+        judge.close()
+    assert spent["rag-6"][0] == spent["rag-7"][0] == 2
+    # the same two questions, the answer's segment evaluated once instead of twice
+    assert spent["rag-6"][1] - spent["rag-7"][1] == answer_tokens - empty > 20

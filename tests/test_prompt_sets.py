@@ -23,7 +23,7 @@ from localeval.metrics import REGISTRY, Tools, build_metric
 from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_precision import ContextPrecision
 from localeval.pairwise.judge import compare_pair
-from localeval.prompts.sets import RAG_6, PromptSet
+from localeval.prompts.sets import RAG_6, RAG_7, PromptSet
 from localeval.testset.generate import GenerateOptions, generate_testset, read_corpus
 
 MARK = "marked "
@@ -163,3 +163,20 @@ def test_evaluate_records_the_default_judges_set_and_none_for_bleu_alone(
     run, shown = evaluate_and_show(data, "bleu", tmp_path / "bleu.json")
     assert run["prompt_version"] is None
     assert "prompt version: none (no metric asked a judge)\n" in shown
+
+
+def test_rag_7_asks_the_noncommittal_question_after_relevancy_s_segments() -> None:
+    # so a judge that keeps its state reads the answer once for both questions
+    for question, answer, language in (
+        ("When was the tower finished?", "It was finished in 1889.", "en"),
+        ("铁塔何时建成？", "1889年建成。", "zh"),
+    ):
+        noncommittal = RAG_7.rag.answer_noncommittal(question, answer, language)
+        relevancy = RAG_7.rag.answer_answers(question, answer, language)
+        assert noncommittal.system == relevancy.system
+        assert noncommittal.segments[:-1] == relevancy.segments[:-1]
+        assert question in noncommittal.segments[0] and answer in noncommittal.segments[1]
+        # the question itself is rag-6's: only what comes before it changed
+        before = RAG_6.rag.answer_noncommittal(question, answer, language)
+        assert noncommittal.segments[-1] == before.segments[-1]
+        assert before.segments[:-1] == noncommittal.segments[1:-1]

@@ -72,16 +72,17 @@ class AnswerRelevancy(MetricBase):
         assert sample.answer is not None
         judge, prompts = require_judge(tools), tools.prompts.rag
         language = detect_language(sample.question)
-        # 0. as much of the answer as the prompts hold: all of it, but for a huge answer (the
-        # prompt that quotes the question is the longest yes/no one: what fits there fits
-        # the other)
+        # 0. as much of the answer as the prompts hold: all of it, but for a huge answer its
+        # beginning that both yes/no prompts hold
         try:
-            answer = fit_text(
-                judge,
-                sample.answer,
-                lambda text: prompts.answer_answers(sample.question, text, language),
-                reserve=1,
-            )
+            answer = sample.answer
+            for question_for in (prompts.answer_answers, prompts.answer_noncommittal):
+                answer = fit_text(
+                    judge,
+                    answer,
+                    lambda text, ask=question_for: ask(sample.question, text, language),
+                    reserve=1,
+                )
         except NoRoomForContext:
             return MetricResult.undefined("the question is too long for the judge's context window")
         try:
@@ -98,7 +99,9 @@ class AnswerRelevancy(MetricBase):
                 f"(they need up to {max_bytes(self.schema) + 1} tokens; raise n_ctx)"
             )
         # 1. is the answer an answer at all?
-        noncommittal = judge.yes_probability(prompts.answer_noncommittal(answer, language))
+        noncommittal = judge.yes_probability(
+            prompts.answer_noncommittal(sample.question, answer, language)
+        )
         # 2. does it answer the question asked?
         answers = judge.yes_probability(prompts.answer_answers(sample.question, answer, language))
         # 3. the verdict as the probability that a person agrees (the judge's calibration map)

@@ -151,15 +151,28 @@ def answer_answers(question: str, answer: str, language: str) -> Prompt:
     )
 
 
-def answer_noncommittal(answer: str, language: str) -> Prompt:
-    """Answer relevancy: does the answer dodge ("I don't know", "I cannot answer that")?
+#: the noncommittal question, after the answer (and in rag-7, the question before it)
+ASKS_NONCOMMITTAL = (
+    "\n\nDoes the answer above say that it does not know or cannot answer? Answer Yes or No."
+)
 
-    The question is not repeated here: asking with it flagged no more and ranked no
-    better, and cost the question's tokens a second time (docs/decisions.md)."""
+
+def answer_noncommittal(question: str, answer: str, language: str) -> Prompt:
+    """Answer relevancy up to rag-6: does the answer dodge ("I don't know", "I cannot
+    answer that")? The answer alone: the question is not shown (asked with the question
+    after the answer, the 0.5B judge flagged no more and ranked no better)."""
+    return Prompt.of(SYSTEM_JUDGE, answer_segment(answer, language), ASKS_NONCOMMITTAL)
+
+
+def question_answer_noncommittal(question: str, answer: str, language: str) -> Prompt:
+    """rag-7's noncommittal question: after the question and the answer, the very segments
+    the relevancy question (question_then_answer) is asked after, so that a judge that keeps
+    its state reads the answer once for both (docs/measurements/judge-quality.md)."""
     return Prompt.of(
         SYSTEM_JUDGE,
+        question_segment(question, language),
         answer_segment(answer, language),
-        "\n\nDoes the answer above say that it does not know or cannot answer? Answer Yes or No.",
+        ASKS_NONCOMMITTAL,
     )
 
 

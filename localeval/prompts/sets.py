@@ -58,7 +58,7 @@ class StatementMode:
         return "+".join(parts)
 
 
-#: every statement metric's way before rag-7: each sentence against the whole text
+#: a statement metric's way where a set names none: each sentence against the whole text
 SENTENCES = StatementMode()
 
 
@@ -71,8 +71,8 @@ class RagPrompts:
     context_says: Callable[[Sequence[str], str, str], Prompt]
     #: does the answer (in this language) answer the question?
     answer_answers: Callable[[str, str, str], Prompt]
-    #: does the answer dodge the question?
-    answer_noncommittal: Callable[[str, str], Prompt]
+    #: does the answer (in this language) dodge the question (question, answer, language)?
+    answer_noncommittal: Callable[[str, str, str], Prompt]
     #: write n questions the answer would answer (evidence)
     questions_for_answer: Callable[[str, int, str], Prompt]
     #: is this chunk useful for reaching the answer (chunk, question, target, language)?
@@ -239,9 +239,15 @@ RAG_6_CLAIMS = PromptSet(
     ),
 )
 
+#: rag-6 with the noncommittal question asked after the question and the answer, as the
+#: relevancy question is: a judge that keeps its state then reads each answer once for both
+#: (a new version of the answers costs its tokens once less). Chosen by a pre-registered
+#: rule on WikiEval and RGB (docs/measurements/judge-quality.md).
+RAG_7 = PromptSet("rag-7", replace(RAG_6.rag, answer_noncommittal=rag.question_answer_noncommittal))
+
 #: every released set, by name
 PROMPT_SETS: dict[str, PromptSet] = {
-    s.version: s for s in (RAG_3, RAG_4, RAG_5, RAG_6, RAG_6_CLAIMS)
+    s.version: s for s in (RAG_3, RAG_4, RAG_5, RAG_6, RAG_6_CLAIMS, RAG_7)
 }
 #: the set of a judge whose entry names none, and of a judge given without an entry
 DEFAULT_PROMPTS = RAG_3.version
