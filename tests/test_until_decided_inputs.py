@@ -16,6 +16,7 @@ from standins import StandIns, models_toml
 
 from localeval.cli import main
 from localeval.judge import Prompt
+from localeval.results.comparability import comparability_warnings, scored_alike
 from localeval.results.decision import NO_CHANGE, SAME_INPUTS, UNDECIDED, WORSE
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
@@ -194,3 +195,18 @@ def test_every_gated_metric_unchanged_is_decided_before_a_sample_is_scored(
     completed = run("evaluate", tmp_path / "new.jsonl", *gated)
     assert completed.exit_code == 0, completed.output
     assert "INCOMPLETE" not in run("runs", "list").stdout
+
+
+def test_settings_one_run_did_not_record_are_not_scored_alike() -> None:
+    """What `diff` passes over as unknown (an older run's record) is not the same scoring."""
+    base: dict[str, Any] = {
+        "judge": {"name": "j", "sha256": "1" * 64},
+        "prompt_version": "rag-5",
+        "metric_settings": {"context_recall": {}},
+    }
+    newer = {**base, "judge": {**base["judge"], "settings": {"n_batch": 512}}}
+    assert comparability_warnings(base, newer, ["context_recall"], True) == []
+    assert scored_alike(base, dict(base), "context_recall")
+    assert not scored_alike(base, newer, "context_recall")
+    assert not scored_alike({**base, "metric_settings": {}}, base, "context_recall")
+    assert not scored_alike(base, {**base, "prompt_version": "rag-4"}, "context_recall")
