@@ -74,11 +74,13 @@ def write(path: Path, samples: list[dict[str, Any]]) -> Path:
     return path
 
 
-def decide(tmp_path: Path, new: list[dict[str, Any]], *args: Any) -> tuple[Result, dict[str, Any]]:
-    """NEW against the latest run, with the default metrics; its results.json."""
+def decide(
+    tmp_path: Path, new: list[dict[str, Any]], *args: Any, base: Any = "latest"
+) -> tuple[Result, dict[str, Any]]:
+    """NEW against the `base` run, with the default metrics; its results.json."""
     out = tmp_path / "new.json"
     data = write(tmp_path / "new.jsonl", new)
-    result = run("evaluate", data, "--baseline", "latest", "--until-decided", "-o", out, *args)
+    result = run("evaluate", data, "--baseline", base, "--until-decided", "-o", out, *args)
     return result, json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -210,3 +212,18 @@ def test_settings_one_run_did_not_record_are_not_scored_alike() -> None:
     assert not scored_alike(base, newer, "context_recall")
     assert not scored_alike({**base, "metric_settings": {}}, base, "context_recall")
     assert not scored_alike(base, {**base, "prompt_version": "rag-4"}, "context_recall")
+
+
+def test_the_rubric_reads_the_contexts_beyond_its_needs(tmp_path: Path) -> None:
+    """The rubric's judge is shown the contexts: a changed chunk may move it, although its
+    `needs` are the question and the answer alone."""
+    gated = ["-m", "rubric", "--threshold", "rubric=0"]
+    base = tmp_path / "base.json"
+    data = write(tmp_path / "base.jsonl", rows())
+    assert run("evaluate", data, *gated, "-o", base).exit_code == 0
+    new = rows()
+    new[5]["contexts"] = [*new[5]["contexts"], "Support calls are free on every plan."]
+    _, results = decide(tmp_path, new, *gated, base=base)
+    assert results["run"]["until_decided"]["not_tested"] == {}
+    same, _ = decide(tmp_path, rows(), *gated, "--no-resume", base=base)
+    assert "rubric no change (its inputs are the same" in words(same.stdout)
