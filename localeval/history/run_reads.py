@@ -123,7 +123,8 @@ class RunReads:
 
     def sample_inputs(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Each stored sample's own text (question, answer, reference_answer, contexts) by
-        its id: what its scores were made from."""
+        its id: what its scores were made from. All at once, unlike the reads above: the
+        caller (`evaluate --until-decided`, pairing them) holds the data's rows as well."""
         with self._errors("reading a run"):
             rows = self.connection.execute(
                 "SELECT sample_id, inputs FROM run_samples WHERE run_id = ?", (run_id,)
