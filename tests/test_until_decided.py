@@ -54,14 +54,15 @@ def words(text: str) -> str:
     return " ".join(text.split())
 
 
-def version(path: Path, unsupported: bool = False, prefix: str = "s") -> Path:
+def version(path: Path, unsupported: bool = False, prefix: str = "s", tag: str = "Answer") -> Path:
     """N_SAMPLES samples made from the demo's rows; `unsupported`: every answer claims only
-    what the contexts do not say (the hash judge calls it unsupported)."""
+    what the contexts do not say (the hash judge calls it unsupported); `tag`: a word each
+    answer ends with (another: answers that changed, with none of them unsupported)."""
     demo = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()]
     rows = []
     for i in range(N_SAMPLES):
         row = dict(demo[i % len(demo)], sample_id=f"{prefix}-{i}")
-        row["answer"] += f" (Answer {i}.)"
+        row["answer"] += f" ({tag} {i}.)"
         if unsupported:
             row["answer"] = f"It includes {UNSUPPORTED} free support calls ({i})."
         rows.append(row)
@@ -179,9 +180,9 @@ def test_better_is_decided_and_exits_0(tmp_path: Path) -> None:
     assert until["samples_scored"] < N_SAMPLES
 
 
-def test_same_answers_are_no_change_within_the_margin(tmp_path: Path) -> None:
+def test_answers_alike_are_no_change_within_the_margin(tmp_path: Path) -> None:
     baseline_run(tmp_path)
-    new = version(tmp_path / "new.jsonl")
+    new = version(tmp_path / "new.jsonl", tag="Reply")  # changed, none unsupported
     out = tmp_path / "new.json"
     args = ["--baseline", "latest", "--until-decided", "--margin", "0.5", "-o", out]
     decided = run("evaluate", new, *FAITHFULNESS, *args)
@@ -195,7 +196,8 @@ def test_same_answers_are_no_change_within_the_margin(tmp_path: Path) -> None:
 
 def test_the_datas_end_completes_an_undecided_run_with_its_gates(tmp_path: Path) -> None:
     baseline_run(tmp_path)
-    new = version(tmp_path / "new.jsonl")  # no change, which 60 samples cannot show at 0.01
+    # answers changed alike: no change, which 60 samples cannot show at 0.01
+    new = version(tmp_path / "new.jsonl", tag="Reply")
     out = tmp_path / "new.json"
     args = ["--baseline", "latest", "--until-decided", "--margin", "0.01", "-o", out]
     ended = run("evaluate", new, "-m", "faithfulness", "--threshold", "faithfulness=0.99", *args)

@@ -32,7 +32,7 @@ from localeval.evaluation.checks import (
     protected_inputs,
     unused_models,
 )
-from localeval.evaluation.decided import Decided, data_sample_ids, deciding_order, start_deciding
+from localeval.evaluation.decided import Decided, data_rows, deciding_order, start_deciding
 from localeval.evaluation.ray.driver import RayScoring
 from localeval.evaluation.ray.join import import_ray
 from localeval.evaluation.requests import (
@@ -155,9 +155,10 @@ class Evaluation(Closing):
         if request.resume is not None and request.resume != RESUME_MATCHING:
             self.target = check_resume_target(self.store, request.resume, self.dataset, self.names)
         thresholds = self._gates()[0]
-        ids = data_sample_ids(request.data, self.label, self.shard) if request.until_decided else []
+        rows = data_rows(request.data, self.label, self.shard) if request.until_decided else []
+        gated = [m for m in self.metrics if m.name in thresholds]
         self.deciding = start_deciding(
-            request.until_decided, request.margin, self.baseline, list(thresholds), ids
+            request.until_decided, request.margin, self.baseline, gated, rows, self.store
         )
         if self.deciding is not None and self.deciding.n_paired < self.deciding.n_samples:
             self.events.noted(
@@ -258,6 +259,8 @@ class Evaluation(Closing):
         info = describe_run(metrics, tools, self.label, self.dataset.sha256)
         info.skipped_rows = [skipped_row(error) for error in self.skipped]
         info.shard = str(self.shard) if self.shard else None
+        if self.deciding is not None:  # which metrics cannot have changed, now it is known
+            self.deciding.settle(info)
         chosen = choose_run(
             self.store,
             info,

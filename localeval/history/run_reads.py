@@ -1,7 +1,7 @@
 """Reading a stored run's results back (RunReads, what RunStore reads with): its usage, its
-scores as columns, each sample as results.json writes it, one sample's evidence. A run is
-read in pages of samples in dataset order, so that memory stays bounded on either store
-however large the run."""
+scores as columns, each sample as results.json writes it, one sample's evidence, the
+samples' inputs. A run is read in pages of samples in dataset order, so that memory stays
+bounded on either store however large the run."""
 
 from __future__ import annotations
 
@@ -120,6 +120,16 @@ class RunReads:
             if last is None:
                 return
             after = last
+
+    def sample_inputs(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Each stored sample's own text (question, answer, reference_answer, contexts) by
+        its id: what its scores were made from. All at once, unlike the reads above: the
+        caller (`evaluate --until-decided`, pairing them) holds the data's rows as well."""
+        with self._errors("reading a run"):
+            rows = self.connection.execute(
+                "SELECT sample_id, inputs FROM run_samples WHERE run_id = ?", (run_id,)
+            ).fetchall()
+        return {str(sample_id): json.loads(inputs) for sample_id, inputs in rows}
 
     def sample_details(self, run_id: str, sample_id: str, metric: str) -> dict[str, Any] | None:
         """One sample's evidence for one metric (with `undefined_reason` when it has one)."""

@@ -160,6 +160,10 @@ class AnswerCorrectness(MetricBase):
         claims = UNITS[self.statements]
         return replace(answer, claims=claims[0]), replace(reference, claims=claims[1])
 
+    def fields_read(self, sample: Sample) -> tuple[str, ...]:
+        # the diagnosis asks each statement against each retrieved chunk
+        return (*self.needs, "contexts") if self.diagnose else self.needs
+
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)

@@ -102,6 +102,24 @@ class MetricBase:
 
 
 @runtime_checkable
+class ReadsBeyondNeeds(Protocol):
+    """A metric whose score may also depend on fields outside `needs`, read when a sample
+    has them (context precision judges the chunks against the answer when there is no
+    reference): which fields this sample's score reads. `evaluate --until-decided` calls a
+    metric unchanged by construction when these are the same in every pair."""
+
+    def fields_read(self, sample: Sample) -> tuple[str, ...]:
+        """The sample's fields (`question`, `contexts`, ...) this sample's score reads."""
+        ...
+
+
+def fields_read(metric: Metric, sample: Sample) -> tuple[str, ...]:
+    """The sample's fields `metric`'s score of it depends on: its `needs`, unless it says
+    it reads more (ReadsBeyondNeeds)."""
+    return metric.fields_read(sample) if isinstance(metric, ReadsBeyondNeeds) else metric.needs
+
+
+@runtime_checkable
 class EmbedsByLanguage(Protocol):
     """A metric that uses the embedder for some languages only (context precision: the
     judge reads Chinese samples), so the run loads the embedder only when a sample needs it."""

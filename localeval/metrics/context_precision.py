@@ -157,6 +157,12 @@ class ContextPrecision(MetricBase):
         """What measures chunk usefulness for samples in `language` ("embedder", "judge")."""
         return self._by_language.get(language, EMBEDDER)
 
+    def fields_read(self, sample: Sample) -> tuple[str, ...]:
+        """The chunks are judged against the reference, or the answer when it has none."""
+        if sample.reference_answer and sample.reference_answer.strip():
+            return (*self.needs, "reference_answer")
+        return (*self.needs, "reference_answer", "answer")
+
     def embeds_in(self, language: str) -> bool:
         """Whether samples in `language` are embedded (the run's embedder language check)."""
         return self.source_for(language) == EMBEDDER

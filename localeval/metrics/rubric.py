@@ -75,6 +75,10 @@ class Rubric(MetricBase):
         #: with different criteria are never resumed into or compared as the same
         self.criteria_text = "; ".join(f"{c.name}: {c.description}" for c in self.criteria)
 
+    def fields_read(self, sample: Sample) -> tuple[str, ...]:
+        # the judge is shown the contexts and the reference too, when the sample has them
+        return (*self.needs, "contexts", "reference_answer")
+
     def score(self, sample: Sample, tools: Tools) -> MetricResult:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)

@@ -4,32 +4,62 @@ with its confidence sequence."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from localeval.report.console import WIDTH
-from localeval.results.decision import UNDECIDED
+from localeval.results.decision import SAME_INPUTS, UNDECIDED
 from localeval.text import printable
+
+#: why a metric was decided without a test (`run.until_decided.not_tested`), in words
+_NOT_TESTED = {SAME_INPUTS: "its inputs are the same in every pair: not tested"}
+
+
+def not_tested_words(reason: Any) -> str:
+    """Why a metric was decided without a test, as the summary, `runs show` and the
+    reports say it (one place for the wording)."""
+    return _NOT_TESTED.get(reason, f"not tested: {printable(str(reason))}")
+
+
+def _not_tested(report: Mapping[str, Any]) -> dict[str, Any]:
+    """`not_tested` of a `run.until_decided` ({} for a run recorded before it was)."""
+    found = report.get("not_tested")
+    return dict(found) if isinstance(found, Mapping) else {}
 
 
 def decision_text(report: dict[str, Any], baseline: str, warnings: Sequence[str] = ()) -> str:
     """`report`: results.json's `run.until_decided`; `baseline`: how the BASE run is named."""
     scored, total = report["samples_scored"], report["samples_total"]
     verdicts: dict[str, str] = report["verdicts"]
+    untested = _not_tested(report)
+    tested = len(verdicts) - len(untested)
     share = f"{scored / total:.0%}" if total else "-"
-    if all(v != UNDECIDED for v in verdicts.values()):
-        head = f"Decided after {scored} of {total} samples ({share})"
+    if not tested:
+        head = (
+            f"Decided without scoring a sample, against {printable(baseline)}: no gated metric "
+            "can have changed, since the inputs of each are the same in every pair and both "
+            "runs scored them alike."
+        )
     else:
-        head = f"Not decided: all {scored} samples that can be paired were scored ({share})"
-    metrics = f"{len(verdicts)} metric{'s' * (len(verdicts) != 1)}"
-    head += (
-        f", against {printable(baseline)}: NEW - BASE, 95% anytime-valid confidence "
-        f"sequences (the 5% split over {metrics}); no change: within +-{report['margin']:g}."
-    )
+        if all(v != UNDECIDED for v in verdicts.values()):
+            head = f"Decided after {scored} of {total} samples ({share})"
+        else:
+            head = f"Not decided: all {scored} samples that can be paired were scored ({share})"
+        metrics = f"{tested} metric{'s' * (tested != 1)}"
+        head += (
+            f", against {printable(baseline)}: NEW - BASE, 95% anytime-valid confidence "
+            f"sequences (the 5% split over {metrics}); no change: within +-{report['margin']:g}."
+        )
     lines = [textwrap.fill(head, WIDTH, break_on_hyphens=False)]
     lines += [textwrap.fill(f"Warning: {w}.", WIDTH) for w in warnings]
     width = max(len(m) for m in verdicts)
     for metric, verdict in verdicts.items():
+        if metric in untested:
+            lines.append(
+                f"  {printable(metric):<{width}}  {verdict:<9}  "
+                f"({not_tested_words(untested[metric])})"
+            )
+            continue
         shown = report["metrics"][metric]
         lower, upper = shown["confidence_sequence"]
         change = "-" if shown["change"] is None else f"{shown['change']:+.3f}"
@@ -50,7 +80,12 @@ def decision_line(report: Any, n_scored: int) -> str | None:
     scored, total = report.get("samples_scored"), report.get("samples_total")
     if not isinstance(scored, int) or not isinstance(total, int):
         return None
-    verdicts = ", ".join(f"{printable(m)} {printable(v)}" for m, v in report["verdicts"].items())
+    untested = _not_tested(report)
+    verdicts = ", ".join(
+        f"{printable(m)} {printable(v)}"
+        + (f" ({not_tested_words(untested[m])})" if m in untested else "")
+        for m, v in report["verdicts"].items()
+    )
     decided = all(v != UNDECIDED for v in report["verdicts"].values())
     against = f" against run {printable(report['baseline'])}" if report.get("baseline") else ""
     line = (

@@ -169,3 +169,23 @@ def _changed_settings(base: dict[str, Any] | None, new: dict[str, Any] | None) -
         for name in sorted(before.keys() | after.keys())
         if before.get(name) != after.get(name)
     )
+
+
+def scored_alike(base: dict[str, Any], new: dict[str, Any], metric: str) -> bool:
+    """Whether two runs (results.json's `run` objects) scored `metric` the same way: nothing
+    comparability_warnings says of it, and nothing it passes over for being unknown (a
+    judge's or embedder's settings, or the metric's, recorded by one run and not the
+    other, as an older run's are not). Two versions of the same samples whose inputs to
+    such a metric are the same in every pair cannot differ in it."""
+    if comparability_warnings(base, new, [metric], new_answers=True):
+        return False
+    for role in ("judge", "embedder"):
+        before, after = base.get(role), new.get(role)
+        if (before is None) != (after is None):
+            return False
+        settings = [r.get("settings") if isinstance(r, dict) else None for r in (before, after)]
+        if settings[0] != settings[1]:
+            return False
+    before = (base.get("metric_settings") or {}).get(metric)
+    after = (new.get("metric_settings") or {}).get(metric)
+    return before is not None and before == after

@@ -6,7 +6,9 @@ paired difference (NEW - BASE, in [-1, 1]) updates an anytime-valid confidence s
 excludes zero (better or worse) or lies within +-margin (no change that matters); the
 comparison stops when every metric is decided. The 5% error is split evenly among the
 metrics (Bonferroni), so the chance that any of them is ever wrongly called better or
-worse stays at most 5%.
+worse stays at most 5%. A metric that cannot have changed (its inputs are the same in
+every pair, scored the same way: localeval.evaluation.decided) is "no change" without a
+test: it takes no share of the 5% and never holds the stop back.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ BETTER, WORSE, NO_CHANGE, UNDECIDED = "better", "worse", "no change", "undecided
 DEFAULT_MARGIN = 0.05
 #: the chance, over all gated metrics together, of ever calling a change that is not there
 DECISION_ALPHA = 0.05
+#: why a metric is decided without a test (`run.until_decided.not_tested`): the fields it
+#: reads are the same in every pair, and both runs scored it alike
+SAME_INPUTS = "same inputs"
 #: the scoring order's seed: the same data is always scored in the same order
 ORDER_SEED = 20261203
 
@@ -81,15 +86,25 @@ class SequentialComparison:
             raise UsageError("--until-decided needs a gated metric that the --baseline run holds")
         self.metrics = list(metrics)
         self.margin = margin
-        self.alpha_each = alpha / len(self.metrics)
+        self.alpha = alpha
         ids = baseline.columns.sample_ids
         self.base: dict[str, dict[str, float]] = {
             m: {i: float(s) for i, s in zip(ids, baseline.columns.scores[m], strict=True)}
             for m in self.metrics
         }
-        self.sequences = {m: BettingSequence(self.alpha_each, -1.0, 1.0) for m in self.metrics}
-        self.totals = dict.fromkeys(self.metrics, 0.0)
         self.scored = 0
+        self.leave_untested({})
+
+    def leave_untested(self, reasons: Mapping[str, str]) -> None:
+        """Decide these metrics "no change" without a test (why: SAME_INPUTS), before any
+        sample is observed; the 5% is split over the others, the only ones tested."""
+        if self.scored:
+            raise RuntimeError("metrics are left untested before any sample is observed")
+        self.not_tested = {m: reasons[m] for m in self.metrics if m in reasons}
+        tested = [m for m in self.metrics if m not in self.not_tested]
+        self.alpha_each = self.alpha / max(1, len(tested))
+        self.sequences = {m: BettingSequence(self.alpha_each, -1.0, 1.0) for m in tested}
+        self.totals = dict.fromkeys(tested, 0.0)
 
     def pairs_with(self, sample_ids: Collection[str]) -> set[str]:
         """Which of these samples BASE holds a score of a decided metric for."""
@@ -107,6 +122,7 @@ class SequentialComparison:
             self.totals[metric] += new - base
 
     def decisions(self) -> list[MetricDecision]:
+        """Where each tested metric's sequence stands (the untested ones have none)."""
         out = []
         for metric, sequence in self.sequences.items():
             lower, upper = sequence.bounds()
@@ -121,11 +137,13 @@ class SequentialComparison:
 
     def report(self, samples_total: int) -> dict[str, Any]:
         """results.json's `run.until_decided`."""
-        decisions = self.decisions()
+        decisions = {d.metric: d for d in self.decisions()}
         return {
             "samples_scored": self.scored,
             "samples_total": samples_total,
-            "verdicts": {d.metric: d.verdict for d in decisions},
+            "verdicts": {
+                m: NO_CHANGE if m in self.not_tested else decisions[m].verdict for m in self.metrics
+            },
             "margin": self.margin,
             "alpha_per_metric": self.alpha_each,
             "metrics": {
@@ -134,6 +152,7 @@ class SequentialComparison:
                     "change": d.change,
                     "confidence_sequence": [d.lower, d.upper],
                 }
-                for d in decisions
+                for d in decisions.values()
             },
+            "not_tested": dict(self.not_tested),
         }
