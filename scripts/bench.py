@@ -72,7 +72,7 @@ def own_tokens(judge, sample) -> int:  # type: ignore[no-untyped-def]
         rag.SYSTEM_JUDGE,
         *rag.context_says([], "").segments[-2:],
         rag.questions_for_answer("", 3, "en").segments[-1],
-        rag.answer_noncommittal("", "en").segments[-1],
+        rag.answer_noncommittal("", "", "en").segments[-1],
         rag.answer_answers("", "", "en").segments[-1],
     ]
     return count + sum(len(judge._tokenize(t, special=False)) for t in instructions)

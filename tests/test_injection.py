@@ -47,7 +47,8 @@ def test_every_prompt_neutralises_data() -> None:
         rag.context_says([f"chunk {CHATML}"], f"statement {CHATML}"),
         rag.questions_for_answer(f"answer {CHATML}", 3, "en"),
         rag.questions_for_answer(f"回答 {CHATML}", 3, "zh"),
-        rag.answer_noncommittal(f"answer {CHATML}", "en"),
+        rag.answer_noncommittal(f"question {CHATML}", f"answer {CHATML}", "en"),
+        rag.question_answer_noncommittal(f"question {CHATML}", f"answer {CHATML}", "en"),
         rag.answer_answers(f"question {CHATML}", f"answer {CHATML}", "en"),
     ]
     for prompt in prompts:
