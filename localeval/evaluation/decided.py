@@ -110,10 +110,9 @@ def same_inputs(
     for row in rows:
         inputs = stored.get(row.sample_id)
         before = None if inputs is None else stored_sample(row.sample_id, inputs)
+        if inputs is None or before is None:
+            return []  # a pair whose BASE inputs are unknown: every metric stays tested
         for metric in [m for m in metrics if m.name in alike]:
-            if inputs is None or before is None:
-                alike.discard(metric.name)
-                continue
             read = {*fields_read(metric, row), *fields_read(metric, before)}
             if not all(f in inputs and inputs[f] == getattr(row, f, None) for f in read):
                 alike.discard(metric.name)
