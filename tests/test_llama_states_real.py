@@ -13,8 +13,11 @@ from localeval.backends.llama_judge import LlamaJudge
 from localeval.backends.llama_settings import LlamaCppSettings
 from localeval.backends.llama_states import MIN_KEPT_TOKENS
 from localeval.config import load_models_config
+from localeval.data.samples import Sample
 from localeval.judge import Prompt
+from localeval.metrics import Tools, build_metric
 from localeval.prompts import rag
+from localeval.prompts.sets import RAG_6, RAG_7
 from localeval.schema import Array, Object, Str
 
 pytestmark = pytest.mark.real_models
@@ -115,10 +118,6 @@ def test_the_estimate_counts_a_kept_context_as_not_evaluated() -> None:
 
 
 def test_rag_7_reads_the_answer_once_for_answer_relevancy() -> None:
-    from localeval.data.samples import Sample
-    from localeval.metrics import Tools, build_metric
-    from localeval.prompts.sets import RAG_6, RAG_7
-
     answer = "The tower was finished in 1889 for the World's Fair, and it is 330 metres tall."
     sample = Sample("s", "When was the tower finished?", CONTEXTS, answer)
     metric = build_metric("answer_relevancy", {"n_questions": 0})
