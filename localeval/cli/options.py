@@ -38,7 +38,23 @@ def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
     category, a bidi override, a byte of a file name that is not UTF-8) shown as an escape:
     much of what localeval prints comes from data, and it is printed the same on a terminal
     or not."""
-    click.echo(printable(str(message), keep_lines=True), err=err, nl=nl)
+    try:
+        click.echo(printable(str(message), keep_lines=True), err=err, nl=nl)
+    except BrokenPipeError:
+        silence_closed_stream(sys.stderr if err else sys.stdout)
+
+
+def silence_closed_stream(stream: Any) -> None:
+    """A reader that stopped reading (`| head -1`) is normal in a shell: what is left to
+    print goes nowhere, and the command goes on to its own exit code. The descriptor itself
+    points at /dev/null, so the interpreter's flush at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError):  # no descriptor (a test's captured stream): nothing to keep
+        pass
+    finally:
+        os.close(devnull)
 
 
 def warn_if_replaced(target: OutputTarget | None) -> None:

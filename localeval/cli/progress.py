@@ -8,6 +8,7 @@ from typing import TextIO
 
 import click
 
+from localeval.cli.options import silence_closed_stream
 from localeval.report.estimate_text import duration
 
 
@@ -71,7 +72,10 @@ class Progress:
         now = time.monotonic()
         if now - self._last_log >= self._log_every or self.done == self.total:
             self._last_log = now
-            click.echo(self.line(now), file=self.stream)
+            try:
+                click.echo(self.line(now), file=self.stream)
+            except BrokenPipeError:
+                silence_closed_stream(self.stream)
 
     def line(self, now: float | None = None) -> str:
         elapsed = (now or time.monotonic()) - self.started
