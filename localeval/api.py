@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -225,7 +226,21 @@ class _Events(EvaluationEvents):
 
 
 def _warn(message: str) -> None:
-    warnings.warn(message, LocalevalWarning, stacklevel=4)
+    warnings.warn(message, LocalevalWarning, stacklevel=_callers_level())
+
+
+_PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _callers_level() -> int:
+    """The stacklevel of the first frame outside localeval: a warning points at the
+    caller's own line, however deep in the engine it was raised."""
+    frame, level = sys._getframe(1), 1  # _warn's frame is level 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        _PACKAGE_FOLDER
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def evaluate(

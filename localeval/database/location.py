@@ -105,6 +105,8 @@ def parse_location(text: str, where: str = "") -> Location:
     of another scheme is refused, never taken for a file; a URL that cannot be read is never
     echoed (its password could be anywhere in it)."""
     said = f"{where}: " if where else ""
+    if not text.strip():  # "" would open the current folder, " " a file named by a space
+        raise UsageError(f"{said}empty; give a file path or a postgresql:// URL")
     start = _URL_START.match(text)
     if start and not is_server_url(text):
         scheme = start.group(1)
@@ -180,6 +182,11 @@ def location_of(value: str | os.PathLike[str] | Location, where: str = "") -> Lo
     `parse_location` (`where`, for a message)."""
     if isinstance(value, ServerUrl):
         return value
+    if not isinstance(value, str | os.PathLike):
+        said = f"{where}: " if where else ""
+        raise UsageError(
+            f"{said}expected a file path or a postgresql:// URL, got {type(value).__name__}"
+        )
     return parse_location(os.fspath(value), where)
 
 

@@ -96,7 +96,8 @@ class GateResult:
             "passed": self.passed,
         }
         if self.reads != JUDGE:
-            entry.update(reads=self.reads, ci95=self.interval, interval_straddles=self.straddles)
+            interval = None if self.interval is None else list(self.interval)  # as JSON has it
+            entry.update(reads=self.reads, ci95=interval, interval_straddles=self.straddles)
         if self.gate_on != AUTO:
             entry.update(gate_on=self.gate_on)
         if self.needed:
