@@ -25,11 +25,15 @@ def cache_stats_command(db_path: Location | None) -> None:
     """Show how many judge calls, embeddings and context states are cached."""
     from localeval.backends.llama_states import store_stats
     from localeval.database import default_db_path
-    from localeval.tools.cache import cache_connection, cache_stats
+    from localeval.tools.cache import cache_connection, cache_file_missing, cache_stats
 
-    with cache_connection(db_path, readonly=True) as connection:
-        stats = cache_stats(connection)
-    lines = [f"database: {db_path or default_db_path()}", *stats.lines()]
+    where = db_path or default_db_path()
+    lines = [f"database: {where}"]
+    if not cache_file_missing(where):
+        with cache_connection(where, readonly=True) as connection:
+            lines += cache_stats(connection).lines()
+    else:
+        lines.append("nothing cached: the database does not exist yet")
     echo("\n".join([*lines, *store_stats().lines()]))
 
 
@@ -40,10 +44,13 @@ def cache_stats_command(db_path: Location | None) -> None:
 def cache_clear_command(db_path: Location | None) -> None:
     """Delete every cached judge call, embedding and context state (the run history is kept)."""
     from localeval.backends.llama_states import clear_store
-    from localeval.tools.cache import cache_connection, clear_cache
+    from localeval.database import default_db_path
+    from localeval.tools.cache import cache_connection, cache_file_missing, clear_cache
 
-    with cache_connection(db_path) as connection:
-        judged, embedded = clear_cache(connection)
+    judged = embedded = 0
+    if not cache_file_missing(db_path or default_db_path()):  # none made: nothing to clear
+        with cache_connection(db_path) as connection:
+            judged, embedded = clear_cache(connection)
     states = clear_store()
     echo(
         f"Deleted {judged} cached judge calls, {embedded} cached embeddings and {states} "

@@ -65,6 +65,15 @@ class Deciding:
         self.comparison.leave_untested(dict.fromkeys(alike, SAME_INPUTS))
 
 
+def check_deciding_options(until_decided: bool, margin: float | None, baseline: bool) -> None:
+    """The options of `--until-decided` that contradict each other, refused before anything
+    is opened or created."""
+    if not until_decided and margin is not None:
+        raise UsageError("--margin applies only with --until-decided")
+    if until_decided and not baseline:
+        raise UsageError("--until-decided compares with a run: give --baseline RUN")
+
+
 def start_deciding(
     until_decided: bool,
     margin: float | None,
@@ -75,12 +84,9 @@ def start_deciding(
 ) -> Deciding | None:
     """The comparison `--until-decided` asks for, checked before any model loads (None
     without the option). `gated`: the run's gated metrics; `rows`: the samples it scores."""
-    if not until_decided:
-        if margin is not None:
-            raise UsageError("--margin applies only with --until-decided")
+    check_deciding_options(until_decided, margin, baseline is not None)
+    if not until_decided or baseline is None:
         return None
-    if baseline is None:
-        raise UsageError("--until-decided compares with a run: give --baseline RUN")
     metrics = [m for m in gated if m.name in baseline.columns.scores]
     if not metrics:
         raise UsageError(

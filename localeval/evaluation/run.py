@@ -32,7 +32,13 @@ from localeval.evaluation.checks import (
     protected_inputs,
     unused_models,
 )
-from localeval.evaluation.decided import Decided, data_rows, deciding_order, start_deciding
+from localeval.evaluation.decided import (
+    Decided,
+    check_deciding_options,
+    data_rows,
+    deciding_order,
+    start_deciding,
+)
 from localeval.evaluation.ray.driver import RayScoring
 from localeval.evaluation.ray.join import import_ray
 from localeval.evaluation.requests import (
@@ -97,6 +103,7 @@ class Evaluation(Closing):
         if request.resume is not None and request.new_run:
             raise UsageError("--resume and --no-resume contradict each other; give one")
         check_max_drop(request.max_drop)
+        check_deciding_options(request.until_decided, request.margin, bool(request.baseline))
         self.names = order_metrics(request.metrics)
         options = configure_metrics(self.names, request.metric_options)
         self.metrics = [build_metric(n, options) for n in self.names]

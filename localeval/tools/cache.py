@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.database import Database, Location, open_store
+from localeval.database import Database, Location, open_store, store_file
 from localeval.embedder import Embedder
 from localeval.judge import (
     CancellableJudge,
@@ -306,6 +306,14 @@ class CacheStats:
             f"each full re-use saves {self.saved_prompt_tokens} prompt tokens and "
             f"{self.saved_generated_tokens} generated tokens",
         ]
+
+
+def cache_file_missing(location: Location) -> bool:
+    """Whether the cache is an SQLite file not made yet: a command that only looks (or
+    clears) creates nothing, neither the file nor its folder. A server's database is
+    opened as usual (its tables made by whoever first opens it)."""
+    file = store_file(location)
+    return file is not None and not file.exists()
 
 
 def cache_stats(connection: Database) -> CacheStats:
