@@ -218,3 +218,14 @@ def neutralised(text: str) -> str:
         "\ufffd" if c not in "\t\n\r" and unicodedata.category(c) in ("Cc", "Cf") else c
         for c in text
     )
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`n` and the noun in the number it takes: "1 verdict", "2 verdicts" (`plural` where
+    adding an s is wrong)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def all_gates_pass(n: int) -> str:
+    """The headline of a run whose `n` gates all pass."""
+    return "the quality gate passes" if n == 1 else f"all {n} quality gates pass"

@@ -211,7 +211,7 @@ def test_two_reviewers_who_disagree_count_as_their_mean(
     expected = corrected_mean(judge_all, judge_lab, people)
     assert entry["corrected"]["mean"] == pytest.approx(round(expected.mean, 4))
     shown = " ".join(run_cli("runs", "show", "latest").output.split())
-    assert "reviewers disagree on 1 verdicts (their mean counts)" in shown
+    assert "reviewers disagree on 1 verdict (their mean counts)" in shown
 
 
 def test_a_metric_the_embedder_scores_has_no_corrected_mean(

@@ -46,7 +46,7 @@ def test_a_sample_labelled_in_part_is_kept_not_counted_and_named(
     said = " ".join(result.output.split())
     rest = ", ".join(str(v.index) for v in verdicts[1:])
     assert (
-        f"faithfulness: 1 samples have verdicts still unlabelled, not counted for the mean "
+        f"faithfulness: 1 sample has verdicts still unlabelled, not counted for the mean "
         f"corrected by labels until each is complete: {sample} (verdict"
     ) in said
     assert f"{rest}) (`localeval review {review.run.id}` marks them)" in said
@@ -72,7 +72,7 @@ def test_two_reviewers_who_disagree_are_both_kept_and_said(
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
     assert (
-        f"{ann.metric}: reviewers disagree on 1 verdicts; every label is kept, and their mean "
+        f"{ann.metric}: reviewers disagree on 1 verdict; every label is kept, and their mean "
         "counts as people's verdict"
     ) in said
     both = [

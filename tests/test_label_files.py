@@ -280,13 +280,13 @@ def test_a_verdict_found_by_number_must_still_say_the_rows_text(
     result = run_cli("labels", "import", labels, "--run", "latest")
     assert (result.exit_code, result.stdout, result.stderr) == (
         0,
-        f"Imported 1 labels into run {review.run.id}; 0 were there already, 1 matched no "
+        f"Imported 1 label into run {review.run.id}; 0 were there already, 1 matched no "
         "verdict or score of the run\n",
         "1 of the labels imported are of samples not said to be drawn at random: kept for "
         "calibrate, not counted for the mean corrected by labels (--random-sample says the "
         f"file's samples were)\nUnmatched rows of {labels} (lines): 2\n"
         # the sample's other statement has no label: the import says it is missing
-        "faithfulness: 1 samples have verdicts still unlabelled, not counted for the mean "
+        "faithfulness: 1 sample has verdicts still unlabelled, not counted for the mean "
         f"corrected by labels until each is complete: s1 (verdict 1) (`localeval review "
         f"{review.run.id}` marks them)\n",
     )
@@ -383,3 +383,40 @@ def test_labels_exported_to_a_gz_name_are_gzip_and_import_back(
     result = run_cli("labels", "import", exported, "--run", "latest")
     assert result.exit_code == 0, result.output
     assert item_labels(second) == item_labels(first)
+
+
+def test_a_verdict_labelled_twice_in_a_file_takes_the_later_row_by_text_or_number(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    """One rule for a file that labels a verdict twice: the later row counts and the earlier
+    is said to be left out for it, whether the rows find the verdict by text or by number."""
+    review = repeating_run(stand_ins, tmp_path)
+    said = [v for v in review.verdicts["s1"] if v.metric == "faithfulness"]
+    text = "It costs 12 euros."
+    assert [v.text for v in said] == [text, text]  # two verdicts of one text
+    base = {"sample_id": "s1", "metric": "faithfulness", "reviewer": "ann"}
+    by_text = [base | {"text": text, "label": value} for value in (1.0, 1.0, 0.0)]
+    by_number = [base | {"verdict": said[0].index, "label": value} for value in (0.0, 1.0)]
+    for name, file_rows, expected in (
+        ("text", by_text, [1.0, 0.0]),  # the third row labels the second verdict again
+        ("number", by_number, [1.0, 0.0]),  # the first verdict's later row counts
+    ):
+        labels = tmp_path / f"by-{name}.jsonl"
+        labels.write_text("".join(json.dumps(r) + "\n" for r in file_rows), "utf-8")
+        result = run_cli("labels", "import", labels, "--run", "latest")
+        assert result.exit_code == 0, result.output
+        assert f"Left out 1 row of {labels} for a later row of the same item and reviewer" in (
+            result.output
+        )
+        assert "0 matched no verdict or score of the run" in result.output
+        assert "Unmatched rows" not in result.output
+        held = {x.verdict: x.label for x in item_labels_of(review) if x.metric == "faithfulness"}
+        assert [held.get(v.index) for v in said] == expected, name
+
+
+def item_labels_of(review: ReviewRun) -> list[Label]:
+    store = LabelStore.open(review.db)
+    try:
+        return store.current(review.run.id)
+    finally:
+        store.close()

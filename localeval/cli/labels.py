@@ -79,11 +79,13 @@ def labels_import(
 ) -> None:
     """Label RUN from FILE's rows (JSONL, JSON or CSV): a verdict by its `verdict` number
     where the run's verdict of that number says the row's `text`, else by its text; a row
-    with neither labels the sample's score. Rows the run has no item for are counted and
-    left out; a row that is already its reviewer's label is not stored again, so importing
-    a file twice stores it once. Afterwards it says which samples have verdicts still
-    unlabelled (not counted for the mean corrected by labels) and on how many verdicts
-    reviewers disagree (every label kept; their mean counts)."""
+    with neither labels the sample's score. A row of a sample the run does not have stops
+    the import (exit 2, nothing stored); a row whose verdict or score the run no longer has
+    (its statement changed) is counted and left out; of two rows for the same item and
+    reviewer the later counts. A row that is already its reviewer's label is not stored
+    again, so importing a file twice stores it once. Afterwards it says which samples have
+    verdicts still unlabelled (not counted for the mean corrected by labels) and on how many
+    verdicts reviewers disagree (every label kept; their mean counts)."""
     from localeval.history.store import open_history
     from localeval.labels.corrected import stored_people
     from localeval.labels.files import check_samples, plan_import, read_label_rows
@@ -91,6 +93,7 @@ def labels_import(
     from localeval.labels.store import LabelStore
     from localeval.report import history_text
     from localeval.results.person_values import RANDOM
+    from localeval.text import counted
 
     rows = read_label_rows(file)
     review = load_review_run(run, db_path)
@@ -98,10 +101,11 @@ def labels_import(
     plan = plan_import(review, rows, reviewer or default_reviewer(), str(file), random_sample)
     with LabelStore.open(review.db) as store:
         stored = store.add(review.run.id, plan.labels, only_changes=True)
+    already = len(plan.labels) - len(stored)
     echo(
-        f"Imported {len(stored)} labels into run {review.run.id}; "
-        f"{len(plan.labels) - len(stored)} were there already, {len(plan.unmatched)} matched "
-        "no verdict or score of the run"
+        f"Imported {counted(len(stored), 'label')} into run {review.run.id}; "
+        f"{already} {'was' if already == 1 else 'were'} there already, "
+        f"{len(plan.unmatched)} matched no verdict or score of the run"
     )
     not_random = sum(label.selection != RANDOM for label in stored)
     if not_random:
@@ -113,8 +117,8 @@ def labels_import(
         )
     if plan.superseded:
         echo(
-            f"Left out {plan.superseded} rows of {file} for a later row of the same item and "
-            "reviewer",
+            f"Left out {counted(plan.superseded, 'row')} of {file} for a later row of the same "
+            "item and reviewer",
             err=True,
         )
     if plan.unmatched:

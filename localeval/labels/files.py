@@ -213,12 +213,17 @@ def _named_item(review: ReviewRun, row: LabelRow) -> bool:
 
 def _by_text(review: ReviewRun, row: LabelRow, who: str, taken: set[_Key]) -> int | None:
     """The number of the first verdict of the row's metric saying the row's text that no
-    other row of the reviewer took; None when there is none."""
+    other row of the reviewer took. Where rows took them all, the last of them: the row
+    labels again an item the file labelled, and the later row counts, as for rows naming
+    a verdict by number. None when no verdict says the text."""
+    labelled_again = None
     for found in review.verdicts.get(row.sample_id, []):
-        key = (row.sample_id, row.metric, found.index, who)
-        if found.metric == row.metric and found.text == row.text and key not in taken:
+        if found.metric != row.metric or found.text != row.text:
+            continue
+        if (row.sample_id, row.metric, found.index, who) not in taken:
             return found.index
-    return None
+        labelled_again = found.index
+    return labelled_again
 
 
 def check_samples(review: ReviewRun, rows: Sequence[LabelRow], path: Path) -> None:

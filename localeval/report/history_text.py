@@ -11,7 +11,7 @@ from localeval.results.corrected import CorrectedSummary
 from localeval.results.diff import Comparison, MetricChange
 from localeval.results.gates import CORRECTED, JUDGE, GateResult
 from localeval.results.person_values import MetricLabels
-from localeval.text import printable
+from localeval.text import counted, printable
 
 
 def _number(value: float | None) -> str:
@@ -246,14 +246,17 @@ def label_notes(made: Mapping[str, MetricLabels], run_id: str, shown: int = 5) -
                 for sample, found in list(entry.missing.items())[:shown]
             ]
             more = ", ..." if len(entry.missing) > shown else ""
+            samples = counted(len(entry.missing), "sample")
+            have = "has" if len(entry.missing) == 1 else "have"
             notes.append(
-                f"{metric}: {len(entry.missing)} samples have verdicts still unlabelled, "
+                f"{metric}: {samples} {have} verdicts still unlabelled, "
                 f"not counted for the mean corrected by labels until each is complete: "
                 f"{', '.join(listed)}{more} (`localeval review {run_id}` marks them)"
             )
         if entry.disagreements:
+            disagreeing = counted(entry.disagreements, "verdict")
             notes.append(
-                f"{metric}: reviewers disagree on {entry.disagreements} verdicts; every label "
-                "is kept, and their mean counts as people's verdict"
+                f"{metric}: reviewers disagree on {disagreeing}; every label is kept, and their "
+                "mean counts as people's verdict"
             )
     return notes

@@ -26,6 +26,7 @@ from localeval.results.corrected import corrected_line
 from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import CORRECTED, advice
 from localeval.results.view import RunView, as_view
+from localeval.text import all_gates_pass
 
 
 def render_html(
@@ -46,6 +47,7 @@ def render_html(
         samples=_samples(run),
         CORRECTED=CORRECTED,
         advice=advice,
+        all_gates_pass=all_gates_pass,
         calibration_sentence=calibration_sentence,
         category_rows=_category_rows,
         corrected_estimates=lambda r: [

@@ -22,7 +22,7 @@ from localeval.results.corrected import corrected_words
 from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import GateResult, advice
 from localeval.results.view import RunView, Shortfall, SummaryRow, as_view
-from localeval.text import neutralised
+from localeval.text import all_gates_pass, neutralised
 
 #: characters of dataset text kept in a table cell or list item before it is cut
 CELL_CHARS = 140
@@ -128,7 +128,7 @@ def render_markdown(
     elif failed:
         headline = f"{FAIL} localeval: {len(failed)} of {len(gates)} quality gates failed"
     else:
-        headline = f"{PASS} localeval: all {len(gates)} quality gates pass"
+        headline = f"{PASS} localeval: {all_gates_pass(len(gates))}"
     judge = run.model("judge")
     review = md_code(f"localeval review {run.run_id or 'RUN'}", in_table=False)
     # the metric names and the baseline's id come from the results file: a code span

@@ -21,6 +21,7 @@ from localeval.prediction_powered import (
 )
 from localeval.results.person_values import MetricLabels, judged_throughout
 from localeval.results.summary import NO_CATEGORY, ScoreColumns
+from localeval.text import counted
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,8 @@ def corrected_words(entry: CorrectedSummary, review: str) -> str:
         left.append(f"{entry.n_incomplete} with verdicts still unlabelled")
     not_counted = f"; not counted: {', '.join(left)}" if left else ""
     if entry.n_disagreeing:
-        not_counted += f"; reviewers disagree on {entry.n_disagreeing} verdicts (their mean counts)"
+        disagreeing = counted(entry.n_disagreeing, "verdict")
+        not_counted += f"; reviewers disagree on {disagreeing} (their mean counts)"
     found = entry.estimate
     wanted = entry.n_labelled + entry.needed
     if found is None and entry.n_samples is not None and entry.n_samples < wanted:
