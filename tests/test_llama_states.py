@@ -194,12 +194,72 @@ def test_the_limit_is_a_models_toml_setting_and_an_option(tmp_path: Path) -> Non
     source = load_models_config().source.read_text(encoding="utf-8")
     entry = '[judges."smollm2-135m"]\n'
     models_file = tmp_path / "models.toml"
-    models_file.write_text(source.replace(entry, entry + "state_cache_gb = 7\n"))
+    models_file.write_text(source.replace(entry, entry + "state_cache_gb = 0.5\n"))
     models = load_models_config(models_file)
-    assert models.judge("smollm2-135m").settings.state_cache_gb == 7
-    assert models.judge().settings.state_cache_gb == 4
+    assert models.judge("smollm2-135m").settings.state_cache_gb == 0.5  # a decimal number
+    assert models.judge().settings.state_cache_gb is None  # sized from the disk
     changed = models.with_judge_setting("state_cache_gb", 0)
     assert {j.settings.state_cache_gb for j in changed.judges.values()} == {0}
-    models_file.write_text(source.replace(entry, entry + "state_cache_gb = -1\n"))
-    result = CliRunner().invoke(main, ["models", "--models", str(models_file)])
-    assert result.exit_code == 2 and "'state_cache_gb' must be a size in GB" in result.output
+    for wrong in ("-1", "true", '"4"', "inf"):
+        models_file.write_text(source.replace(entry, entry + f"state_cache_gb = {wrong}\n"))
+        result = CliRunner().invoke(main, ["models", "--models", str(models_file)])
+        assert result.exit_code == 2, wrong
+        assert "'state_cache_gb' must be a number of GB" in result.output, wrong
+
+
+def test_the_option_takes_a_decimal_number_of_gb(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"question": "Q?", "contexts": ["A."], "answer": "A."}\n')
+    args = ["evaluate", str(data), "-m", "bleu", "--estimate"]
+    refused = CliRunner().invoke(main, [*args, "--state-cache-gb", "-0.5"])
+    assert refused.exit_code == 2 and "--state-cache-gb" in refused.output
+    taken = CliRunner().invoke(main, [*args, "--state-cache-gb", "0.5"])
+    assert "--state-cache-gb" not in taken.output, taken.output
+
+
+def test_without_a_limit_the_states_take_half_the_free_disk_up_to_a_ceiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from localeval.backends import state_limit
+
+    free = {"bytes": 50 * 10**9}
+    monkeypatch.setattr(state_limit.shutil, "disk_usage", lambda _: shutil_usage(free["bytes"]))
+    store = default_store()
+    assert store is not None and store.limit_bytes == 25 * 10**9
+    # 500 samples of 1,500 context tokens at the default judge's 28.7 KB a token fit
+    assert store.limit_bytes >= 500 * 1500 * 28_700
+    store.save("0" * 64, TOKENS, STATE)
+    held = store.stats().size_bytes
+    again = default_store()
+    assert again is not None and again.limit_bytes == (50 * 10**9 + held) // 2
+    free["bytes"] = 10**13  # a large disk: the ceiling
+    assert default_store().limit_bytes == 64 * 10**9  # type: ignore[union-attr]
+
+
+def shutil_usage(free: int) -> object:
+    import shutil
+
+    return shutil._ntuple_diskusage(2 * free, free, free)  # type: ignore[attr-defined]
+
+
+def test_a_run_whose_states_did_not_fit_says_so_once_with_the_limit_to_keep_them_all(
+    tmp_path: Path,
+) -> None:
+    store = StateStore(tmp_path / "s", 3 * len(STATE))
+    assert store.room_note() is None
+    kept = [store.save(f"{n}" * 64, TOKENS, STATE) for n in range(4)]
+    assert kept == [True, True, False, False]  # this process's own states are not evicted
+    note = store.room_note()
+    assert note is not None
+    assert note.startswith("context states: 2 of 4 kept; the rest did not fit the limit of")
+    needed = float(note.split("A limit of ")[1].split(" GB")[0]) * 1e9
+    assert needed >= store.stats().size_bytes + 2 * (store.stats().size_bytes // 2)
+
+
+def test_a_folder_named_like_a_state_is_neither_counted_nor_removed(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "s", 10**9)
+    store.save("0" * 64, TOKENS, STATE)
+    (store.folder / "x.kv").mkdir()
+    assert store.stats().entries == 1
+    assert store.clear() == 1
+    assert store.stats().entries == 0 and (store.folder / "x.kv").is_dir()

@@ -17,6 +17,7 @@ from localeval.backends.files import check_gguf
 from localeval.backends.llama_count import CountingLlamaJudge, measure_speed
 from localeval.backends.llama_judge import LlamaJudge
 from localeval.backends.llama_settings import LlamaCppSettings, verified_identity
+from localeval.backends.state_limit import checked_gigabytes
 from localeval.errors import ConfigError
 from localeval.judge import JudgeSpeed, ModelIdentity
 
@@ -58,7 +59,7 @@ class LlamaCppBackend:
             seed=number("seed", 0, "a seed", 2**32 - 1),
             batch_size=number("batch_size", 1, "a number of tokens"),
             chat_template=typed_setting(table, "chat_template", str, where),
-            state_cache_gb=number("state_cache_gb", 0, "a size in GB (0: keep no states)"),
+            state_cache_gb=_gigabytes(table, where),
         )
 
     def identify(self, name: str, settings: LlamaCppSettings) -> ModelIdentity:
@@ -86,3 +87,9 @@ class LlamaCppBackend:
 
 
 JUDGE_BACKEND = LlamaCppBackend()
+
+
+def _gigabytes(table: Mapping[str, Any], where: str) -> float | None:
+    """state_cache_gb, a decimal number of GB; None where the entry gives none."""
+    value = table.get("state_cache_gb")
+    return None if value is None else checked_gigabytes(value, where)

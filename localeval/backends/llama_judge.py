@@ -30,6 +30,7 @@ import numpy as np
 from localeval.backends.grammar_sampling import GreedyGrammarSampler
 from localeval.backends.llama_settings import LlamaCppSettings, verified_identity
 from localeval.backends.llama_states import (
+    LOG,
     MIN_KEPT_TOKENS,
     StateStore,
     default_store,
@@ -358,6 +359,9 @@ class LlamaJudge:
         raise JudgeError(f"judge output exceeded the schema's bound of {limit} tokens")
 
     def close(self) -> None:
+        note = self.states.room_note() if self.states is not None else None
+        if note is not None:
+            LOG.warning("note: %s", note)
         for sampler in self._samplers.values():
             sampler.close()
         self._llm.close()

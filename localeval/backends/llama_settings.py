@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from localeval.backends.files import check_gguf, require
-from localeval.backends.llama_states import DEFAULT_LIMIT_GB
 from localeval.judge import ModelIdentity
 
 #: bump when the way a judge call turns into a value changes (llama_judge's yes/no tokens, how a
@@ -31,8 +30,9 @@ class LlamaCppSettings:
     seed: int = 1234
     batch_size: int = 512
     chat_template: str | None = None
-    #: the size limit of the context states kept on disk, in GB (0: keep none)
-    state_cache_gb: int = int(DEFAULT_LIMIT_GB)
+    #: the size limit of the context states kept on disk, in GB (0: keep none; None: half
+    #: the disk's free space, at most 64 GB)
+    state_cache_gb: float | None = None
 
 
 def judge_settings(settings: LlamaCppSettings) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.backends.files import user_cache_folder
+from localeval.backends.state_limit import gigabytes, limit_from_disk, room_note
 
 LOG = logging.getLogger("localeval.states")
 
@@ -58,10 +59,6 @@ _TEMP_PREFIX = ".tmp-"
 #: temporary files older than this are a crashed writer's, and removed
 _STALE_TEMP_SECONDS = 3600.0
 _LENGTH = struct.Struct("<Q")
-
-#: the size limit when models.toml and the command line say none, in GB (10^9 bytes):
-#: ~70 samples of 2,000 context tokens with the default judge (docs/measurements/speed.md)
-DEFAULT_LIMIT_GB = 4.0
 
 #: the shortest shared part whose state is kept on disk, in tokens. Loading a state beats
 #: evaluating it from a few tokens on (docs/measurements/speed.md: the break-even); the
@@ -91,14 +88,16 @@ class StoreStats:
     folder: Path | None
     entries: int
     size_bytes: int
+    #: the limit where no judge sets one: half the disk's free space, at most 64 GB
+    default_limit_bytes: int = 0
 
     def lines(self) -> list[str]:
         if self.folder is None:
             return ["context states: none (no user cache folder)"]
         return [
-            f"context states kept: {self.entries} ({self.size_bytes / 1e6:.1f} MB; limit: "
-            f"state_cache_gb of the judge's models.toml entry, default {DEFAULT_LIMIT_GB:g} "
-            f"GB) in {self.folder}"
+            f"context states kept: {self.entries} ({self.size_bytes / 1e6:.1f} MB) in "
+            f"{self.folder}; limit: a judge's state_cache_gb, else half the disk's free "
+            f"space up to 64 GB (here {gigabytes(self.default_limit_bytes)})"
         ]
 
 
@@ -111,6 +110,8 @@ class StateStore:
         #: the entries this process has saved or read: never evicted for its own saves
         self._used: set[Path] = set()
         self._warned = False
+        #: this process's saves kept, and those refused for want of room (and their bytes)
+        self.kept = self.refused = self.refused_bytes = 0
 
     def path(self, key: str) -> Path:
         return self.folder / f"{key}{SUFFIX}"
@@ -174,9 +175,11 @@ class StateStore:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             if not self._make_room(size):
+                self.refused, self.refused_bytes = self.refused + 1, self.refused_bytes + size
                 return False
             self._write(self.path(key), [MAGIC, _LENGTH.pack(len(header)), header, state])
             self._used.add(self.path(key))
+            self.kept += 1
             reference = json.dumps({"target": key}).encode("utf-8")
             for other in shorter:
                 if not self.contains(other):
@@ -217,7 +220,8 @@ class StateStore:
                 if now - info.st_mtime > _STALE_TEMP_SECONDS:
                     _unlink(Path(entry.path))
                 continue
-            if entry.name.endswith(SUFFIX):
+            # a folder or link named like an entry is not the store's: never counted or removed
+            if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
                 yield Path(entry.path), info
 
     def _make_room(self, size: int) -> bool:
@@ -238,7 +242,12 @@ class StateStore:
     def stats(self) -> StoreStats:
         entries = list(self._entries())
         size = sum(info.st_size for _, info in entries)
-        return StoreStats(self.folder, len(entries), size)
+        return StoreStats(self.folder, len(entries), size, limit_from_disk(self.folder, size))
+
+    def room_note(self) -> str | None:
+        """What to say once this process is done where its states did not all fit."""
+        held = sum(info.st_size for _, info in self._entries()) if self.refused else 0
+        return room_note(self.kept, self.refused, self.refused_bytes, held, self.limit_bytes)
 
     def clear(self) -> int:
         """Delete every entry (and the names of shorter prefixes); how many were deleted."""
@@ -250,12 +259,17 @@ class StateStore:
         return deleted
 
 
-def default_store(limit_gb: float = DEFAULT_LIMIT_GB) -> StateStore | None:
-    """The user's store with this limit; None when there is no cache folder or the limit is 0."""
+def default_store(limit_gb: float | None = None) -> StateStore | None:
+    """The user's store with this limit (None: sized from the disk, localeval.backends.
+    state_limit); None when there is no cache folder or the limit is 0."""
     folder = states_folder()
-    if folder is None or limit_gb <= 0:
+    if folder is None or (limit_gb is not None and limit_gb <= 0):
         return None
-    return StateStore(folder, int(limit_gb * 1e9))
+    if limit_gb is not None:
+        return StateStore(folder, int(limit_gb * 1e9))
+    store = StateStore(folder, 0)
+    store.limit_bytes = limit_from_disk(folder, store.stats().size_bytes)
+    return store
 
 
 def store_stats() -> StoreStats:

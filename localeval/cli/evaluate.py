@@ -232,12 +232,13 @@ kept: the same command continues it).
 )
 @click.option(
     "--state-cache-gb",
-    type=click.IntRange(min=0),
+    type=click.FloatRange(min=0, max=1e6),
     default=None,
     metavar="GB",
     help="Keep at most this much of the llama.cpp judge's context states (each sample's "
-    "contexts, read once, for later runs) in the user's cache folder; 0 keeps none. "
-    "Default: the judge's models.toml state_cache_gb, else 4.",
+    "contexts, read once, for later runs) in the user's cache folder; a decimal number, 0 keeps "
+    "none. Default: the judge's models.toml state_cache_gb, else half the disk's free space, "
+    "at most 64.",
 )
 @click.option(
     "--shard",
@@ -292,7 +293,7 @@ def evaluate(
     until_decided: bool,
     margin: float | None,
     use_cache: bool,
-    state_cache_gb: int | None,
+    state_cache_gb: float | None,
     skip_invalid: bool,
     shard: str | None,
     estimate_only: bool,

@@ -114,7 +114,7 @@ class EvaluationRequest:
     cache_db: Location | None = None
     #: the size limit of the llama.cpp judge's context states on disk, in GB (None: the
     #: judge's models.toml entry's; 0: keep none)
-    state_cache_gb: int | None = None
+    state_cache_gb: float | None = None
     #: the metrics' own options by name (e.g. the rubric's criteria_file)
     metric_options: Mapping[str, Any] = field(default_factory=dict)
     #: the share of samples that must have a score for a metric's gate to pass
