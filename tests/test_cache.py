@@ -129,7 +129,10 @@ def test_cache_commands(db: Location, opened_connections: Connections) -> None:
     judge.yes_probability(PROMPT)
     result = CliRunner().invoke(main, ["cache", "stats"])
     assert result.exit_code == 0
-    assert "judge calls cached: 1 (yes_probability: 1), from 1 judge model(s)" in result.stdout
+    assert (
+        "judge calls cached: 1 (yes_probability: 1), from 1 judge model; prompt length checks "
+        "cached: 0"
+    ) in result.stdout
     result = CliRunner().invoke(main, ["cache", "clear", "--yes"])
     assert result.exit_code == 0
     assert (
@@ -159,3 +162,19 @@ def test_window_checks_are_cached_but_not_counted_as_judge_calls(db: Location) -
     judge.yes_probability(PROMPT)
     judge.yes_probability(PROMPT)
     assert judge.usage.cached_calls == 1
+
+
+def test_a_call_and_its_length_check_count_as_one_judge_call(db: Location) -> None:
+    """A verdict asks the judge once; whether its prompt fits is tokenization, cached beside
+    it but never counted as a call, in `cache stats` as in `cache clear`."""
+    judge, _ = cached_judge(db, [0.5])
+    assert judge.fits(PROMPT)
+    judge.yes_probability(PROMPT)
+    stats = CliRunner().invoke(main, ["cache", "stats"])
+    assert stats.exit_code == 0, stats.output
+    assert (
+        "judge calls cached: 1 (yes_probability: 1), from 1 judge model; prompt length "
+        "checks cached: 1\n"
+    ) in stats.stdout
+    cleared = CliRunner().invoke(main, ["cache", "clear", "--yes"])
+    assert cleared.stdout.startswith("Deleted 1 cached judge calls, 0 cached embeddings")

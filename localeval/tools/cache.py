@@ -46,6 +46,7 @@ from localeval.judge import (
     Usage,
 )
 from localeval.schema import Schema, to_gbnf
+from localeval.text import counted
 from localeval.tools.cache_entries import (
     CacheTables,
     JudgeEntry,
@@ -222,8 +223,15 @@ class CachedJudge:
     def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
         # a question of tokenization: cached too, so a warm run needs no model for it
         return bool(
-            self._call("fits", prompt, reserve, lambda j: j.fits(prompt, reserve), counted=False)
+            self._call(
+                LENGTH_CHECK, prompt, reserve, lambda j: j.fits(prompt, reserve), counted=False
+            )
         )
+
+
+#: the cache's entries of whether a prompt fits the judge's window: tokenization, not a
+#: call to the judge, so never counted as one
+LENGTH_CHECK = "fits"
 
 
 def _session_of(judge: Judge) -> Judge:
@@ -298,10 +306,13 @@ class CacheStats:
     saved_generated_tokens: int
 
     def lines(self) -> list[str]:
-        kinds = ", ".join(f"{k}: {n}" for k, n in sorted(self.judge_entries.items())) or "none"
+        calls = {k: n for k, n in self.judge_entries.items() if k != LENGTH_CHECK}
+        kinds = ", ".join(f"{k}: {n}" for k, n in sorted(calls.items())) or "none"
+        checks = self.judge_entries.get(LENGTH_CHECK, 0)
         return [
-            f"judge calls cached: {sum(self.judge_entries.values())} ({kinds}), "
-            f"from {self.judge_models} judge model(s)",
+            f"judge calls cached: {sum(calls.values())} ({kinds}), "
+            f"from {counted(self.judge_models, 'judge model')}; prompt length checks cached: "
+            f"{checks}",
             f"embeddings cached: {self.embedding_entries}",
             f"each full re-use saves {self.saved_prompt_tokens} prompt tokens and "
             f"{self.saved_generated_tokens} generated tokens",
@@ -333,8 +344,10 @@ def _cache_stats(connection: Database) -> CacheStats:
 
 
 def clear_cache(connection: Database) -> tuple[int, int]:
-    """Delete every cached judge call and embedding; return how many of each were deleted."""
+    """Delete every cached judge call and embedding; return how many of each were deleted
+    (the prompt length checks deleted with them are not calls)."""
     with connection.transaction("clearing the cache") as db:
+        db.execute("DELETE FROM judge_cache WHERE kind = ?", (LENGTH_CHECK,))
         judged = db.execute("DELETE FROM judge_cache").rowcount
         embedded = db.execute("DELETE FROM embedding_cache").rowcount
     with connection.translating("compacting the database"):
