@@ -42,6 +42,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("localeval.labels",),
     ("localeval.tools",),
     ("localeval.estimate",),
+    # whether this install can evaluate here (`localeval doctor`)
+    ("localeval.doctor",),
     # side by side: each uses models through localeval.tools, none the others' modules
     ("localeval.evaluation", "localeval.pairwise", "localeval.testset"),
     ("localeval.calibration",),
