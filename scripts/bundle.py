@@ -22,10 +22,10 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import locks  # noqa: E402
-import provision_models  # noqa: E402
+import provision_models
 
-from localeval.backends.files import sha256_file  # noqa: E402
+import locks
+from localeval.backends.files import sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = "MANIFEST.json"
@@ -178,8 +178,10 @@ def main() -> None:
             for path in sorted(p for p in out.iterdir() if p.name != MANIFEST):
                 archive.add(path, arcname=path.name)
         partial.replace(args.out)
-    size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file()) if not as_tar else (
-        args.out.stat().st_size
+    size = (
+        sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
+        if not as_tar
+        else (args.out.stat().st_size)
     )
     print(f"bundle: done: {args.out} ({size / 1e9:.2f} GB)")
 

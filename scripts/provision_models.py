@@ -133,7 +133,8 @@ def entries(models_file: Path) -> list[tuple[str, Model, dict[str, Any] | None]]
     found: list[tuple[str, Model, dict[str, Any] | None]] = []
     for role in ("judges", "embedders"):
         for name, table in (raw.get(role) or {}).items():
-            path = (base / table["path"]).resolve()
+            # normalised, not resolved: a bundle keeps the path as models.toml gives it
+            path = Path(os.path.normpath(base / table["path"]))
             weights = table.get("weights", "model.safetensors")
             model = Model(name, path, table.get("sha256"), weights)
             found.append((role, model, table.get("provision")))
