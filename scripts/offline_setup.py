@@ -173,6 +173,18 @@ def install(unpacked: Path, python: str, manifest: dict[str, Any]) -> None:
     subprocess.run([vpython, "scripts/llama_build.py"], check=True, env=env, cwd=ROOT)
     (wheel,) = (unpacked / "wheels").glob("localeval-*.whl")
     subprocess.run([*pip, str(wheel)], check=True, env=env)
+    if manifest.get("with_tests"):
+        keep_sources(unpacked / "wheels", venv)
+
+
+def keep_sources(wheels: Path, venv: Path) -> None:
+    """The llama-cpp-python sdist, which the real-server tests build llama-server from, kept
+    where the venv's pip finds it with no index (scripts/llama_server_build.py downloads it)."""
+    sources = venv / "localeval-sources"
+    sources.mkdir(exist_ok=True)
+    for sdist in wheels.glob("llama_cpp_python-*.tar.gz"):
+        shutil.copy2(sdist, sources / sdist.name)
+    (venv / "pip.conf").write_text(f"[global]\nno-index = true\nfind-links = {sources}\n")
 
 
 def unpack(bundle: Path) -> Path:
@@ -206,9 +218,19 @@ def main() -> int:
         print(f"setup: refused: {why}; nothing was installed", file=sys.stderr)
         return 2
     unpacked = unpack(bundle)
-    install(unpacked, sys.executable, manifest)
-    if unpacked != bundle:
-        shutil.rmtree(unpacked)
+    try:
+        install(unpacked, sys.executable, manifest)
+    except subprocess.CalledProcessError as failed:
+        step = " ".join(str(part) for part in failed.cmd[:4])
+        print(
+            f"setup: failed: {step} ... exited with {failed.returncode} (its output is above); "
+            "the .venv is incomplete and a re-run builds it again",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        if unpacked != bundle:
+            shutil.rmtree(unpacked, ignore_errors=True)
     record = {"manifest": manifest_digest(manifest), "commit": manifest["commit"]}
     marker.write_text(json.dumps(record) + "\n")  # last: the install is complete
     say("done")

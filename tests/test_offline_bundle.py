@@ -75,8 +75,11 @@ def test_bundle_installs_and_evaluates_with_no_network(tmp_path: Path) -> None:
     assert "differs from the manifest (sha256 mismatch); nothing was installed" in refused.stderr
     assert not (target / ".venv").exists()
 
+    # what an interrupted earlier try leaves: a .venv without the completion marker
+    (target / ".venv" / "bin").mkdir(parents=True)
     installed = run([*offline, "scripts/setup.sh", "--offline", str(bundle)], target)
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "setup: removing the incomplete .venv of an earlier try" in installed.stdout
     assert installed.stdout.splitlines()[-1] == "setup: done"
     assert not (target / ".localeval-bundle").exists()
 
