@@ -95,6 +95,8 @@ def add_models(out: Path, models_file: Path, names: set[str] | None) -> list[str
     if unknown:
         raise SystemExit(f"bundle: no model {', '.join(sorted(unknown))} in {models_file}")
     base = models_file.resolve().parent
+    keep = {out / "models" / bundle_path(model.path, base) for _, model, _ in chosen}
+    drop_others(out / "models", keep)
     for role, model, recipe in chosen:
         if recipe is not None:
             provision = provision_models.provision_judge
@@ -111,6 +113,14 @@ def add_models(out: Path, models_file: Path, names: set[str] | None) -> list[str
             shutil.copyfile(model.path, where)
     shutil.copyfile(models_file, out / "models.toml")
     return [model.name for _, model, _ in chosen]
+
+
+def drop_others(folder: Path, keep: set[Path]) -> None:
+    """Remove what an earlier run with other --models left in the bundle's models folder."""
+    for path in sorted(folder.rglob("*"), reverse=True) if folder.is_dir() else []:
+        inside = any(path == k or k in path.parents or path in k.parents for k in keep)
+        if not inside:
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
 
 
 def bundle_path(path: Path, base: Path) -> Path:
