@@ -167,6 +167,7 @@ def main() -> None:
     pip("download", "--no-deps", "--require-hashes", "-d", str(out / "wheels"),
         *target_options(args.platform, args.python), "-r", str(build))  # fmt: skip
     shutil.copyfile(lock, out / "locks" / "requirements.txt")
+    shutil.copyfile(build, out / "locks" / "build.txt")
     commit = add_sources(out)
     names = set(args.models.split(",")) if args.models else None
     models = add_models(out, provision_models.DEFAULT_MODELS, names)

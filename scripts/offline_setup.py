@@ -174,16 +174,19 @@ def install(unpacked: Path, python: str, manifest: dict[str, Any]) -> None:
     (wheel,) = (unpacked / "wheels").glob("localeval-*.whl")
     subprocess.run([*pip, str(wheel)], check=True, env=env)
     if manifest.get("with_tests"):
-        keep_sources(unpacked / "wheels", venv)
+        keep_sources(unpacked, venv)
 
 
-def keep_sources(wheels: Path, venv: Path) -> None:
-    """The llama-cpp-python sdist, which the real-server tests build llama-server from, kept
-    where the venv's pip finds it with no index (scripts/llama_server_build.py downloads it)."""
+def keep_sources(unpacked: Path, venv: Path) -> None:
+    """The llama-cpp-python sdist, which the real-server tests build llama-server from, and
+    what pip needs to read it (the build requirements), kept where the venv's pip finds them
+    with no index (scripts/llama_server_build.py pip-downloads the sdist)."""
     sources = venv / "localeval-sources"
     sources.mkdir(exist_ok=True)
-    for sdist in wheels.glob("llama_cpp_python-*.tar.gz"):
-        shutil.copy2(sdist, sources / sdist.name)
+    wanted = {"llama-cpp-python", *locks.read_pins(unpacked / "locks" / "build.txt")}
+    for item in (unpacked / "wheels").iterdir():
+        if locks.normalise(item.name.split("-")[0]) in wanted:
+            shutil.copy2(item, sources / item.name)
     (venv / "pip.conf").write_text(f"[global]\nno-index = true\nfind-links = {sources}\n")
 
 
