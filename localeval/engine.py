@@ -50,7 +50,14 @@ from localeval.metrics import (
     metric_names,
     public_settings,
 )
-from localeval.results.model import RunInfo, RunResult, SampleResult, new_run_id, now
+from localeval.results.model import (
+    RunInfo,
+    RunResult,
+    SampleResult,
+    new_run_id,
+    now,
+    software_versions,
+)
 
 
 def order_metrics(names: Iterable[str]) -> list[str]:
@@ -101,6 +108,7 @@ def describe_run(
         dataset=dataset,
         dataset_sha256=dataset_sha256,
         metric_settings={m.name: metric_settings(m) for m in metrics},
+        software=software_versions(),
     )
 
 

@@ -182,8 +182,11 @@ def judge_reply(reply: dict[str, object]) -> Verdict:
 def fetch_sources(into: Path) -> Path:
     """llama.cpp's sources from the llama-cpp-python sdist, pip-downloaded into `into`."""
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "download", "--quiet"]
+    # the sdist only: its build requirements (which pip installs to read it) may be wheels,
+    # as an offline install keeps them (scripts/offline_setup.py)
     subprocess.run(
-        [*pip, "--no-deps", "--no-binary", ":all:", "-d", str(into), PACKAGE], check=True
+        [*pip, "--no-deps", "--no-binary", "llama-cpp-python", "-d", str(into), PACKAGE],
+        check=True,
     )
     (sdist,) = into.glob(f"llama_cpp_python-{VERSION}.tar.gz")
     with tarfile.open(sdist) as archive:

@@ -125,19 +125,41 @@ def provision_embedder(config: Model, recipe: dict[str, list[str]]) -> str:
     return "installed"
 
 
-def recipes(models_file: Path) -> list[tuple[str, Model, dict[str, Any]]]:
-    """Each model of models.toml that has a [provision] table, with that table."""
+def entries(models_file: Path) -> list[tuple[str, Model, dict[str, Any] | None]]:
+    """Each model of models.toml: its role, what provisioning needs of it, and its
+    [provision] table (None for a user's own file or folder)."""
     raw = tomllib.loads(models_file.read_text(encoding="utf-8"))
     base = models_file.resolve().parent
-    found: list[tuple[str, Model, dict[str, Any]]] = []
+    found: list[tuple[str, Model, dict[str, Any] | None]] = []
     for role in ("judges", "embedders"):
         for name, table in (raw.get(role) or {}).items():
-            if "provision" in table:
-                path = (base / table["path"]).resolve()
-                weights = table.get("weights", "model.safetensors")
-                model = Model(name, path, table.get("sha256"), weights)
-                found.append((role, model, table["provision"]))
+            # normalised, not resolved: a bundle keeps the path as models.toml gives it
+            path = Path(os.path.normpath(base / table["path"]))
+            weights = table.get("weights", "model.safetensors")
+            model = Model(name, path, table.get("sha256"), weights)
+            found.append((role, model, table.get("provision")))
     return found
+
+
+def recipes(models_file: Path) -> list[tuple[str, Model, dict[str, Any]]]:
+    """Each model of models.toml that has a [provision] table, with that table."""
+    return [(role, m, recipe) for role, m, recipe in entries(models_file) if recipe is not None]
+
+
+def require_present(role: str, model: Model) -> None:
+    """Stop, naming the model, unless its file (or folder) is there with its sha256."""
+    check = (
+        check_gguf(model.path, model.sha256)
+        if role == "judges"
+        else check_embedder_dir(model.path, model.weights, model.sha256)
+    )
+    if not check.ok:
+        raise SystemExit(f"provision: model {model.name} is not usable at {model.path}")
+
+
+def project_version() -> str:
+    pyproject = DEFAULT_MODELS.with_name("pyproject.toml").read_text(encoding="utf-8")
+    return str(tomllib.loads(pyproject)["project"]["version"])
 
 
 def main() -> None:

@@ -10,10 +10,20 @@
 #   LOCALEVAL_SKIP_BROWSER=1      no Chromium (only the HTML report's browser test needs it)
 #   LOCALEVAL_SKIP_POSTGRES=1     no PostgreSQL server programs (only the tests marked
 #                                 `postgres` need them: they start a server of their own)
-#   LOCALEVAL_TORCH_INDEX=URL     where pip gets torch (e.g. https://download.pytorch.org/whl/cpu
-#                                 for the small CPU build where PyPI offers only the CUDA one)
+#   LOCALEVAL_TORCH_INDEX=URL     where pip gets torch's locked build besides PyPI: on Linux
+#                                 the CPU build (torch 2.13.0+cpu) is only on
+#                                 https://download.pytorch.org/whl/cpu
+#
+# scripts/setup.sh --offline BUNDLE   installs from a bundle that scripts/bundle.sh made (a
+#                                      folder or its .tar), with no network: see
+#                                      scripts/offline_setup.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = --offline ]; then
+    [ $# -eq 2 ] || { echo "usage: scripts/setup.sh --offline BUNDLE" >&2; exit 2; }
+    exec "${PYTHON:-python3}" scripts/offline_setup.py "$2"
+fi
 
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
@@ -31,13 +41,28 @@ PYTHONPATH=. .venv/bin/python scripts/provision_models.py
 GPU="$(.venv/bin/python scripts/llama_build.py --which-gpu)"
 export LOCALEVAL_GPU="$GPU"
 
-# PyTorch for the embedder. On the CPU: pinned, since an unpinned "torch" pulls a
-# multi-GB CUDA build. On a GPU: a CUDA build, the default torch wheel on Linux.
-TORCH_ARGS=("torch==2.13.0")
-[ -n "${LOCALEVAL_TORCH_INDEX:-}" ] && TORCH_ARGS+=(--index-url "$LOCALEVAL_TORCH_INDEX")
-if ! .venv/bin/python -c "import torch" 2>/dev/null; then
-    echo "setup: installing torch 2.13.0 (for $GPU)"
-    "${PIP[@]}" install --quiet "${TORCH_ARGS[@]}"
+# Every package pinned with its sha256 (locks/, made by scripts/lock.sh), torch's CPU or CUDA
+# build among them; llama-cpp-python apart, compiled below for this CPU. Where no lock fits
+# (another platform), pyproject's ranges, unhashed, as a fallback that says so.
+if [ "$GPU" = cuda ]; then TARGET_ARGS=(--gpu); else TARGET_ARGS=(); fi
+LOCK="locks/$(.venv/bin/python scripts/locks.py target "${TARGET_ARGS[@]}")/test.txt"
+TORCH_INDEX=()
+# torch's Linux CPU build is not on PyPI: PyTorch's CPU index carries it
+[ -n "${LOCALEVAL_TORCH_INDEX:-}" ] && TORCH_INDEX+=(--extra-index-url "$LOCALEVAL_TORCH_INDEX")
+if [ -f "$LOCK" ]; then
+    echo "setup: installing the packages of $LOCK (pinned, sha256-checked)"
+    .venv/bin/python scripts/locks.py without llama-cpp-python "$LOCK" >.venv/localeval-lock.txt
+    "${PIP[@]}" install --quiet --require-hashes --no-deps "${TORCH_INDEX[@]}" \
+        -r .venv/localeval-lock.txt
+    LOCALEVAL_ITSELF=(--no-deps -e .)
+else
+    echo "setup: warning: no lock for this machine ($LOCK); installing from pyproject.toml's" \
+         "ranges, without hashes" >&2
+    if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+        echo "setup: installing torch 2.13.0 (for $GPU)"
+        "${PIP[@]}" install --quiet "torch==2.13.0" "${TORCH_INDEX[@]}"
+    fi
+    LOCALEVAL_ITSELF=(-e ".[test,ray]")
 fi
 if [ "$GPU" = "cuda" ] && ! .venv/bin/python -c "import sys, torch; sys.exit(torch.version.cuda is None)"; then
     echo "setup: warning: the installed torch has no CUDA support; the embedder runs on" \
@@ -49,7 +74,7 @@ fi
 .venv/bin/python scripts/llama_build.py
 
 echo "setup: installing localeval"
-"${PIP[@]}" install --quiet -e ".[test,ray]"
+"${PIP[@]}" install --quiet "${LOCALEVAL_ITSELF[@]}"
 
 # A program the tests need, from Debian's packages (apt, as root or through sudo):
 # apt_install PACKAGE WHAT FOR OTHERWISE (what to do where there is no apt-get).

@@ -328,3 +328,25 @@ def test_python_dash_m_localeval_runs_the_command_line() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "evaluate" in done.stdout
+
+
+def test_results_name_the_versions_that_change_numbers(
+    stand_ins: StandIns, data: Path, tmp_path: Path
+) -> None:
+    from importlib import metadata
+
+    use_fakes(stand_ins, good_answers())
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(main, ["evaluate", str(data), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    software = json.loads(out.read_text())["run"]["software"]
+    assert software["python"] == ".".join(map(str, sys.version_info[:3]))
+    # each as installed here (torch's local label "+cpu" included)
+    for name in ("llama-cpp-python", "torch", "sentence-transformers", "transformers"):
+        assert software[name] == metadata.version(name)
+    assert software["localeval"] == metadata.version("localeval")
+    # the run's history keeps them: the run shown later says the same
+    again = tmp_path / "again.json"
+    shown = CliRunner().invoke(main, ["runs", "show", "latest", "-o", str(again)])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(again.read_text())["run"]["software"] == software

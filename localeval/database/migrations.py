@@ -188,6 +188,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN until_decided TEXT;  -- JSON object
     """,
+    # 15: the versions of Python and of the packages that change a run's numbers
+    #    (results.json's run.software); NULL for runs recorded before
+    """
+    ALTER TABLE runs ADD COLUMN software TEXT;  -- JSON object
+    """,
 ]
 
 #: the schema version a database has once every migration is applied

@@ -26,7 +26,7 @@ RUN_FIELDS = (
     "id, created, finished, fingerprint, dataset_path, dataset_sha256, n_samples, judge_name, "
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, localeval_version, skipped_rows, judge_settings, judge_extra, "
-    "embedder_extra, shard, invalid, until_decided"
+    "embedder_extra, shard, invalid, until_decided, software"
 )
 SAMPLE_FIELDS = (
     "run_id, sample_id, position, line, category, judge_calls, cached_calls, prompt_tokens, "

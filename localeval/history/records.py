@@ -85,7 +85,7 @@ RUN_COLUMNS = (
     "judge_sha256, embedder_name, embedder_sha256, prompt_version, metrics, metric_settings, "
     "thresholds, gates, (SELECT count(*) FROM run_samples s WHERE s.run_id = runs.id), "
     "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, heartbeat, shard, invalid, "
-    "until_decided"
+    "until_decided, software"
 )
 
 #: the keys of a judge record that have columns of their own
@@ -146,6 +146,7 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
         skipped_rows=json.loads(row[17]),
         shard=row[23],
         until_decided=json.loads(row[25]) if row[25] is not None else None,
+        software=json.loads(row[26]) if row[26] is not None else {},
     )
     return StoredRun(
         info=info,

@@ -107,8 +107,8 @@ class RunStore(RunReads, Closing):
                     "n_samples, judge_name, judge_sha256, embedder_name, embedder_sha256, "
                     "prompt_version, metrics, metric_settings, thresholds, localeval_version, "
                     "skipped_rows, judge_settings, judge_extra, embedder_extra, owner, "
-                    "heartbeat, shard) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "heartbeat, shard, software) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         info.run_id,
                         info.created,
@@ -132,6 +132,7 @@ class RunStore(RunReads, Closing):
                         self._owner_text,
                         time.time(),
                         info.shard,
+                        json_text(info.software) if info.software else None,
                     ),
                 )
         except BaseException:

@@ -69,6 +69,8 @@ def run_object(info: RunInfo, usage: Usage) -> dict[str, Any]:
         run["shard"] = info.shard
     if info.until_decided is not None:
         run["until_decided"] = info.until_decided
+    if info.software:
+        run["software"] = info.software
     return run
 
 

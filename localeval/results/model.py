@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import platform
 import secrets
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 from localeval.data.samples import Sample
@@ -12,6 +14,28 @@ from localeval.judge import Usage
 from localeval.metrics import MetricResult
 from localeval.results.summary import ScoreColumns
 from localeval.stats import MetricSummary
+
+#: the packages whose version can change a run's numbers: the judge's llama.cpp, the embedder's
+#: stack, and localeval itself
+NUMBER_PACKAGES = (
+    "localeval",
+    "llama-cpp-python",
+    "torch",
+    "sentence-transformers",
+    "transformers",
+)
+
+
+def software_versions() -> dict[str, str | None]:
+    """Python's version and each of NUMBER_PACKAGES' installed versions (None where absent),
+    read from the installed metadata, so nothing is imported."""
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in NUMBER_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 def new_run_id() -> str:
@@ -57,6 +81,9 @@ class RunInfo:
     skipped_rows: list[dict[str, Any]] = field(default_factory=list)
     #: "K/N" when the run scored the K-th of N shards of the dataset (evaluate --shard)
     shard: str | None = None
+    #: the versions of Python and of the packages that change a run's numbers
+    #: (software_versions); empty for a run recorded before they were
+    software: dict[str, str | None] = field(default_factory=dict)
     #: results.json's `run.until_decided`: the comparison `evaluate --until-decided` made
     #: (localeval.results.decision); None for a run no such comparison scored
     until_decided: dict[str, Any] | None = None
