@@ -134,10 +134,7 @@ def failure_message(quality: QualityRun, source: str) -> str:
     ]
     lines += [f"  FAIL {g.explanation()}" for g in failed]
     if passed:
-        lines.append(
-            "  passed: "
-            + ", ".join(f"{g.metric} {view.fmt(g.value)} >= {g.threshold:.2f}" for g in passed)
-        )
+        lines.append("  passed: " + "; ".join(g.line() for g in passed))
     worst = [w for w in quality.view().worst(WORST_IN_MESSAGE) if w.below]
     if worst:
         lines.append("  worst samples:")

@@ -241,9 +241,10 @@ def test_an_uncalibrated_judge_says_so() -> None:
     status = calibration_status({"name": "j"}, ["faithfulness", "bleu", "answer_relevancy"])
     assert status is not None and status.uncalibrated == ["faithfulness", "answer_relevancy"]
     assert calibration_sentence(status) == (
-        "Judge j is not calibrated for faithfulness, answer_relevancy: those scores are its "
-        "raw P(Yes), on its own scale (`localeval calibrate --fit` fits a map from labelled "
-        "rows)."
+        "Judge j is not calibrated for faithfulness, answer_relevancy: those scores are the "
+        "judge's own confidence, not the share of people who would agree; the mean corrected "
+        "by your labels reads on people's scale (`localeval calibrate --fit` fits a map from "
+        "labelled rows)."
     )
     mapped = {"name": "j", "calibration": {"supported": {}, "answers": {}}}
     assert calibration_sentence(calibration_status(mapped, ["faithfulness"])).startswith(  # type: ignore[arg-type]
@@ -280,8 +281,9 @@ def test_context_precision_is_named_uncalibrated_only_where_the_judge_decides() 
     assert status is not None and status.uncalibrated == metrics
     assert calibration_sentence(status) == (
         "Judge j is not calibrated for faithfulness, context_precision (the chunks of Chinese "
-        "samples): those scores are its raw P(Yes), on its own scale (`localeval calibrate "
-        "--fit` fits a map from labelled rows)."
+        "samples): those scores are the judge's own confidence, not the share of people who "
+        "would agree; the mean corrected by your labels reads on people's scale (`localeval "
+        "calibrate --fit` fits a map from labelled rows)."
     )
     embedded = {"context_precision": {"usefulness": "en=embedder zh=embedder"}}
     for settings in (embedded, {}, None):
@@ -389,14 +391,12 @@ def test_the_html_report_shows_the_calibration_and_its_reliability_diagram() -> 
     assert "chart reliability" not in render_html(results(odd))
 
 
-def test_the_markdown_report_warns_of_an_uncalibrated_judge() -> None:
+def test_the_markdown_report_leaves_the_calibration_note_to_the_html_page() -> None:
+    """A pull request's summary says what to act on (the corrected means); the judge's own
+    scale is the HTML report's note (issue 52: the terminal and Markdown dropped it)."""
     from localeval.report.markdown import render_markdown
 
-    text = render_markdown(results({"name": "j`x"}))
-    assert "⚠️ Judge ``j`x`` is not calibrated for faithfulness" in text
-    assert "not calibrated" not in render_markdown(
-        results({"name": "j", "calibration": {"supported": MAP.record()}})
-    )
+    assert "calibrated" not in render_markdown(results({"name": "j`x"}))
 
 
 def test_reports_name_the_judged_part_of_context_precision() -> None:
@@ -408,10 +408,10 @@ def test_reports_name_the_judged_part_of_context_precision() -> None:
     run["run"]["metric_settings"] = {"context_precision": {"usefulness": "en=embedder zh=judge"}}
     run["summary"] = {"context_precision": run["summary"]["faithfulness"]}
     named = "not calibrated for context_precision (the chunks of Chinese samples)"
-    assert named in render_markdown(run)
+    assert named not in render_markdown(run)
     assert named in render_html(run)
     run["run"]["metric_settings"] = {"context_precision": {"usefulness": "en=embedder zh=embedder"}}
-    assert "calibrated" not in render_markdown(run)
+    assert "calibrated" not in render_html(run)
 
 
 # -- prompt sets ---------------------------------------------------------------------------------

@@ -210,7 +210,10 @@ def test_the_installed_example_runs_with_gates_reports_diff_and_the_cache(
     report = localeval(installed, tmp_path, "report", "latest", "--format", "md")
     assert report.returncode == 0, report.stderr
     # the gate's cause, and the sample that failed it with the plugin's own evidence
-    assert "- ❌ `policy_ids` = 0.750, below 0.95. Likely cause: answers cite" in report.stdout
+    assert (
+        "- ❌ `policy_ids = 0.750, below the threshold 0.95`. Likely cause: answers cite"
+        in report.stdout
+    )
     worst = "`policy_ids` | 0.500 ❌ | cites a policy number the contexts do not hold: `POL-39999`"
     assert worst in report.stdout
     diff = localeval(installed, tmp_path, "diff", "latest~1", "latest")

@@ -21,8 +21,8 @@ def test_summary_gates_and_remedies() -> None:
     assert "| `faithfulness` | 0.600 | 0.500–0.700 | 0 | ≥ 0.80 | ❌ |" in text
     assert "| `context_recall` | 0.850 | 0.750–0.950 | 1 | ≥ 0.70 | ✅ |" in text
     assert (
-        "- ❌ `faithfulness` = 0.600, below 0.80. Likely cause: the generator invents beyond "
-        "the retrieved context. Try: a stricter system prompt" in text
+        "- ❌ `faithfulness = 0.600, below the threshold 0.80`. Likely cause: the generator "
+        "invents beyond the retrieved context. Try: a stricter system prompt" in text
     )
     passing = report_data.results()
     for gate in passing["gates"]:

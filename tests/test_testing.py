@@ -58,8 +58,8 @@ def test_failing_gate_message_names_gate_remedies_and_samples() -> None:
         'invents beyond the retrieved context. Try: a stricter system prompt ("answer only '
         "from the context, else say you don't know\"); temperature 0-0.1; require citations "
         "of the context.\n"
-        "  passed: context_precision 1.000 >= 0.65, context_recall 0.900 >= 0.70, "
-        "answer_relevancy 0.970 >= 0.75\n"
+        "  passed: context_precision = 1.000 >= 0.65; context_recall = 0.900 >= 0.70; "
+        "answer_relevancy = 0.970 >= 0.75\n"
         "  worst samples:\n"
         "    q1: faithfulness 0.200 - unsupported: It was finished in 1889."
     )

@@ -113,7 +113,8 @@ def test_worse_is_decided_early_kept_stopped_and_completed_later(tmp_path: Path)
     assert shown.exit_code == 0, shown.output
     assert (
         f"STOPPED BY DESIGN (evaluate --until-decided): {scored} of {N_SAMPLES} samples scored; "
-        "the same `evaluate` without --until-decided scores the rest"
+        "the same `evaluate` without --until-decided (and --margin) scores the rest, or with "
+        f"--resume {run_id} in their place"
     ) in words(shown.stdout)
     base_id = latest_complete_id()
     assert (

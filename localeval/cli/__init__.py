@@ -12,12 +12,21 @@ import pkgutil
 import click
 
 from localeval import __version__
-from localeval.cli.options import echo
+from localeval.cli.options import ARGV, echo
 from localeval.metrics import PLUGIN_PROBLEMS
 from localeval.offline import hold_offline
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LocalevalGroup(click.Group):
+    """The command group, keeping the words it was given (`ctx.meta["argv"]`): a hint to
+    run a command again is that command as typed, whether from a shell or CliRunner."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta.setdefault(ARGV, list(args))
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_LocalevalGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="localeval")
 def main() -> None:
     """Evaluate retrieval-augmented generation offline, with local judge and embedding models.

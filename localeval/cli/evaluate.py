@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -18,6 +17,7 @@ from localeval.cli.options import (
     EXIT_GATE_FAILED,
     EXIT_OK,
     cache_option,
+    command_to_continue,
     db_option,
     echo,
     embedder_option,
@@ -358,7 +358,8 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
         try:
             outcome = evaluation.run()
         except BudgetSpent as spent:
-            echo(f"Stopped: {spent}. To go on: {_command_line(printed.stopped_run)}", err=True)
+            way_on = command_to_continue(printed.stopped_run)
+            echo(f"Stopped: {spent}. To go on: {way_on}", err=True)
             sys.exit(exit_code_of(spent))
         show(outcome)
         if request.output is not None:
@@ -376,17 +377,6 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
             echo("\n" + history_text.regression_text(comparison, request.max_drop))
             passed = passed and not comparison.regressions(request.max_drop)
     return passed
-
-
-def _command_line(run_id: str | None) -> str:
-    """This command as it was typed, which continues the run, but with --no-resume (which
-    would start yet another) replaced by --resume RUN."""
-    words = sys.argv[1:]
-    if run_id is not None and "--no-resume" in words:
-        at = words.index("--no-resume")
-        rest = [w for w in words[at + 1 :] if w != "--no-resume"]
-        words = [*words[:at], "--resume", run_id, *rest]
-    return shlex.join(["localeval", *words])
 
 
 COMMAND = evaluate

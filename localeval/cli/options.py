@@ -7,11 +7,12 @@ from __future__ import annotations
 import functools
 import math
 import os
+import shlex
 import signal
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -31,6 +32,35 @@ if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it them
     from localeval.estimate.division import Division
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: where the command group keeps the words the command line was given (click's ctx.meta)
+ARGV = "localeval.argv"
+
+
+def command_to_continue(
+    run_id: str | None, flags: Sequence[str] = (), options: Sequence[str] = ()
+) -> str:
+    """This command as it was typed, to paste to continue the run `run_id`: every option
+    that identifies the run kept, less the `flags` and the `options` (with their values)
+    that would stop it again, and with --resume RUN where --no-resume would start another."""
+    context = click.get_current_context(silent=True)
+    typed = context.meta.get(ARGV) if context is not None else None
+    words = list(typed if typed is not None else sys.argv[1:])
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        name = word.split("=", 1)[0]
+        if skip:
+            skip = False
+        elif word in flags:
+            continue
+        elif name in options:
+            skip = "=" not in word  # "--margin 0.1": its value is the next word
+        elif word == "--no-resume" and run_id is not None:
+            kept += ["--resume", run_id]
+        else:
+            kept.append(word)
+    return shlex.join(["localeval", *kept])
 
 
 def echo(message: object = "", err: bool = False, nl: bool = True) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from localeval.cli.options import echo
+from localeval.cli.options import command_to_continue, echo
 from localeval.evaluation.requests import EvaluationOutcome
 from localeval.evaluation.run import Evaluation
 from localeval.report.console import WIDTH
@@ -31,11 +31,11 @@ def decided(evaluation: Evaluation, outcome: EvaluationOutcome) -> bool:
     if run.complete:
         echo(f"Run {run.id} saved in {evaluation.store.path}")
     else:
-        data = printable(str(evaluation.request.data_label or evaluation.request.data))
+        rest = command_to_continue(run.id, ["--until-decided"], ["--margin"])
         kept = (
             f"Run {run.id} is kept, stopped by design, with {run.n_done} of {run.n_samples} "
-            f"samples scored: `localeval evaluate {data}` (without --until-decided) scores "
-            f"the rest. Saved in {evaluation.store.path}"
+            f"samples scored: `{printable(rest)}` scores the rest. Saved in "
+            f"{evaluation.store.path}"
         )
         echo(textwrap.fill(kept, WIDTH, break_on_hyphens=False, break_long_words=False))
     worse = [m for m, v in report["verdicts"].items() if v == WORSE]

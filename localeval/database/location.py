@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shlex
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,3 +217,11 @@ def default_db_path() -> Location:
     working folder."""
     text = os.environ.get(DB_ENV)
     return parse_location(text, f"${DB_ENV}") if text else DEFAULT_DB
+
+
+def db_words(location: Location | None) -> str:
+    """The ` --db WHERE` a printed command needs to reach this store, quoted for a shell
+    ("" for the default one; a URL without its password, which never goes on a command line)."""
+    if location is None or str(location) == str(default_db_path()):
+        return ""
+    return f" --db {shlex.quote(str(location))}"

@@ -22,7 +22,7 @@ from localeval.closing import Closing
 from localeval.config import JudgeConfig, load_models_config
 from localeval.data.samples import DatasetWarning, check_answered, read_samples
 from localeval.data.shards import Shard
-from localeval.database import Database
+from localeval.database import Database, db_words
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
 from localeval.errors import BudgetSpent, DatasetError, UsageError
 from localeval.evaluation.checks import (
@@ -384,8 +384,8 @@ class Evaluation(Closing):
             write_results(check_output(path, self._inputs()), header, samples)
         except UsageError as exc:
             raise UsageError(
-                f"{exc}. The run is saved: `localeval runs show {outcome.run.id} -o PATH` "
-                "writes its results again"
+                f"{exc}. The run is saved: `localeval runs show {outcome.run.id}"
+                f"{db_words(self.store.path)} -o PATH` writes its results again"
             ) from None
 
     def compare_with_baseline(self, outcome: EvaluationOutcome) -> Comparison | None:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from localeval.database import Location, db_words
 from localeval.errors import RunInUseError, UsageError
 from localeval.history.lease import Owner
 from localeval.history.records import StoredRun
@@ -38,19 +39,21 @@ def label_counts(store: RunStore, runs: Sequence[StoredRun]) -> dict[str, int]:
     return counts
 
 
-def labels_kept_message(counts: dict[str, int]) -> str:
-    """Why labelled runs are not deleted, and how to keep their labels and delete them."""
+def labels_kept_message(counts: dict[str, int], db: Location | None = None) -> str:
+    """Why labelled runs are not deleted, and how to keep their labels and delete them
+    (`db`: the store they are in, named in the command to paste)."""
     (run_id, n_labels), *more = counts.items()
+    where = db_words(db)
     if not more:
         return (
             f"run {run_id} holds {n_labels} labels of your team, which cannot be computed "
-            f"again: `localeval labels export {run_id} -o labels.jsonl` keeps them in a file, "
-            "and --with-labels deletes the run with them"
+            f"again: `localeval labels export {run_id}{where} -o labels.jsonl` keeps them in a "
+            "file, and --with-labels deletes the run with them"
         )
     return (
         f"runs {', '.join(counts)} hold {sum(counts.values())} labels of your team, which "
-        "cannot be computed again: `localeval labels export RUN -o labels.jsonl` keeps a "
-        "run's labels in a file, and --with-labels deletes the runs with them"
+        f"cannot be computed again: `localeval labels export RUN{where} -o labels.jsonl` keeps "
+        "a run's labels in a file, and --with-labels deletes the runs with them"
     )
 
 
@@ -67,7 +70,7 @@ def runs_to_delete(
         found.setdefault(run.id, run)
     runs = list(found.values())
     if not with_labels and (labelled := label_counts(store, runs)):
-        raise UsageError(labels_kept_message(labelled))
+        raise UsageError(labels_kept_message(labelled, store.path))
     return runs
 
 
@@ -104,7 +107,7 @@ def delete_runs(
             if not with_labels:
                 row = db.execute("SELECT count(*) FROM run_labels WHERE run_id = ?", (run.id,))
                 if n_labels := int(row.fetchone()[0]):
-                    raise UsageError(labels_kept_message({run.id: n_labels}))
+                    raise UsageError(labels_kept_message({run.id: n_labels}, store.path))
             row = db.execute("SELECT owner, heartbeat FROM runs WHERE id = ?", (run.id,))
             owner_text, heartbeat = row.fetchone() or (None, None)
             owner = Owner.parse(owner_text)

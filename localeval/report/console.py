@@ -64,7 +64,9 @@ def run_summary(view: RunView, from_judge: Sequence[str] = (), judge: str | None
     parts = [summary_table(view.summaries)]
     if categories := category_tables(view.by_category):
         parts.append(categories)
-    if view.calibration is not None:
+    # an uncalibrated judge is said in the reports' calibration note, not here: the
+    # corrected means below say what to do about it, in a user's words
+    if view.calibration is not None and not view.calibration.uncalibrated:
         parts.append(textwrap.fill(calibration_sentence(view.calibration), WIDTH))
     if view.corrected:
         parts.append(corrected_text(view))
@@ -83,7 +85,7 @@ def corrected_text(view: RunView) -> str:
     and for each category that has enough labels."""
     lines = ["Corrected by people's labels (the mean people would give, 95% interval):"]
     wrap = textwrap.TextWrapper(WIDTH, initial_indent="  ", subsequent_indent="    ")
-    for line in corrected_lines(view.corrected, view.run_id):
+    for line in corrected_lines(view.corrected, view.run_id, view.planned_samples):
         lines += wrap.wrap(printable(line))
     for category, entries in view.corrected_by_category.items():
         found = {m: e for m, e in entries.items() if e.estimate is not None}
@@ -103,13 +105,8 @@ def gates_text(
             "from models.toml):"
         )
     for gate in gates:
-        if gate.passed:
-            lines.append(
-                f"  PASS  {gate.metric} = {_number(gate.value)}{gate.read_as()} >= "
-                f"{gate.threshold:.2f}"
-            )
-        else:
-            lines.append(f"  FAIL  {gate.explanation()}")
+        said = gate.line() if gate.passed else gate.explanation()
+        lines.append(f"  {'PASS' if gate.passed else 'FAIL'}  {said}")
     return "\n".join(lines)
 
 

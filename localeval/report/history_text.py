@@ -66,7 +66,8 @@ def run_description(run: StoredRun) -> str:
     elif info.until_decided is not None:
         state = (
             f"STOPPED BY DESIGN (evaluate --until-decided): {run.n_done} of {run.n_samples} "
-            "samples scored; the same `evaluate` without --until-decided scores the rest"
+            "samples scored; the same `evaluate` without --until-decided (and --margin) scores "
+            f"the rest, or with --resume {run.id} in their place"
         )
     else:
         state = (

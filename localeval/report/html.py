@@ -24,7 +24,7 @@ from localeval.results import view
 from localeval.results.calibration import CalibrationStatus, calibration_sentence
 from localeval.results.corrected import corrected_line
 from localeval.results.diagnosis import diagnosis_lines
-from localeval.results.gates import CORRECTED, advice
+from localeval.results.gates import advice
 from localeval.results.view import RunView, as_view
 from localeval.text import all_gates_pass
 
@@ -45,7 +45,6 @@ def render_html(
         version=__version__,
         chart=_chart(run, base),
         samples=_samples(run),
-        CORRECTED=CORRECTED,
         advice=advice,
         all_gates_pass=all_gates_pass,
         calibration_sentence=calibration_sentence,
@@ -54,7 +53,9 @@ def render_html(
             (m, c.estimate) for m, c in r.corrected.items() if c.estimate is not None
         ],
         corrected_needs=lambda r: [
-            corrected_line(m, c, r.run_id) for m, c in r.corrected.items() if c.estimate is None
+            corrected_line(m, c, r.run_id, r.planned_samples)
+            for m, c in r.corrected.items()
+            if c.estimate is None
         ],
         diagnosis_parts=_diagnosis_parts,
         gate_names=lambda gates: [g.metric for g in gates],

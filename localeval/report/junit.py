@@ -63,7 +63,7 @@ XML = Environment(
 XML.filters["text"] = lambda value: _escaped(xml_text(value), _TEXT)
 XML.globals.update(
     INDENT3=" " * 6,
-    passed_line=lambda gate: f"{gate.metric} = {view.fmt(gate.value)} >= {gate.threshold:.2f}",
+    passed_line=lambda gate: gate.line(),
 )
 
 
@@ -121,7 +121,8 @@ def _properties(run: RunView) -> list[tuple[str, Any]]:
     # the means people would give (a CI server lists properties beside the gates' cases)
     for metric, entry in run.corrected.items():
         estimate = entry.estimate
-        said = corrected_words(entry, f"`localeval review {run.run_id or 'RUN'}`")
+        review = f"`localeval review {run.run_id or 'RUN'}`"
+        said = corrected_words(entry, review, run.planned_samples)
         found.append((f"corrected.{metric}", said))
         if estimate is not None:
             found.append((f"corrected.{metric}.mean", f"{estimate.mean:.4f}"))

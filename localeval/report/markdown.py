@@ -103,7 +103,7 @@ MD.globals.update(
     fmt=lambda value, digits=3: Markdown(view.fmt(value, digits)),
     ci=_ci,
     undefined=_undefined,
-    gate=lambda row: Markdown("-" if row.threshold is None else f"≥ {row.threshold:.2f}"),
+    gate=lambda row: Markdown(row.gate_text()),
     mark=lambda passed: Markdown("" if passed is None else (PASS if passed else FAIL)),
     delta=lambda row: Markdown("-" if row.delta is None else f"{row.delta:+.3f}"),
     gate_value=_gate_value,

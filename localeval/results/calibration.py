@@ -85,6 +85,7 @@ def calibration_sentence(status: CalibrationStatus) -> str:
         )
     return (
         f"Judge {status.judge} is not calibrated for {status.named(status.uncalibrated)}: "
-        "those scores are its raw P(Yes), on its own scale (`localeval calibrate --fit` "
-        "fits a map from labelled rows)." + said
+        "those scores are the judge's own confidence, not the share of people who would "
+        "agree; the mean corrected by your labels reads on people's scale (`localeval "
+        "calibrate --fit` fits a map from labelled rows)." + said
     )

@@ -127,9 +127,10 @@ def _span(interval: tuple[float, float]) -> str:
     return f"[{interval[0]:.3f}, {interval[1]:.3f}]"
 
 
-def corrected_words(entry: CorrectedSummary, review: str) -> str:
+def corrected_words(entry: CorrectedSummary, review: str, planned: int | None = None) -> str:
     """One metric's corrected mean in words, beside the judge's own and the labels' alone;
-    or how many more samples to label, and how (`review`: the review command as shown)."""
+    or how many more samples to label, and how (`review`: the review command as shown;
+    `planned`: the samples of a run stopped before it scored them all)."""
     left = []
     if entry.n_chosen:
         left.append(
@@ -145,9 +146,12 @@ def corrected_words(entry: CorrectedSummary, review: str) -> str:
     found = entry.estimate
     wanted = entry.n_labelled + entry.needed
     if found is None and entry.n_samples is not None and entry.n_samples < wanted:
+        has = f"only {entry.n_samples} samples"
+        if planned is not None and planned > entry.n_samples:  # stopped short: it has more
+            has = f"{entry.n_samples} of its {planned} samples scored"
         return (
             f"a mean corrected by people's labels needs {wanted} labelled samples; this run "
-            f"has only {entry.n_samples} samples{not_counted}"
+            f"has {has}{not_counted}"
         )
     if found is None:
         return (
@@ -162,20 +166,24 @@ def corrected_words(entry: CorrectedSummary, review: str) -> str:
     )
 
 
-def corrected_line(metric: str, entry: CorrectedSummary, run_id: str | None) -> str:
+def corrected_line(
+    metric: str, entry: CorrectedSummary, run_id: str | None, planned: int | None = None
+) -> str:
     """One metric's corrected line, as plain text."""
     review = f"`localeval review {run_id or 'RUN'}`"
-    return f"{metric}: {corrected_words(entry, review)}"
+    return f"{metric}: {corrected_words(entry, review, planned)}"
 
 
-def corrected_lines(corrected: Mapping[str, CorrectedSummary], run_id: str | None) -> list[str]:
+def corrected_lines(
+    corrected: Mapping[str, CorrectedSummary], run_id: str | None, planned: int | None = None
+) -> list[str]:
     """Every metric's corrected line, in the run's order; metrics that still need the same
     labels share one ("faithfulness, context_recall: label 40 more samples ...")."""
     review = f"`localeval review {run_id or 'RUN'}`"
     groups: list[tuple[list[str], str]] = []
     shared: dict[str, list[str]] = {}  # a request for labels, by its words: its metrics
     for metric, entry in corrected.items():
-        words = corrected_words(entry, review)
+        words = corrected_words(entry, review, planned)
         if entry.estimate is None and words in shared:
             shared[words].append(metric)
             continue

@@ -119,8 +119,15 @@ class GateResult:
         total = self.n_defined + self.n_undefined
         return self.value is not None and total > 0 and self.n_defined < self.min_defined * total
 
+    def line(self) -> str:
+        """The gate in one line, as every output says it: the mean it read, which mean that
+        was where it is not the judge's, against the threshold; for a failing gate, why."""
+        if not self.passed or self.value is None:
+            return self.title()
+        return f"{self.metric} = {self.value:.3f}{self.read_as()} >= {self.threshold:.2f}"
+
     def title(self) -> str:
-        """One line: why the gate failed."""
+        """One line: why the gate failed (a passing gate's line is `line`)."""
         if self.needed:
             return f"{self.metric}: {self.labels_wanted()}"
         if self.value is None:
@@ -157,7 +164,10 @@ class GateResult:
         return f" (corrected by people's labels, 95% CI [{low:.3f}, {high:.3f}], {holds})"
 
     def explanation(self) -> str:
-        """One paragraph for a failing gate: metric, value, threshold, cause and remedies."""
+        """One paragraph: for a failing gate its metric, value, threshold, cause and
+        remedies; for a passing one, its line."""
+        if self.passed:
+            return f"{self.line()}."
         if self.too_few_defined:
             return (
                 f"{self.title()}. The mean of so few is no evidence; each undefined sample's "

@@ -103,7 +103,7 @@ def gate_results(results: Mapping[str, Any]) -> list[GateResult]:
 
 def _interval(value: Any) -> tuple[float, float] | None:
     """Two numbers, low then high, or None."""
-    if not isinstance(value, list) or len(value) != 2:
+    if not isinstance(value, list | tuple) or len(value) != 2:
         return None
     low, high = number(value[0]), number(value[1])
     return None if low is None or high is None or low > high else (low, high)
@@ -207,6 +207,8 @@ class SummaryRow:
     #: whether its gate passed; None for a metric without a gate
     passed: bool | None = None
     baseline: float | None = None
+    #: the mean its gate read where that is not the judge's: the one corrected by labels
+    gate_read: float | None = None
 
     @property
     def mean(self) -> float | None:
@@ -214,8 +216,18 @@ class SummaryRow:
 
     @property
     def below(self) -> bool:
-        """A gated metric without a mean, or with one below its threshold."""
-        return self.threshold is not None and (self.mean is None or self.mean < self.threshold)
+        """A gated metric without a mean, or with the mean its gate read below its threshold."""
+        read = self.mean if self.gate_read is None else self.gate_read
+        return self.threshold is not None and (read is None or read < self.threshold)
+
+    def gate_text(self) -> str:
+        """The gate column of a summary table: the threshold, and which mean the gate read
+        where the row's own mean (the judge's) is not it."""
+        if self.threshold is None:
+            return "-"
+        if self.gate_read is None:
+            return f"≥ {self.threshold:.2f}"
+        return f"≥ {self.threshold:.2f} on the corrected mean {self.gate_read:.3f}"
 
     @property
     def delta(self) -> float | None:
@@ -268,6 +280,14 @@ class RunView:
         return len(self.columns.sample_ids)
 
     @property
+    def planned_samples(self) -> int | None:
+        """The samples of a run `--until-decided` stopped before it scored them all (None
+        for any other run)."""
+        report = self.run.get("until_decided")
+        total = report.get("samples_total") if isinstance(report, Mapping) else None
+        return total if isinstance(total, int) and total > self.n_samples else None
+
+    @property
     def run_id(self) -> str | None:
         return optional_text(self.run.get("id"))
 
@@ -314,6 +334,7 @@ class RunView:
         """One row per metric of the run (`every`: per metric and sub-score summarised), with
         its gate and the baseline run's mean."""
         passed = {gate.metric: gate.passed for gate in self.gates}
+        corrected = {g.metric: g.value for g in self.gates if g.reads == CORRECTED}
         names = list(self.summaries) if every else self.metrics
         return [
             SummaryRow(
@@ -322,6 +343,7 @@ class RunView:
                 self.thresholds.get(metric),
                 passed.get(metric),
                 baseline.mean(metric) if baseline is not None else None,
+                corrected.get(metric),
             )
             for metric in names
         ]
