@@ -90,3 +90,17 @@ def test_a_printed_command_names_a_store_that_is_not_the_default(
     assert "`localeval labels export r1 --db 'team runs/h.db' -o labels.jsonl`" in said
     url = ServerUrl("postgresql://ann:secret@db.example:5432/evals")
     assert "secret" not in db_words(url) and db_words(url).startswith(" --db ")
+
+
+def test_a_stopped_run_says_how_many_of_its_samples_were_scored() -> None:
+    """A run --until-decided stopped has more samples than it scored: the labels note says
+    both, never 'only 24 samples' (issue 52, item 4)."""
+    from localeval.results.corrected import CorrectedSummary, corrected_words
+
+    entry = CorrectedSummary(None, 0, 40, n_samples=24)
+    stopped = corrected_words(entry, "`localeval review R`", planned=60)
+    assert "this run has 24 of its 60 samples scored" in stopped
+    assert "only" not in stopped
+    assert "this run has only 24 samples" in corrected_words(entry, "`localeval review R`")
+    none_yet = CorrectedSummary(None, 0, 40, n_samples=0)
+    assert "0 of its 60 samples scored" in corrected_words(none_yet, "r", planned=60)
