@@ -27,7 +27,7 @@ import numpy as np
 from localeval.calibration.agreement import Agreement, Calibration, agreements_for
 from localeval.calibration.fit import KindFit, fit_maps
 from localeval.calibration.rows import RowScore
-from localeval.database import Location
+from localeval.database import Location, db_words
 from localeval.errors import UsageError
 from localeval.labels.review_items import ReviewRun, load_review_run
 from localeval.labels.store import Label, LabelStore
@@ -287,8 +287,9 @@ def calibrate_labels(refs: Sequence[str], db_path: Location | None = None) -> La
             labels = store.current(review.run.id)
         if not labels:
             raise UsageError(
-                f"run {review.run.id} has no labels yet: `localeval review {ref}` makes them, "
-                "`localeval labels import FILE --run RUN` brings them from a file"
+                f"run {review.run.id} has no labels yet: `localeval review {ref}"
+                f"{db_words(review.db)}` makes them, `localeval labels import FILE --run "
+                f"{review.run.id}{db_words(review.db)}` brings them from a file"
             )
         found, missed = labelled_rows(review, labels)
         runs.append(review)

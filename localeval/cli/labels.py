@@ -127,7 +127,7 @@ def labels_import(
         echo(f"Unmatched rows of {file} (lines): {shown}{more}", err=True)
     with open_history(review.db) as history:
         made = stored_people(history, review.run, review.samples)
-    for note in history_text.label_notes(made, review.run.id):
+    for note in history_text.label_notes(made, review.run.id, db=review.db):
         echo(note, err=True)
 
 

@@ -28,6 +28,7 @@ from localeval.database import (
     Database,
     Location,
     StoreError,
+    db_words,
     default_db_path,
     open_store,
     store_exists,
@@ -306,7 +307,9 @@ class RunStore(RunReads, Closing):
     def get(self, run_id: str) -> StoredRun:
         runs = self._runs("WHERE id = ?", (run_id,))
         if not runs:
-            raise UsageError(f"no run '{run_id}' in {self.path} (see `localeval runs list`)")
+            raise UsageError(
+                f"no run '{run_id}' in {self.path} (see `localeval runs list{db_words(self.path)}`)"
+            )
         return runs[0]
 
     def find_resumable(self, fingerprint_hex: str) -> list[StoredRun]:
@@ -345,7 +348,9 @@ class RunStore(RunReads, Closing):
             "ORDER BY rowid LIMIT 2",
         )
         if not runs:
-            raise UsageError(f"no run '{ref}' in {self.path} (see `localeval runs list`)")
+            raise UsageError(
+                f"no run '{ref}' in {self.path} (see `localeval runs list{db_words(self.path)}`)"
+            )
         if len(runs) > 1:
             raise UsageError(f"'{ref}' matches more than one run; give more of the id")
         return runs[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from localeval.database import Location, db_words
 from localeval.history.records import StoredRun
 from localeval.prediction_powered import MIN_LABELLED
 from localeval.report.decision_text import decision_line
@@ -234,7 +235,9 @@ def gates_read_again(
     return "\n".join(lines)
 
 
-def label_notes(made: Mapping[str, MetricLabels], run_id: str, shown: int = 5) -> list[str]:
+def label_notes(
+    made: Mapping[str, MetricLabels], run_id: str, shown: int = 5, db: Location | None = None
+) -> list[str]:
     """What a run's labels leave out of its corrected means, one line per kind and metric:
     samples with some verdicts unlabelled (which ones), and verdicts whose reviewers
     disagree (kept; their mean counts)."""
@@ -252,7 +255,7 @@ def label_notes(made: Mapping[str, MetricLabels], run_id: str, shown: int = 5) -
             notes.append(
                 f"{metric}: {samples} {have} verdicts still unlabelled, "
                 f"not counted for the mean corrected by labels until each is complete: "
-                f"{', '.join(listed)}{more} (`localeval review {run_id}` marks them)"
+                f"{', '.join(listed)}{more} (`localeval review {run_id}{db_words(db)}` marks them)"
             )
         if entry.disagreements:
             disagreeing = counted(entry.disagreements, "verdict")
