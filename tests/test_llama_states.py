@@ -263,3 +263,24 @@ def test_a_folder_named_like_a_state_is_neither_counted_nor_removed(tmp_path: Pa
     assert store.stats().entries == 1
     assert store.clear() == 1
     assert store.stats().entries == 0 and (store.folder / "x.kv").is_dir()
+
+
+def test_cache_stats_says_how_much_each_judges_states_take(tmp_path: Path) -> None:
+    store = default_store()
+    assert store is not None
+    store.save("0" * 64, TOKENS, STATE, judge="qwen2.5-coder-1.5b")
+    store.save("1" * 64, TOKENS, STATE, judge="qwen2.5-coder-1.5b")
+    store.save("2" * 64, TOKENS, STATE, judge="smollm2-135m")
+    store.save("3" * 64, TOKENS, STATE)  # a file from before states named their judge
+    stats = store.stats()
+    size = {p.name[:1]: p.stat().st_size for p in store.folder.glob("*.kv")}
+    assert stats.by_judge == {
+        "qwen2.5-coder-1.5b": (2, size["0"] + size["1"]),
+        "smollm2-135m": (1, size["2"]),
+        "": (1, size["3"]),
+    }
+    shown = CliRunner().invoke(main, ["cache", "stats"])
+    assert shown.exit_code == 0, shown.output
+    held = (size["0"] + size["1"]) / 1e6
+    assert f"  judge qwen2.5-coder-1.5b: 2 states, {held:.1f} MB" in shown.stdout
+    assert "  judge (not named: kept by an older localeval): 1 states" in shown.stdout

@@ -240,7 +240,7 @@ class LlamaJudge:
         state = sequence_state(self._llm._ctx.ctx) if self.states is not None else None
         if self.states is not None and state is not None:
             tokens = [t for segment in prefix for t in segment]
-            self.states.save(key, tokens, state, shorter)
+            self.states.save(key, tokens, state, shorter, judge=self.name)
 
     def _decode(self, tokens: Segment, logits: bool) -> None:
         """Evaluate `tokens` after the first `n_tokens` of the state, in batches of n_batch,

@@ -42,7 +42,7 @@ import struct
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,9 @@ class StoreStats:
     size_bytes: int
     #: the limit where no judge sets one: half the disk's free space, at most 64 GB
     default_limit_bytes: int = 0
+    #: (entries, bytes) by the judge whose states they are ("" for states kept before
+    #: their files named it)
+    by_judge: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         if self.folder is None:
@@ -97,7 +100,12 @@ class StoreStats:
         return [
             f"context states kept: {self.entries} ({self.size_bytes / 1e6:.1f} MB) in "
             f"{self.folder}; limit: a judge's state_cache_gb, else half the disk's free "
-            f"space up to 64 GB (here {gigabytes(self.default_limit_bytes)})"
+            f"space up to 64 GB (here {gigabytes(self.default_limit_bytes)})",
+            *(
+                f"  judge {name or '(not named: kept by an older localeval)'}: {n} states, "
+                f"{size / 1e6:.1f} MB"
+                for name, (n, size) in sorted(self.by_judge.items())
+            ),
         ]
 
 
@@ -157,14 +165,20 @@ class StateStore:
         return state
 
     def save(
-        self, key: str, tokens: Sequence[int], state: bytes, shorter: Sequence[str] = ()
+        self,
+        key: str,
+        tokens: Sequence[int],
+        state: bytes,
+        shorter: Sequence[str] = (),
+        judge: str = "",
     ) -> bool:
         """Keep `state` under `key`, and name it under the keys `shorter` of prefixes it
         begins with; False when it was not kept (no room without evicting what this process
-        uses, or a write that failed: warned once)."""
+        uses, or a write that failed: warned once). `judge`: whose state it is, for stats."""
         header = json.dumps(
             {
                 "key": key,
+                "judge": judge,
                 "tokens": list(tokens),
                 "state_bytes": len(state),
                 "state_sha256": hashlib.sha256(state).hexdigest(),
@@ -242,7 +256,13 @@ class StateStore:
     def stats(self) -> StoreStats:
         entries = list(self._entries())
         size = sum(info.st_size for _, info in entries)
-        return StoreStats(self.folder, len(entries), size, limit_from_disk(self.folder, size))
+        by_judge: dict[str, tuple[int, int]] = {}
+        for path, info in entries:
+            name = _judge_of(path)
+            n, held = by_judge.get(name, (0, 0))
+            by_judge[name] = (n + 1, held + info.st_size)
+        limit = limit_from_disk(self.folder, size)
+        return StoreStats(self.folder, len(entries), size, limit, by_judge)
 
     def room_note(self) -> str | None:
         """What to say once this process is done where its states did not all fit."""
@@ -314,6 +334,21 @@ def _checked_state(
     ):
         return None
     return state
+
+
+def _judge_of(path: Path) -> str:
+    """The judge an entry's header names ("" where it names none or cannot be read)."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(len(MAGIC) + _LENGTH.size)
+            if not start.startswith(MAGIC) or len(start) < len(MAGIC) + _LENGTH.size:
+                return ""
+            (length,) = _LENGTH.unpack_from(start, len(MAGIC))
+            header = json.loads(file.read(min(length, 1 << 24)))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return ""
+    name = header.get("judge") if isinstance(header, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def _unlink(path: Path) -> int:
