@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from corrected_runs import stored_labels
 from review_runs import evaluate, rows, run_cli
 from run_db import query
 from standins import StandIns
@@ -410,13 +411,5 @@ def test_a_verdict_labelled_twice_in_a_file_takes_the_later_row_by_text_or_numbe
         )
         assert "0 matched no verdict or score of the run" in result.output
         assert "Unmatched rows" not in result.output
-        held = {x.verdict: x.label for x in item_labels_of(review) if x.metric == "faithfulness"}
+        held = {x.verdict: x.label for x in stored_labels(review) if x.metric == "faithfulness"}
         assert [held.get(v.index) for v in said] == expected, name
-
-
-def item_labels_of(review: ReviewRun) -> list[Label]:
-    store = LabelStore.open(review.db)
-    try:
-        return store.current(review.run.id)
-    finally:
-        store.close()
