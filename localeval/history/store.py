@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from localeval import __version__
 from localeval.closing import Closing
 from localeval.data.samples import Sample
 from localeval.database import (
@@ -49,6 +48,7 @@ from localeval.results.contract import sample_inputs
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
+from localeval.version import __version__
 
 
 class RunStore(RunReads, Closing):
