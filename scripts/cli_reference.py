@@ -47,11 +47,10 @@ def commands(
 
 def render() -> str:
     """docs/cli.md's text: the header, then one section per command."""
-    import localeval.metrics
-    from localeval.metrics.plugins import Plugins
+    from localeval import extensions
 
-    # localeval's own metrics only: a metric plugin installed here adds no -m name or flag
-    localeval.metrics.load_plugins = lambda built_in, entries=None: Plugins()  # type: ignore[assignment]
+    # localeval's own only: a plugin installed here adds no command, -m name or flag
+    extensions.installed = lambda group: []  # type: ignore[assignment]
     from localeval.cli import main
 
     sections = [HEADER]

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "localeval"
 
 #: lowest first; a unit may import only units listed before it (and its own modules)
 LAYERS: list[tuple[str, ...]] = [
-    ("localeval.version", "localeval.errors"),
+    ("localeval.version", "localeval.errors", "localeval.extensions"),
     (
         "localeval.stats",
         "localeval.prediction_powered",
