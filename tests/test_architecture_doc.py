@@ -101,3 +101,12 @@ def test_the_metric_example_runs_as_written() -> None:
     sample = Sample("s", "Why?", answer="x" * 50)
     assert metric.score(sample, Tools()).score == 0.5
     assert metric.score(Sample("t", "Why?"), Tools()).score is None
+
+
+def test_every_kind_of_location_has_its_store_in_the_one_registry() -> None:
+    import typing
+
+    from localeval.database import STORES, Location
+
+    assert set(typing.get_args(Location)) == set(STORES)
+    assert "`database.STORES`" in ARCHITECTURE.split("\n## Adding a store\n")[1]
