@@ -1,7 +1,7 @@
 """The examples of extending localeval, installed and run as docs/architecture.md's recipes
-say: the lines of its ```sh block under "Adding a judge or embedder backend" and "Adding a
-command" run in a folder of their own, `pip` and `localeval` those of this environment
-(this worktree's localeval), nothing fetched."""
+say: the lines of its ```sh block under "Adding a metric", "Adding a judge or embedder
+backend" and "Adding a command" run in a folder of their own, `pip` and `localeval` those
+of this environment (this worktree's localeval), nothing fetched."""
 
 from __future__ import annotations
 
@@ -60,6 +60,14 @@ def test_a_pip_installed_backend_is_named_in_models_toml(tmp_path: Path) -> None
     assert summary["faithfulness"]["n"] > 0 and summary["context_precision"]["n"] > 0
 
 
+def test_a_pip_installed_metric_is_named_with_m(tmp_path: Path) -> None:
+    done = run_recipe("Adding a metric", tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert list(results["summary"]) == ["policy_ids"]
+    assert all(set(sample["scores"]) == {"policy_ids"} for sample in results["samples"])
+
+
 def test_a_pip_installed_command_is_a_command(tmp_path: Path) -> None:
     done = run_recipe("Adding a command", tmp_path)
     assert done.returncode == 0, done.stderr
@@ -67,7 +75,9 @@ def test_a_pip_installed_command_is_a_command(tmp_path: Path) -> None:
     assert done.stdout.splitlines()[-1] == f"total\t{len([line for line in demo if line])}"
 
 
-@pytest.mark.parametrize("heading", ["Adding a judge or embedder backend", "Adding a command"])
+@pytest.mark.parametrize(
+    "heading", ["Adding a metric", "Adding a judge or embedder backend", "Adding a command"]
+)
 def test_each_recipe_installs_an_example_of_the_repository(heading: str) -> None:
     first = recipe(heading).splitlines()[0]
     assert first.startswith("pip install") and (ROOT / first.split()[-1]).is_dir()
