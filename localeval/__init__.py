@@ -11,10 +11,9 @@ pytest plugin is imported in every test session) keeps its own settings.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from localeval.version import __version__ as __version__
 
 #: the Python API (localeval.api), imported on first use: `import localeval` stays light
 #: (`localeval --help` and a pytest session load no model library)
@@ -25,8 +24,9 @@ def __getattr__(name: str) -> Any:
     # `report` is answered here until localeval.report (the package, callable as the
     # API's report) is imported: then Python binds the package to the name
     if name in _API:
-        # by name, not an import statement: the package root sits below the API's layer
-        return getattr(importlib.import_module("localeval.api"), name)
+        from localeval import api  # the package root is the API's front door, a layer above it
+
+        return getattr(api, name)
     raise AttributeError(f"module 'localeval' has no attribute '{name}'")
 
 

@@ -1,9 +1,10 @@
-"""Write docs/cli.md, the command-line reference, from each command's own --help.
+"""Write docs/cli.md, the command line's reference, from the commands' own `--help`.
 
-Run `python scripts/cli_reference.py` after changing a command's options or help text;
-`--check` exits 1 when docs/cli.md differs from what the commands say (the test suite runs
-the same comparison: tests/test_cli_reference.py). The help is rendered by click itself, at
-a fixed width, so the page is the same on every machine.
+    python scripts/cli_reference.py          # rewrite docs/cli.md
+    python scripts/cli_reference.py --check  # exit 1 when docs/cli.md is stale
+
+The page is click's help rendering of every command and subcommand, at a fixed width so
+that it reads the same on every machine; tests/test_cli_reference.py fails when it is stale.
 """
 
 from __future__ import annotations
@@ -16,58 +17,60 @@ import click
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "cli.md"
-WIDTH = 100
-HEADER = """# Command-line reference
+#: the one command that rewrites the page, as the stale test prints it
+REGENERATE = "python scripts/cli_reference.py"
+#: the help's width, fixed so that a terminal's size does not change the page
+WIDTH = 88
+HEADER = f"""# Command-line reference
 
-Every command's `--help`, as `localeval` prints it. Generated from the commands themselves
-by `python scripts/cli_reference.py` (a test fails when this page is stale): edit the help
-texts in `localeval/cli/`, not this page. How the commands fit together: [usage.md](usage.md);
-exit statuses: [reference.md](reference.md#exit-status).
+Every command's `--help`, as the command line prints it. Written by
+`{REGENERATE}` from the commands themselves; a test fails when it is stale.
+How to use them together: [usage.md](usage.md).
 """
 
 
 def commands(
-    command: click.Command, path: list[str], parent: click.Context | None = None
-) -> Iterator[tuple[list[str], str]]:
-    """Each command under `command` (itself first) with its help text, in name order."""
-    context = click.Context(
-        command,
-        info_name=path[-1],
-        parent=parent,
-        terminal_width=WIDTH,
-        max_content_width=WIDTH,
-        help_option_names=["-h", "--help"],
-    )
-    yield path, command.get_help(context)
+    command: click.Command, path: tuple[str, ...], parent: click.Context | None
+) -> Iterator[tuple[tuple[str, ...], click.Context]]:
+    """Every command under `command`, itself first, each with the context its help renders
+    in; a group's subcommands in name order."""
+    settings = {**command.context_settings, "max_content_width": WIDTH}
+    context = click.Context(command, info_name=path[-1], parent=parent, **settings)
+    context.terminal_width = WIDTH
+    yield path, context
     if isinstance(command, click.Group):
         for name in sorted(command.list_commands(context)):
             sub = command.get_command(context, name)
             if sub is not None and not sub.hidden:
-                yield from commands(sub, [*path, name], context)
+                yield from commands(sub, (*path, name), context)
 
 
-def page() -> str:
-    """docs/cli.md as the commands say it now."""
-    sys.path.insert(0, str(ROOT))
+def render() -> str:
+    """docs/cli.md's text: the header, then one section per command."""
+    from localeval import extensions
+
+    # localeval's own only: a plugin installed here adds no command, -m name or flag
+    extensions.installed = lambda group: []  # type: ignore[assignment]
     from localeval.cli import main
 
-    parts = [HEADER]
-    for path, text in commands(main, ["localeval"]):
-        parts.append(f"\n## {' '.join(path)}\n\n```\n{text.rstrip()}\n```\n")
-    return "".join(parts)
+    sections = [HEADER]
+    for path, context in commands(main, ("localeval",), None):
+        help_text = context.command.get_help(context).rstrip()
+        sections.append(f"## {' '.join(path)}\n\n```text\n{help_text}\n```\n")
+    return "\n".join(sections)
 
 
-def main() -> int:
-    made = page()
-    if "--check" in sys.argv[1:]:
-        if PAGE.read_text(encoding="utf-8") != made:
-            print("docs/cli.md is stale: run python scripts/cli_reference.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(made, encoding="utf-8")
-    print(f"wrote {PAGE.relative_to(ROOT)}")
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if PAGE.exists() and PAGE.read_text(encoding="utf-8") == text:
+            return 0
+        print(f"docs/cli.md is stale; regenerate it with: {REGENERATE}", file=sys.stderr)
+        return 1
+    PAGE.write_text(text, encoding="utf-8")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(ROOT))  # this checkout's localeval before an installed one
+    raise SystemExit(main(sys.argv[1:]))

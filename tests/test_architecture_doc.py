@@ -5,6 +5,7 @@ newcomer adds a metric, a backend, a store or a command by."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from test_architecture import LAYERS
@@ -22,6 +23,14 @@ NAMED_BY_MODULE = [
     "review",
     "metrics/parts",
 ]
+
+
+#: words that tell how the layout came to be rather than what it is
+LAYOUT_HISTORY = re.compile(
+    r"\bwhat was\b|\bused to\b|\bformerly\b|\b(?:was|were) (?:moved|split|renamed)\b"
+    r"|\brenamed from\b|\bbefore \S+ existed\b|\bis what it was\b",
+    re.IGNORECASE,
+)
 
 
 def table() -> str:
@@ -45,6 +54,11 @@ def test_every_module_of_the_store_labels_and_review_rooms_is_named() -> None:
         for path in sorted((ROOT / "localeval" / package).glob("*.py")):
             if path.name != "__init__.py":
                 assert f"`{path.name}`" in ARCHITECTURE or f"/{path.name}`" in ARCHITECTURE, path
+
+
+def test_it_describes_the_present_not_the_history_of_the_layout() -> None:
+    assert LAYOUT_HISTORY.findall(ARCHITECTURE) == []
+    assert LAYOUT_HISTORY.search("What was one `runs/` package is four rooms")
 
 
 def test_the_how_to_sections_are_there() -> None:
@@ -87,3 +101,12 @@ def test_the_metric_example_runs_as_written() -> None:
     sample = Sample("s", "Why?", answer="x" * 50)
     assert metric.score(sample, Tools()).score == 0.5
     assert metric.score(Sample("t", "Why?"), Tools()).score is None
+
+
+def test_every_kind_of_location_has_its_store_in_the_one_registry() -> None:
+    import typing
+
+    from localeval.database import STORES, Location
+
+    assert set(typing.get_args(Location)) == set(STORES)
+    assert "`database.STORES`" in ARCHITECTURE.split("\n## Adding a store\n")[1]

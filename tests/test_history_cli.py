@@ -290,7 +290,8 @@ def test_unusable_database_fails_before_models(
         "--db PATH / set LOCALEVAL_DB)\n"
     )
     assert run("evaluate", DEMO, "--baseline", "latest").stderr == (
-        f"Error: 'latest': {db} holds 0 complete runs\n"
+        f"Error: --baseline latest: there is no run history at {db} (give --db PATH or set "
+        "LOCALEVAL_DB)\n"
     )
 
 

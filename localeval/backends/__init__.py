@@ -5,23 +5,25 @@ default for judges; `"sentence-transformers"` for embedders). A backend reads it
 settings from the entry, says which model they name (`identify`, before anything is
 loaded: the run and the cache key on it) and loads the model.
 
-Backend NAME lives in the module localeval.backends.NAME (dashes as underscores), as
-`JUDGE_BACKEND` and/or `EMBEDDER_BACKEND`: adding a backend is adding that one module.
-`register_judge_backend` / `register_embedder_backend` add one from elsewhere (a plugin,
-or a test's stand-in). This module imports only the standard library: the provisioning
-script uses localeval.backends.files before anything else is installed.
+Backends are entries of the entry-point groups `localeval.judge_backends` and
+`localeval.embedder_backends` (localeval.extensions): an installed package declares its
+own there, and localeval's own are entries of the same groups (`BUILT_IN`: the module
+localeval.backends.NAME, dashes as underscores, with `JUDGE_BACKEND` and/or
+`EMBEDDER_BACKEND`). `register_judge_backend` / `register_embedder_backend` add one in
+code (a test's stand-in), over any other of that name. This module imports only the
+standard library: the provisioning script uses localeval.backends.files before anything
+else is installed.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from localeval import extensions
 from localeval.errors import ConfigError
 
 if TYPE_CHECKING:  # the protocols only: importing them would import numpy
@@ -109,7 +111,19 @@ EmbedderBackend = Backend["Embedder"]
 
 _REGISTERED: dict[str, dict[str, Any]] = {"judge": {}, "embedder": {}}
 _ATTRIBUTE = {"judge": "JUDGE_BACKEND", "embedder": "EMBEDDER_BACKEND"}
-_NAME = re.compile(r"[a-z][a-z0-9-]*")
+GROUPS = {"judge": extensions.JUDGE_BACKENDS, "embedder": extensions.EMBEDDER_BACKENDS}
+#: localeval's own backends, entries of the same groups as a plugin's
+BUILT_IN = {
+    "judge": {
+        "llama-cpp": "localeval.backends.llama_cpp:JUDGE_BACKEND",
+        "openai": "localeval.backends.openai:JUDGE_BACKEND",
+        "fake": "localeval.backends.fake:JUDGE_BACKEND",
+    },
+    "embedder": {
+        "sentence-transformers": "localeval.backends.sentence_transformers:EMBEDDER_BACKEND",
+        "fake": "localeval.backends.fake:EMBEDDER_BACKEND",
+    },
+}
 
 
 def register_judge_backend(name: str, backend: JudgeBackend) -> None:
@@ -140,34 +154,44 @@ def embedder_backend(name: str, where: str = "models.toml") -> EmbedderBackend:
     return backend
 
 
+def _entries(kind: str) -> dict[str, list[Any]]:
+    """The group's entries by name: the built-in one alone under its name (a plugin cannot
+    replace it), then the installed packages'."""
+    own = extensions.built_in(GROUPS[kind], BUILT_IN[kind])
+    plugins = [e for e in extensions.installed(GROUPS[kind]) if e.name not in BUILT_IN[kind]]
+    return extensions.by_name([*own, *plugins])
+
+
 def _find(kind: str, name: str, where: str) -> Any:
     if name in _REGISTERED[kind]:
         return _REGISTERED[kind][name]
-    backend = _built_in(kind, name) if _NAME.fullmatch(name) else None
-    if backend is None:
+    found = _entries(kind).get(name)
+    if not found:
         known = ", ".join(sorted(backend_names(kind))) or "none"
         raise ConfigError(f"{where}: unknown {kind} backend '{name}' (known: {known})")
+    if len(found) > 1:
+        values = ", ".join(sorted(entry.value for entry in found))
+        raise ConfigError(
+            f"{where}: {kind} backend '{name}' is declared by more than one installed "
+            f"package ({values}); uninstall all but one"
+        )
+    (entry,) = found
+    if name in BUILT_IN[kind]:
+        # a built-in's library missing is an installation fault, raised as it is
+        return entry.load()
+    what = f"{kind} backend plugin '{name}' ({entry.value})"
+    backend, problem = extensions.load(entry, what)
+    if isinstance(backend, ModuleType):  # an entry may name the module that declares it
+        backend = getattr(backend, _ATTRIBUTE[kind], None)
+        problem = None if backend is not None else f"{what} defines no {_ATTRIBUTE[kind]}"
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
     return backend
-
-
-def _built_in(kind: str, name: str) -> Any:
-    try:
-        module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name.replace('-', '_')}":
-            raise  # the backend exists but needs a library that is not installed
-        return None
-    return getattr(module, _ATTRIBUTE[kind], None)
 
 
 def backend_names(kind: str) -> list[str]:
     """Every judge ("judge") or embedder ("embedder") backend there is (for messages)."""
-    names = set(_REGISTERED[kind])
-    for module in pkgutil.iter_modules(__path__):
-        name = module.name.replace("_", "-")
-        if _built_in(kind, name) is not None:
-            names.add(name)
-    return sorted(names)
+    return sorted(set(_REGISTERED[kind]) | set(_entries(kind)))
 
 
 def typed_setting(

@@ -188,12 +188,15 @@ def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | N
     from localeval.cli.options import EXIT_GATE_FAILED, EXIT_OK
     from localeval.database import default_db_path
     from localeval.evaluation.merge import check_merge_output, merge_shards
-    from localeval.history.store import RunStore
+    from localeval.history.store import RunStore, open_history
     from localeval.report import console
+    from localeval.results.refs import RunRef
 
     if output is not None:  # before the database is opened (or created)
         warn_if_replaced(check_merge_output(runs, db_path or default_db_path(), output))
-    with RunStore.open(db_path) as store:
+    # shards of the history need one already; results files alone may start it
+    stored = any(RunRef(ref).in_history for ref in runs)
+    with open_history(db_path, writable=True) if stored else RunStore.open(db_path) as store:
         outcome = merge_shards(runs, store, output)
         for warning in outcome.warnings:
             echo(f"Warning: {warning}", err=True)

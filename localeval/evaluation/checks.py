@@ -12,13 +12,26 @@ from localeval.backends.files import sha256_file
 from localeval.config import ModelsConfig
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import is_pipe
-from localeval.database import database_files, default_db_path
+from localeval.database import database_files, default_db_path, store_exists
 from localeval.errors import UsageError
 from localeval.evaluation.requests import EvaluationRequest
 from localeval.evaluation.resume import DatasetScan
 from localeval.metrics import EmbedsByLanguage, Metric
 from localeval.results.refs import RunRef
 from localeval.text import LANGUAGE_NAMES
+
+
+def check_history_given(request: EvaluationRequest) -> None:
+    """What needs stored runs (a --baseline of the history, --resume), checked before the
+    database is opened: a usage error creates no database."""
+    needs = [] if request.resume is None else ["--resume"]
+    if request.baseline is not None and RunRef(request.baseline).in_history:
+        needs.append(f"--baseline {request.baseline}")
+    where = request.db or default_db_path()
+    if needs and not store_exists(where):
+        raise UsageError(
+            f"{needs[0]}: there is no run history at {where} (give --db PATH or set LOCALEVAL_DB)"
+        )
 
 
 def check_not_a_pipe(data: Path, label: str) -> None:

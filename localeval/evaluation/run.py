@@ -26,6 +26,7 @@ from localeval.database import Database, db_words
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
 from localeval.errors import BudgetSpent, DatasetError, UsageError
 from localeval.evaluation.checks import (
+    check_history_given,
     check_not_a_pipe,
     data_change,
     embedder_language_warning,
@@ -133,6 +134,7 @@ class Evaluation(Closing):
             self.output = check_output(request.output, self._inputs())
             if self.output.replaces:
                 self.events.noted(f"--output {request.output} exists; it will be overwritten")
+        check_history_given(request)
         self.store = RunStore.open(request.db)
         try:
             self._check_before_models()

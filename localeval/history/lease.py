@@ -105,43 +105,40 @@ def alive(owner: Owner, heartbeat: float | None, now: float) -> bool:
     return _same_process(owner.pid, owner.started)
 
 
-def held_by_other(
-    db: Database,
-    run_id: str,
-    owner: Owner | None,
-    heartbeat: float | None,
-    mine: Owner,
-    now: float,
-) -> bool:
+@dataclass(frozen=True)
+class RunLease:
+    """What a run's row says of who writes it: its owner and last heartbeat."""
+
+    run_id: str
+    owner: Owner | None
+    heartbeat: float | None
+
+
+def held_by_other(db: Database, lease: RunLease, mine: Owner, now: float) -> bool:
     """Whether a live process other than `mine` holds the run: the server says so where it
     holds leases, else the owner's host, pid and heartbeat do."""
+    owner, heartbeat = lease.owner, lease.heartbeat
     if owner is None or owner.token == mine.token:
         return False
-    elsewhere = db.lease_held_elsewhere(run_id)
+    elsewhere = db.lease_held_elsewhere(lease.run_id)
     if elsewhere is None:
         return alive(owner, heartbeat, now)
     if elsewhere and _known_gone(owner, heartbeat, mine, now):
-        return not _within_grace(lambda: not db.lease_held_elsewhere(run_id))
+        return not _within_grace(lambda: not db.lease_held_elsewhere(lease.run_id))
     return elsewhere
 
 
-def take_lease(
-    db: Database,
-    run_id: str,
-    owner: Owner | None,
-    heartbeat: float | None,
-    mine: Owner,
-    now: float,
-) -> bool:
+def take_lease(db: Database, lease: RunLease, mine: Owner, now: float) -> bool:
     """Take the run's lease for `mine` where the server holds leases: False while a live
-    process holds it (its current `owner`, `heartbeat`). The caller writes itself as the
+    process holds it (its current owner and heartbeat). The caller writes itself as the
     owner after; `db.drop_lease` gives it up."""
-    held = db.hold_lease(run_id)
+    owner, heartbeat = lease.owner, lease.heartbeat
+    held = db.hold_lease(lease.run_id)
     if held is None:
         other = owner is not None and owner.token != mine.token
         return not (other and owner is not None and alive(owner, heartbeat, now))
     if not held and _known_gone(owner, heartbeat, mine, now):
-        return _within_grace(lambda: bool(db.hold_lease(run_id)))
+        return _within_grace(lambda: bool(db.hold_lease(lease.run_id)))
     return held
 
 

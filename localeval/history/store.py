@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from localeval import __version__
 from localeval.closing import Closing
 from localeval.data.samples import Sample
 from localeval.database import (
@@ -34,7 +33,14 @@ from localeval.database import (
     store_exists,
 )
 from localeval.errors import RunInUseError, UsageError
-from localeval.history.lease import Owner, close_owner, held_by_other, open_owner, take_lease
+from localeval.history.lease import (
+    Owner,
+    RunLease,
+    close_owner,
+    held_by_other,
+    open_owner,
+    take_lease,
+)
 from localeval.history.records import (
     RUN_COLUMNS,
     StoredRun,
@@ -50,6 +56,7 @@ from localeval.results.contract import sample_inputs
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, SampleResult
 from localeval.results.refs import RunRef
+from localeval.version import __version__
 
 
 class RunStore(RunReads, Closing):
@@ -82,13 +89,9 @@ class RunStore(RunReads, Closing):
     def held_by_other(self, run: StoredRun, now: float | None = None) -> bool:
         """Whether a live process other than this store is writing the run."""
         with self._errors("reading a run's lease"):
+            lease = RunLease(run.id, run.owner, run.heartbeat)
             return held_by_other(
-                self.connection,
-                run.id,
-                run.owner,
-                run.heartbeat,
-                self.owner,
-                time.time() if now is None else now,
+                self.connection, lease, self.owner, time.time() if now is None else now
             )
 
     # --- writing a run -------------------------------------------------------------------
@@ -157,7 +160,7 @@ class RunStore(RunReads, Closing):
                 if run.invalid is not None:
                     raise not_resumable(run)
                 now = time.time()
-                if not take_lease(db, run.id, run.owner, run.heartbeat, self.owner, now):
+                if not take_lease(db, RunLease(run.id, run.owner, run.heartbeat), self.owner, now):
                     age = None if run.heartbeat is None else max(0.0, now - run.heartbeat)
                     holder = run.owner.describe() if run.owner else "another process"
                     raise RunInUseError(run.id, holder, age)

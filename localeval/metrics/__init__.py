@@ -11,7 +11,6 @@ An installed package adds metrics of its own the same way, through an entry poin
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import pkgutil
 import warnings
@@ -19,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from localeval import extensions
 from localeval.errors import UsageError
 from localeval.metrics.base import (
     EmbedsByLanguage,
@@ -39,10 +39,12 @@ _V = TypeVar("_V")
 
 
 def _discover() -> tuple[dict[str, MetricSpec], dict[str, str]]:
-    """Every metric, built-in and installed, and what is wrong with each plugin left out."""
+    """Every metric, built-in and installed, and what is wrong with each plugin left out.
+    This package's modules are the group's built-in entries; those with a SPEC are metrics."""
     found: list[MetricSpec] = []
-    for module in pkgutil.iter_modules(__path__):
-        spec = getattr(importlib.import_module(f"{__name__}.{module.name}"), "SPEC", None)
+    modules = {m.name: f"{__name__}.{m.name}" for m in pkgutil.iter_modules(__path__)}
+    for entry in extensions.built_in(extensions.METRICS, modules):
+        spec = getattr(entry.load(), "SPEC", None)
         if isinstance(spec, MetricSpec):
             found.append(spec)
     plugins = load_plugins({spec.name for spec in found})

@@ -14,21 +14,17 @@ Contexts too long for the judge's window: as for faithfulness
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from localeval.data.samples import Sample
-from localeval.metrics.base import EvidenceTable, MetricSpec
-from localeval.metrics.parts.explain import StatementWords, statement_changes, statement_hint
+from localeval.metrics.base import EvidenceTable
+from localeval.metrics.parts.explain import StatementWords
 from localeval.metrics.parts.statements import (
     StatementEvidence,
+    StatementGate,
     StatementsMetric,
-    configure_statements,
-    statements_option,
+    statements_spec,
 )
 
 NAME = "context_recall"
-FLAG, DEST = "--context-recall-statements", "context_recall_statements"
 ATTRIBUTION = StatementEvidence(
     metric=NAME,
     text_name="the reference answer",
@@ -49,34 +45,28 @@ class ContextRecall(StatementsMetric):
         return sample.reference_answer
 
 
-def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """--context-recall-statements sentences|claims."""
-    return configure_statements(values.get(DEST), requested, FLAG, NAME)
-
-
-SPEC = MetricSpec(
+SPEC = statements_spec(
     ContextRecall,
     order=30,
     default_rank=3,
-    gate=0.70,
-    cause="retrieval misses facts the answer needs",
-    remedies=("a better embedding model", "hybrid BM25 + reranker retrieval", "query rewriting"),
-    explain=statement_changes(
-        "statements",
-        "attribution",
-        StatementWords(
-            noun="reference statement",
-            yes="attributed",
-            no="unattributed",
-            lost="no longer found in the contexts",
-            gained="now found in the contexts",
-            gone="no longer in the reference",
+    gate=StatementGate(
+        0.70,
+        cause="retrieval misses facts the answer needs",
+        remedies=(
+            "a better embedding model",
+            "hybrid BM25 + reranker retrieval",
+            "query rewriting",
         ),
     ),
-    hint=statement_hint("not attributed", "not in the contexts", "attribution", "least attributed"),
+    words=StatementWords(
+        noun="reference statement",
+        yes="attributed",
+        no="unattributed",
+        lost="no longer found in the contexts",
+        gained="now found in the contexts",
+        gone="no longer in the reference",
+    ),
+    hint=("not attributed", "not in the contexts", "least attributed"),
     table=EvidenceTable("reference statement", "statements", "attribution", "not attributed"),
-    verdicts="attribution",
-    verdict_kind="supported",
-    options=(statements_option(FLAG, DEST, NAME, old=("--cr-statements", "cr_statements")),),
-    configure=configure,
+    old=("--cr-statements", "cr_statements"),
 )

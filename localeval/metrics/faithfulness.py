@@ -16,21 +16,17 @@ statement is judged against windows of chunks, the best support kept).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from localeval.data.samples import Sample
-from localeval.metrics.base import EvidenceTable, MetricSpec
-from localeval.metrics.parts.explain import StatementWords, statement_changes, statement_hint
+from localeval.metrics.base import EvidenceTable
+from localeval.metrics.parts.explain import StatementWords
 from localeval.metrics.parts.statements import (
     StatementEvidence,
+    StatementGate,
     StatementsMetric,
-    configure_statements,
-    statements_option,
+    statements_spec,
 )
 
 NAME = "faithfulness"
-FLAG, DEST = "--faithfulness-statements", "faithfulness_statements"
 SUPPORT = StatementEvidence(
     metric=NAME,
     text_name="the answer",
@@ -50,38 +46,27 @@ class Faithfulness(StatementsMetric):
         return sample.answer
 
 
-def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-    """--faithfulness-statements sentences|claims."""
-    return configure_statements(values.get(DEST), requested, FLAG, NAME)
-
-
-SPEC = MetricSpec(
+SPEC = statements_spec(
     Faithfulness,
     order=10,
     default_rank=2,
-    gate=0.80,
-    cause="the generator invents beyond the retrieved context",
-    remedies=(
-        'a stricter system prompt ("answer only from the context, else say you don\'t know")',
-        "temperature 0-0.1",
-        "require citations of the context",
-    ),
-    explain=statement_changes(
-        "statements",
-        "support",
-        StatementWords(
-            noun="statement",
-            yes="supported",
-            no="unsupported",
-            lost="lost support",
-            gained="gained support",
-            gone="no longer in the answer",
+    gate=StatementGate(
+        0.80,
+        cause="the generator invents beyond the retrieved context",
+        remedies=(
+            'a stricter system prompt ("answer only from the context, else say you don\'t know")',
+            "temperature 0-0.1",
+            "require citations of the context",
         ),
     ),
-    hint=statement_hint("unsupported", "unsupported", "support", "least supported"),
+    words=StatementWords(
+        noun="statement",
+        yes="supported",
+        no="unsupported",
+        lost="lost support",
+        gained="gained support",
+        gone="no longer in the answer",
+    ),
+    hint=("unsupported", "unsupported", "least supported"),
     table=EvidenceTable("answer statement", "statements", "support", "unsupported", "answer"),
-    verdicts="support",
-    verdict_kind="supported",
-    options=(statements_option(FLAG, DEST, NAME),),
-    configure=configure,
 )

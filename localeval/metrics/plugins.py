@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 
+from localeval import extensions
 from localeval.metrics.base import MetricSpec
 
-PLUGIN_GROUP = "localeval.metrics"
+PLUGIN_GROUP = extensions.METRICS
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Plugins:
 def load_plugins(built_in: Collection[str], entries: Iterable[EntryPoint] | None = None) -> Plugins:
     """The metrics of the entry points of PLUGIN_GROUP (or of `entries`), each checked
     against the names of the built-in metrics."""
-    listed = list(entry_points(group=PLUGIN_GROUP) if entries is None else entries)
+    listed = list(extensions.installed(PLUGIN_GROUP) if entries is None else entries)
     counts = Counter(entry.name for entry in listed)
     plugins = Plugins()
     for entry in listed:
@@ -57,11 +58,9 @@ def load_plugins(built_in: Collection[str], entries: Iterable[EntryPoint] | None
 def _spec(entry: EntryPoint, built_in: Collection[str]) -> MetricSpec | str:
     """The entry's metric, or the line that says why it cannot be used."""
     where = f"metric plugin '{entry.name}' ({entry.value})"
-    try:
-        loaded = entry.load()
-    except Exception as exc:  # whatever a third-party module raises on import
-        said = str(exc).splitlines()[0] if str(exc) else ""
-        return f"{where} failed to import: {type(exc).__name__}" + (f": {said}" if said else "")
+    loaded, problem = extensions.load(entry, where)
+    if problem is not None:
+        return problem
     spec = loaded if isinstance(loaded, MetricSpec) else getattr(loaded, "SPEC", None)
     if not isinstance(spec, MetricSpec):
         return f"{where} defines no SPEC (a localeval.metrics.base.MetricSpec)"

@@ -75,6 +75,8 @@ class PairComparison:
         self.request = request
         self.rows = load_pairs(request.data, request.a_field, request.b_field)
         self.models = load_models_config(request.models)
+        if request.judge is not None:  # an unknown name before the cache's database is made
+            self.models.judge(request.judge)
         self.output: OutputTarget | None = None
         if request.output is not None:
             inputs = [(request.data, "the data file"), (self.models.source, "the models file")]

@@ -7,7 +7,6 @@ so the package itself is callable, and a call is the API's (localeval.api.report
 
 from __future__ import annotations
 
-import importlib
 import sys
 from types import ModuleType
 from typing import Any
@@ -15,9 +14,10 @@ from typing import Any
 
 class _CallablePackage(ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> str:
-        # by name, not an import statement: the API sits above this layer
-        report: Any = importlib.import_module("localeval.api").report
-        return str(report(*args, **kwargs))
+        # the one import of a layer above, declared in tests/test_architecture.py
+        from localeval.api import report
+
+        return report(*args, **kwargs)
 
 
 sys.modules[__name__].__class__ = _CallablePackage

@@ -13,7 +13,6 @@ from typing import Any
 
 from markupsafe import Markup
 
-from localeval import __version__
 from localeval.report.decision_text import decision_line
 from localeval.report.html_evidence import inputs, metric_details
 from localeval.report.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
@@ -27,6 +26,7 @@ from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import advice
 from localeval.results.view import RunView, as_view
 from localeval.text import all_gates_pass
+from localeval.version import __version__
 
 
 def render_html(

@@ -119,6 +119,11 @@ class Generation:
         # each skipped document is passed on as it is found, before an error for none left
         self.corpus = read_corpus(list(request.docs), request.options.chunk_tokens, on_skip)
         self.models = load_models_config(request.models)
+        # an unknown name before the cache's database is made
+        if request.judge is not None:
+            self.models.judge(request.judge)
+        if request.embedder is not None:
+            self.models.embedder(request.embedder)
         #: what writing the output will do (an existing file is replaced: the CLI says so)
         self.target = check_output(request.output, self._inputs())
 

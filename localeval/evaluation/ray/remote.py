@@ -178,36 +178,40 @@ def identities(tools: Tools) -> dict[str, dict[str, Any]]:
     return found
 
 
-class MemoryJudge(CachedJudge):
+class InMemory:
+    """A worker's cache of one sample, for a model behind it: what the driver's cache
+    answered (`known`, by key) and the entries the model added since (`added`)."""
+
+    def begin(self, known: Mapping[str, Any]) -> None:
+        self.known: dict[str, Any] = dict(known)
+        self.added: list[Entry] = []
+
+    def _recall(self, key: str) -> Any:
+        return self.known.get(key)
+
+    def _keep(self, entry: Any) -> None:
+        self.known[entry.key] = entry.value if isinstance(entry, JudgeEntry) else entry.vector
+        self.added.append(entry)
+
+
+class MemoryJudge(InMemory, CachedJudge):
     """A worker's loaded judge behind a cache in memory."""
 
     def __init__(self, identity: ModelIdentity, judge: Any):
         super().__init__(identity, lambda: judge, None)
-        self.known: dict[str, str] = {}
-        self.added: list[JudgeEntry] = []
+        self.begin({})
 
-    def _answer(self, key: str) -> str | None:
-        return self.known.get(key)
-
-    def _keep(self, entry: JudgeEntry) -> None:
-        self.known[entry.key] = entry.value
-        self.added.append(entry)
+    _answer = InMemory._recall
 
 
-class MemoryEmbedder(CachedEmbedder):
+class MemoryEmbedder(InMemory, CachedEmbedder):
     """A worker's loaded embedder behind a cache in memory."""
 
     def __init__(self, identity: ModelIdentity, embedder: Any):
         super().__init__(identity, lambda: embedder, None)
-        self.known: dict[str, bytes] = {}
-        self.added: list[VectorEntry] = []
+        self.begin({})
 
-    def _vector(self, key: str) -> bytes | None:
-        return self.known.get(key)
-
-    def _keep(self, entry: VectorEntry) -> None:
-        self.known[entry.key] = entry.vector
-        self.added.append(entry)
+    _vector = InMemory._recall
 
 
 def with_threads(settings: Any, threads: int) -> Any:
@@ -255,15 +259,15 @@ class WorkerTools:
         """A new sample, with what the driver's cache answered for it."""
         judge, embedder = self.tools.judge, self.tools.embedder
         if isinstance(judge, MemoryJudge):
-            judge.known, judge.added = dict(found.answers), []
+            judge.begin(found.answers)
         if isinstance(embedder, MemoryEmbedder):
-            embedder.known, embedder.added = dict(found.vectors), []
+            embedder.begin(found.vectors)
 
     def entries(self) -> list[Entry]:
         """What the models added to the cache for the sample."""
         added: list[Entry] = []
         for model in (self.tools.judge, self.tools.embedder):
-            if isinstance(model, MemoryJudge | MemoryEmbedder):
+            if isinstance(model, InMemory):
                 added.extend(model.added)
         return added
 

@@ -16,7 +16,7 @@ English wording").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,9 +25,11 @@ from localeval.errors import UsageError
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import (
     LIKELIER,
+    EvidenceTable,
     MetricBase,
     MetricOption,
     MetricResult,
+    MetricSpec,
     Tools,
     missing_field,
     require_judge,
@@ -35,6 +37,7 @@ from localeval.metrics.base import (
 )
 from localeval.metrics.parts.claims import written_claims
 from localeval.metrics.parts.evidence import closest, evidence_sentences, is_long
+from localeval.metrics.parts.explain import StatementWords, statement_changes, statement_hint
 from localeval.metrics.parts.hard_facts import conflicts
 from localeval.metrics.parts.long_context import (
     NoRoomForContext,
@@ -347,3 +350,50 @@ def chosen_mode(tools: Tools, side: str, language: str, given: str | None) -> St
     the units the command line gave (claims or sentences) when it gave them."""
     mode = tools.prompts.rag.statement_mode(side, language)
     return mode if given is None else replace(mode, claims=given == "claims")
+
+
+@dataclass(frozen=True)
+class StatementGate:
+    """A statement metric's default gate and what to say when it fails."""
+
+    gate: float
+    cause: str
+    remedies: tuple[str, ...]
+
+
+def statements_spec(
+    metric: type[StatementsMetric],
+    order: int,
+    default_rank: int,
+    gate: StatementGate,
+    words: StatementWords,
+    hint: tuple[str, str, str],
+    table: EvidenceTable,
+    old: tuple[str, str] | None = None,
+) -> MetricSpec:
+    """The SPEC of a metric that judges a text's statements against the contexts
+    (faithfulness, context recall): its evidence's words, its --METRIC-statements option
+    (`old`: its old flag and dest, still taken for a release) and its "supported" verdicts.
+    `hint`: the bad verdict, what it says and the label of the least likely statement."""
+    name, probabilities = metric.name, metric.evidence.probabilities
+    flag, dest = f"--{name.replace('_', '-')}-statements", f"{name}_statements"
+
+    def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
+        return configure_statements(values.get(dest), requested, flag, name)
+
+    bad, says, least = hint
+    return MetricSpec(
+        metric,
+        order=order,
+        default_rank=default_rank,
+        gate=gate.gate,
+        cause=gate.cause,
+        remedies=gate.remedies,
+        explain=statement_changes("statements", probabilities, words),
+        hint=statement_hint(bad, says, probabilities, least),
+        table=table,
+        verdicts=probabilities,
+        verdict_kind="supported",
+        options=(statements_option(flag, dest, name, old=old),),
+        configure=configure,
+    )

@@ -1,0 +1,1 @@
+"""Example backends for localeval: `word-overlap` (a judge) and `word-hash` (an embedder)."""

@@ -1,0 +1,1 @@
+"""Example command for localeval: `localeval sample-count DATA`."""
