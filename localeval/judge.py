@@ -210,6 +210,16 @@ class CountingJudge(Protocol):
 
 
 @runtime_checkable
+class RestoringJudge(Protocol):
+    """A judge that restores shared prompt parts from states kept on disk instead of
+    evaluating them: how many it restored, and their tokens (left out of its prompt
+    tokens). The llama.cpp judge and its counter (an estimate) are."""
+
+    restored: int
+    restored_tokens: int
+
+
+@runtime_checkable
 class ClosableJudge(Protocol):
     """A judge holding something to free when done with it (a model, a vocabulary, a
     connection)."""

@@ -33,7 +33,14 @@ from localeval.config import ModelsConfig
 from localeval.database import Database, Location, open_store
 from localeval.embedder import EmbedderSpeed, TextCountingEmbedder
 from localeval.estimate.speed import embedder_speed, judge_speed
-from localeval.judge import ClosableJudge, ConcurrentJudge, CountingJudge, JudgeSpeed, Usage
+from localeval.judge import (
+    ClosableJudge,
+    ConcurrentJudge,
+    CountingJudge,
+    JudgeSpeed,
+    RestoringJudge,
+    Usage,
+)
 from localeval.metrics import Metric, Tools
 from localeval.tools import load_tools
 from localeval.tools.cache import CachedJudge, CacheTables, JudgeEntry, VectorEntry
@@ -83,14 +90,27 @@ class Work:
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
     embedded: int = 0
+    #: shared prompt parts restored from kept context states, and their tokens (not read)
+    restored: int = 0
+    restored_tokens: int = 0
 
     def __add__(self, other: Work) -> Work:
-        steps, embedded = self.steps + other.steps, self.embedded + other.embedded
-        return Work(self.usage + other.usage, steps, embedded)
+        return Work(
+            self.usage + other.usage,
+            self.steps + other.steps,
+            self.embedded + other.embedded,
+            self.restored + other.restored,
+            self.restored_tokens + other.restored_tokens,
+        )
 
     def __sub__(self, other: Work) -> Work:
-        steps, embedded = self.steps - other.steps, self.embedded - other.embedded
-        return Work(self.usage - other.usage, steps, embedded)
+        return Work(
+            self.usage - other.usage,
+            self.steps - other.steps,
+            self.embedded - other.embedded,
+            self.restored - other.restored,
+            self.restored_tokens - other.restored_tokens,
+        )
 
 
 def counted(tools: Tools) -> Work:
@@ -102,6 +122,8 @@ def counted(tools: Tools) -> Work:
     steps = counter.steps if isinstance(counter, CountingJudge) else usage.judge_calls
     steps = steps if counter is not None else 0
     embedded = embedder.computed if isinstance(embedder, TextCountingEmbedder) else 0
+    if isinstance(counter, RestoringJudge):
+        return Work(usage, steps, int(embedded), counter.restored, counter.restored_tokens)
     return Work(usage, steps, int(embedded))
 
 
@@ -170,6 +192,9 @@ class Estimate:
     #: what an item and a part are ("sample", "metric"; "pair", "step")
     item: str = "sample"
     part: str = "metric"
+    #: items that read some of their contexts from kept states, and the tokens they skip
+    from_states: int = 0
+    restored_tokens: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The estimate as --estimate --output writes it."""
@@ -191,6 +216,8 @@ class Estimate:
                 "timed": self.timed,
                 "speed": speed,
                 "counting_seconds": round(self.counting_seconds, 3),
+                f"{self.item}s_from_states": self.from_states,
+                "restored_prompt_tokens": self.restored_tokens,
                 "notes": self.notes,
             }
         }
@@ -247,6 +274,8 @@ def priced(
         notes=notes,
         item=kinds[0],
         part=kinds[1],
+        from_states=sum(1 for work in items.values() if work.restored),
+        restored_tokens=total.restored_tokens,
     )
 
 

@@ -63,12 +63,24 @@ def usage_table(estimate: Estimate) -> list[str]:
 
 def closing_lines(estimate: Estimate, counting_seconds: float) -> list[str]:
     """The speeds the time rests on, the notes, and what was counted in how long."""
-    lines = speed_lines(estimate) + [f"Note: {note}" for note in estimate.notes]
+    lines = speed_lines(estimate) + states_lines(estimate)
+    lines += [f"Note: {note}" for note in estimate.notes]
     lines.append(
         f"Counted in {counting_seconds:.1f} s from {estimate.n_items} "
         f"{estimate.item}{'' if estimate.n_items == 1 else 's'}; nothing was evaluated."
     )
     return lines
+
+
+def states_lines(estimate: Estimate) -> list[str]:
+    """How many items read their contexts from kept states (their tokens not counted)."""
+    if not estimate.from_states:
+        return []
+    return [
+        f"{estimate.from_states:,} of {estimate.n_items:,} {estimate.item}s read their "
+        f"contexts from kept states: {estimate.restored_tokens:,} prompt tokens not read "
+        "again (not in the table)."
+    ]
 
 
 def speed_lines(estimate: Estimate) -> list[str]:
