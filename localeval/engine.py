@@ -37,7 +37,7 @@ from localeval.errors import (
     UsageError,
     VerdictUnreadable,
 )
-from localeval.judge import CancellableJudge, ConcurrentJudge, Usage
+from localeval.judge import CancellableJudge, ConcurrentJudge, Usage, restored_tokens
 from localeval.metrics import (
     DEFAULT_METRICS,
     PLUGIN_PROBLEMS,
@@ -117,10 +117,11 @@ def score_sample(sample: Sample, metrics: Sequence[Metric], tools: Tools) -> Sam
     makes that metric undefined for the sample (with the reason) instead of failing the run."""
     started = time.perf_counter()
     before = tools.judge.usage.snapshot() if tools.judge is not None else Usage()
+    restored = restored_tokens(tools.judge)
     results = {metric.name: score_metric(sample, metric, tools) for metric in metrics}
     usage = tools.judge.usage - before if tools.judge is not None else Usage()
     usage.seconds = time.perf_counter() - started  # embedding included
-    return SampleResult(sample, results, usage)
+    return SampleResult(sample, results, usage, restored_tokens(tools.judge) - restored)
 
 
 def score_metric(sample: Sample, metric: Metric, tools: Tools) -> MetricResult:

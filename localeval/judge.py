@@ -219,6 +219,11 @@ class RestoringJudge(Protocol):
     restored_tokens: int
 
 
+def restored_tokens(judge: object) -> int:
+    """The tokens `judge` has restored from kept states so far (0 for one that keeps none)."""
+    return judge.restored_tokens if isinstance(judge, RestoringJudge) else 0
+
+
 @runtime_checkable
 class ClosableJudge(Protocol):
     """A judge holding something to free when done with it (a model, a vocabulary, a

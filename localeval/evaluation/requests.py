@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -222,3 +222,28 @@ class EvaluationOutcome:
     @property
     def passed(self) -> bool:
         return all(g.passed for g in self.gates)
+
+
+@dataclass
+class IterationCost:
+    """What an `evaluate` process's scoring restored from kept context states: how many of
+    the samples it scored read some of their contexts from there, and those tokens."""
+
+    samples_from_states: int = 0
+    restored_prompt_tokens: int = 0
+
+    def add(self, result: SampleResult) -> None:
+        self.samples_from_states += result.restored_tokens > 0
+        self.restored_prompt_tokens += result.restored_tokens
+
+    def after(self, earlier: Any, samples_scored: int, prompt_tokens: int) -> dict[str, int]:
+        """results.json's `run.until_decided.cost`: the run's stored samples and the prompt
+        tokens the judge read for them (every try's), with what this process restored added
+        to what the `cost` of an earlier try's report says (a try stopped by Ctrl-C or a
+        budget records none)."""
+        total = {"samples_scored": samples_scored, "prompt_tokens": prompt_tokens}
+        cost = earlier.get("cost") if isinstance(earlier, dict) else None
+        for key, value in asdict(self).items():
+            before = cost.get(key) if isinstance(cost, dict) else None
+            total[key] = value + (before if isinstance(before, int) else 0)
+        return total

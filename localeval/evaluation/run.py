@@ -46,6 +46,7 @@ from localeval.evaluation.requests import (
     EvaluationEvents,
     EvaluationOutcome,
     EvaluationRequest,
+    IterationCost,
     RaySettings,
 )
 from localeval.evaluation.resume import (
@@ -230,6 +231,10 @@ class Evaluation(Closing):
             return self._complete(run, thresholds, from_judge, judge)
         stored = self.store.get(run.id)
         report = self.deciding.comparison.report(stored.n_samples)
+        # `runs show` and the reports say it: what the run's stored samples cost
+        report["cost"] = self.iteration.after(
+            stored.info.until_decided, stored.n_done, self.store.usage(run.id).prompt_tokens
+        )
         if self.baseline is not None and self.baseline.run_id is not None:
             report["baseline"] = self.baseline.run_id
         self.store.record_decision(run.id, report)  # `runs show` tells it, as results.json
@@ -321,12 +326,14 @@ class Evaluation(Closing):
         budget, started = self.request.budget, time.monotonic()
         spent = Usage()
         scored = 0
+        self.iteration = IterationCost()
 
         def on_scored(result: SampleResult) -> None:
             nonlocal spent, scored
             self.events.scored(result)
             spent += result.usage
             scored += 1
+            self.iteration.add(result)
             if self.deciding is not None:  # decided first: a decided run has not stopped short
                 comparison = self.deciding.comparison
                 comparison.observe(result.sample.sample_id, result.scores())

@@ -95,3 +95,19 @@ def decision_line(report: Any, n_scored: int) -> str | None:
     if n_scored > scored:
         line += f"; {n_scored - scored} more scored later by evaluate without the option"
     return line
+
+
+def cost_line(report: Any) -> str | None:
+    """What the `evaluate --until-decided` process spent (`run.until_decided.cost`), in one
+    line: the samples it scored, the prompt tokens the judge read, and how many samples read
+    their contexts from kept states. None for a run without it (recorded before it was)."""
+    cost = report.get("cost") if isinstance(report, dict) else None
+    keys = ("samples_scored", "prompt_tokens", "samples_from_states", "restored_prompt_tokens")
+    if not isinstance(cost, dict) or not all(isinstance(cost.get(k), int) for k in keys):
+        return None
+    scored, read, kept, restored = (cost[k] for k in keys)
+    return (
+        f"{scored} sample{'' if scored == 1 else 's'} scored, {read:,} prompt tokens read; "
+        f"{kept} of them read their contexts from kept states ({restored:,} tokens not read "
+        "again)"
+    )

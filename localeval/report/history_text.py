@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from localeval.database import Location, db_words
 from localeval.history.records import StoredRun
 from localeval.prediction_powered import MIN_LABELLED
-from localeval.report.decision_text import decision_line
+from localeval.report.decision_text import cost_line, decision_line
 from localeval.results.corrected import CorrectedSummary
 from localeval.results.diff import Comparison, MetricChange
 from localeval.results.gates import CORRECTED, JUDGE, GateResult
@@ -101,6 +101,8 @@ def run_description(run: StoredRun) -> str:
     lines.append(f"thresholds:     {thresholds or '-'}")
     if (decision := decision_line(info.until_decided, run.n_done)) is not None:
         lines.append(f"comparison:     {decision}")
+    if (cost := cost_line(info.until_decided)) is not None:
+        lines.append(f"its cost:       {cost}")
     return "\n".join(lines)
 
 

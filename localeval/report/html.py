@@ -13,7 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from localeval.report.decision_text import decision_line
+from localeval.report.decision_text import cost_line, decision_line
 from localeval.report.html_evidence import inputs, metric_details
 from localeval.report.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
 from localeval.report.radar import Series, metrics_chart_svg
@@ -79,6 +79,7 @@ def _header_rows(run: RunView) -> list[tuple[str, Any, str]]:
             rows.append((role, model.get("name"), view.text(model.get("sha256"))))
     rows.append(("prompt version", run.prompt_version or "none", ""))
     rows.append(("comparison", decision_line(run.run.get("until_decided"), run.n_samples), ""))
+    rows.append(("comparison cost", cost_line(run.run.get("until_decided")), ""))
     if run.usage is not None:
         usage = run.usage
         rows.append(

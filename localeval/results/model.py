@@ -56,6 +56,8 @@ class SampleResult:
     results: dict[str, MetricResult]
     #: what scoring this sample cost (judge calls, tokens, seconds)
     usage: Usage = field(default_factory=Usage)
+    #: context tokens the judge restored from kept states instead of reading (not in usage)
+    restored_tokens: int = 0
 
     def scores(self) -> dict[str, float | None]:
         return {name: r.score for name, r in self.results.items()}

@@ -43,7 +43,9 @@ from localeval.judge import (
     JudgeWithSessions,
     ModelIdentity,
     Prompt,
+    RestoringJudge,
     Usage,
+    restored_tokens,
 )
 from localeval.schema import Schema, to_gbnf
 from localeval.text import counted
@@ -144,6 +146,17 @@ class CachedJudge:
         session._loading = threading.Lock()
         session._parent = self
         return session
+
+    @property
+    def restored(self) -> int:
+        """Shared parts the real judge restored from kept states (0 before it loads)."""
+        inner = self._inner
+        return inner.restored if isinstance(inner, RestoringJudge) else 0
+
+    @property
+    def restored_tokens(self) -> int:
+        """Their tokens, which the real judge did not read."""
+        return restored_tokens(self._inner)
 
     def cancel(self) -> None:
         """Stop the real judge's requests in progress (samples in flight, Ctrl-C)."""

@@ -1,0 +1,92 @@
+"""`--until-decided`'s cost kept with its verdict: the samples the comparison scored, the
+prompt tokens read, and how many samples read their contexts from kept states, in
+results.json, `runs show` and the HTML report (a hash judge that restores, as the llama.cpp
+judge restores a sample's contexts from the state store)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes import FakeEmbedder, HashJudge
+from standins import StandIns, models_toml
+from test_until_decided import FAITHFULNESS, N_SAMPLES, WORSE, results, run, version, words
+
+from localeval.judge import Prompt
+
+#: the contexts the restoring judge holds as kept states: the demo's Nimbus Drive samples
+KEPT_WORD = "Nimbus"
+
+
+class RestoringHashJudge(HashJudge):
+    """The hash judge, restoring a prompt's segments that hold KEPT_WORD instead of reading
+    them: their words are left out of its prompt tokens and counted as restored."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.restored = 0
+        self.restored_tokens = 0
+
+    def _count(self, prompt: Prompt) -> None:
+        super()._count(prompt)
+        words = sum(len(s.split()) for s in prompt.segments if KEPT_WORD in s)
+        if words:
+            self.usage.prompt_tokens -= words
+            self.restored += 1
+            self.restored_tokens += words
+
+
+@pytest.fixture
+def judge(stand_ins: StandIns, tmp_path_factory: pytest.TempPathFactory) -> RestoringHashJudge:
+    models = tmp_path_factory.mktemp("models") / "models.toml"
+    models.write_text(models_toml())
+    stand_ins.models = models
+    restoring = RestoringHashJudge()
+    stand_ins.use(restoring, FakeEmbedder())
+    return restoring
+
+
+def test_the_comparisons_cost_is_kept_with_its_verdict(
+    tmp_path: Path, judge: RestoringHashJudge
+) -> None:
+    base = version(tmp_path / "base.jsonl")
+    assert run("evaluate", base, *FAITHFULNESS).exit_code == 0
+    new = version(tmp_path / "new.jsonl", unsupported=True)
+    out = tmp_path / "new.json"
+    before = judge.restored_tokens
+    decided = run(
+        "evaluate", new, *FAITHFULNESS, "--baseline", "latest", "--until-decided", "-o", out
+    )
+    assert decided.exit_code == 1, decided.output
+    written = results(out)
+    until = written["run"]["until_decided"]
+    assert until["verdicts"] == {"faithfulness": WORSE}
+    scored = until["samples_scored"]
+    assert 0 < scored < N_SAMPLES
+    kept = [s for s in written["samples"] if any(KEPT_WORD in c for c in s["contexts"])]
+    assert 0 < len(kept) < scored
+    cost = until["cost"]
+    assert cost == {
+        "samples_scored": scored,
+        "prompt_tokens": written["run"]["usage"]["prompt_tokens"],
+        "samples_from_states": len(kept),
+        "restored_prompt_tokens": judge.restored_tokens - before,
+    }
+    line = (
+        f"{scored} samples scored, {cost['prompt_tokens']:,} prompt tokens read; {len(kept)} of "
+        f"them read their contexts from kept states ({cost['restored_prompt_tokens']:,} tokens "
+        "not read again)"
+    )
+    run_id = written["run"]["id"]
+    shown = run("runs", "show", run_id)
+    assert shown.exit_code == 0, shown.output
+    assert f"its cost: {line}" in words(shown.stdout)
+    page = run("report", out, "-f", "html")  # the stopped run, from its results.json
+    assert page.exit_code == 0, page.output
+    assert f"<dt>comparison cost</dt><dd>{line}" in page.stdout
+    # decided again from the stored samples: nothing scored, the cost kept as it was
+    again = run("evaluate", new, *FAITHFULNESS, "--baseline", "latest", "--until-decided")
+    assert again.exit_code == 1, again.output
+    shown_again = run("runs", "show", run_id, "-o", tmp_path / "again.json")
+    assert shown_again.exit_code == 0, shown_again.output
+    assert results(tmp_path / "again.json")["run"]["until_decided"]["cost"] == cost
