@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from localeval.backends.llama_settings import judge_settings
 from localeval.backends.llama_states import (
     StateStore,
     default_store,
@@ -284,3 +285,28 @@ def test_cache_stats_says_how_much_each_judges_states_take(tmp_path: Path) -> No
     held = (size["0"] + size["1"]) / 1e6
     assert f"  judge qwen2.5-coder-1.5b: 2 states, {held:.1f} MB" in shown.stdout
     assert "  judge (not named: kept by an older localeval): 1 states" in shown.stdout
+
+
+def test_the_quantized_cache_is_part_of_the_judge_s_identity_and_its_states_keys(
+    tmp_path: Path,
+) -> None:
+    source = load_models_config().source.read_text(encoding="utf-8")
+    entry = '[judges."smollm2-135m"]\n'
+    models_file = tmp_path / "models.toml"
+    variants = ["", 'type_k = "q8_0"\n', 'type_v = "q8_0"\nflash_attn = true\n']
+    variants.append("flash_attn = true\n")
+    identities = []
+    for extra in variants:
+        models_file.write_text(source.replace(entry, entry + extra))
+        settings = load_models_config(models_file).judge("smollm2-135m").settings
+        identities.append(judge_settings(settings))
+    # the defaults leave the identity that judges had before these settings existed
+    assert not {"type_k", "type_v", "flash_attn"} & identities[0].keys()
+    assert identities[1]["type_k"] == "q8_0" and identities[2]["type_v"] == "q8_0"
+    keys = {state_key(["sha", ident, "build"], [(1, 2)]) for ident in identities}
+    assert len(keys) == len(variants)  # a state kept under one setting is never another's
+
+    store = StateStore(tmp_path / "states", 10**6)
+    f16, q8 = (state_key(["sha", ident, "build"], [(1, 2)]) for ident in identities[:2])
+    store.save(q8, [1, 2], b"q8_0 cells")
+    assert store.load(f16, [1, 2]) is None and store.load(q8, [1, 2]) == b"q8_0 cells"

@@ -132,3 +132,20 @@ def test_rag_7_reads_the_answer_once_for_answer_relevancy() -> None:
     assert spent["rag-6"][0] == spent["rag-7"][0] == 2
     # the same two questions, the answer's segment evaluated once instead of twice
     assert spent["rag-6"][1] - spent["rag-7"][1] == answer_tokens - empty > 20
+
+
+def test_a_quantized_cache_restores_the_same_numbers_and_never_reads_an_f16_state() -> None:
+    q8 = {"type_k": "q8_0", "type_v": "q8_0", "flash_attn": True}
+    plain = LlamaJudge(NAME, settings(state_cache_gb=0, **q8))
+    expected = numbers(plain)
+    first = LlamaJudge(NAME, settings(**q8))  # computes the contexts and keeps them
+    assert numbers(first) == expected and first.restored == 0
+    second = LlamaJudge(NAME, settings(**q8))  # a later process: restores them
+    assert numbers(second) == expected and second.restored == 1
+    f16 = LlamaJudge(NAME, settings())  # the same prompts, the default cache: its own state
+    f16.yes_probability(prompts()[0])
+    assert f16.restored == 0
+    again = LlamaJudge(NAME, settings(**q8))  # the f16 state did not replace the q8_0 one
+    assert again.yes_probability(prompts()[0]) == expected[0][0] and again.restored == 1
+    for judge in (plain, first, second, f16, again):
+        judge.close()

@@ -70,6 +70,14 @@ def data(tmp_path: Path, stand_ins: StandIns) -> Path:
         ),
         ("seed = -7", "'seed' must be a seed, from 0 to 4294967295; got -7"),
         ('sha256 = "abc"', "'sha256' must be 64 hexadecimal digits, got 'abc'"),
+        ('type_k = "q5_1"', "'type_k' must be one of f16, q8_0, q4_0; got 'q5_1'"),
+        ("type_v = 8", "'type_v' must be str, got 8"),
+        ('flash_attn = "yes"', "'flash_attn' must be bool, got 'yes'"),
+        (
+            'type_v = "q8_0"',
+            "'type_v' = 'q8_0' needs flash_attn = true (llama.cpp quantizes the value cache "
+            "only with flash attention)",
+        ),
     ],
 )
 def test_bad_model_settings_are_refused_when_models_toml_is_read(

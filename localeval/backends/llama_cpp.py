@@ -16,7 +16,7 @@ from localeval.backends import ModelStatus, counted_setting, required_path, type
 from localeval.backends.files import check_gguf
 from localeval.backends.llama_count import CountingLlamaJudge, measure_speed
 from localeval.backends.llama_judge import LlamaJudge
-from localeval.backends.llama_settings import LlamaCppSettings, verified_identity
+from localeval.backends.llama_settings import KV_CACHE_TYPES, LlamaCppSettings, verified_identity
 from localeval.backends.state_limit import checked_gigabytes
 from localeval.errors import ConfigError
 from localeval.judge import JudgeSpeed, ModelIdentity
@@ -37,6 +37,9 @@ class LlamaCppBackend:
             "batch_size",
             "chat_template",
             "state_cache_gb",
+            "type_k",
+            "type_v",
+            "flash_attn",
         }
     )
     cacheable = True
@@ -60,6 +63,7 @@ class LlamaCppBackend:
             batch_size=number("batch_size", 1, "a number of tokens"),
             chat_template=typed_setting(table, "chat_template", str, where),
             state_cache_gb=_gigabytes(table, where),
+            **kv_cache(table, where),
         )
 
     def identify(self, name: str, settings: LlamaCppSettings) -> ModelIdentity:
@@ -84,6 +88,25 @@ class LlamaCppBackend:
     def status(self, settings: LlamaCppSettings) -> ModelStatus:
         check = check_gguf(settings.path, settings.sha256)
         return ModelStatus(check.problem, str(settings.path), f"n_ctx {settings.n_ctx}")
+
+
+def kv_cache(table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """type_k, type_v and flash_attn, checked: llama.cpp would otherwise refuse them only
+    once the model loads (a quantized value cache needs flash attention)."""
+    types = {}
+    for key in ("type_k", "type_v"):
+        value = typed_setting(table, key, str, where, getattr(_DEFAULTS, key))
+        if value not in KV_CACHE_TYPES:
+            known = ", ".join(KV_CACHE_TYPES)
+            raise ConfigError(f"{where}: '{key}' must be one of {known}; got {value!r}")
+        types[key] = value
+    flash_attn: bool = typed_setting(table, "flash_attn", bool, where, _DEFAULTS.flash_attn)
+    if types["type_v"] != "f16" and not flash_attn:
+        raise ConfigError(
+            f"{where}: 'type_v' = {types['type_v']!r} needs flash_attn = true "
+            "(llama.cpp quantizes the value cache only with flash attention)"
+        )
+    return {**types, "flash_attn": flash_attn}
 
 
 JUDGE_BACKEND = LlamaCppBackend()

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from localeval.backends.grammar_sampling import GreedyGrammarSampler
-from localeval.backends.llama_settings import LlamaCppSettings, verified_identity
+from localeval.backends.llama_settings import KV_CACHE_TYPES, LlamaCppSettings, verified_identity
 from localeval.backends.llama_states import (
     LOG,
     MIN_KEPT_TOKENS,
@@ -81,6 +81,9 @@ class LlamaJudge:
                     n_gpu_layers=settings.gpu_layers,
                     n_batch=settings.batch_size,
                     seed=settings.seed,
+                    type_k=KV_CACHE_TYPES[settings.type_k],
+                    type_v=KV_CACHE_TYPES[settings.type_v],
+                    flash_attn=settings.flash_attn,
                     logits_all=False,
                     vocab_only=self.vocab_only,
                     verbose=False,

@@ -33,18 +33,39 @@ class LlamaCppSettings:
     #: the size limit of the context states kept on disk, in GB (0: keep none; None: half
     #: the disk's free space, at most 64 GB)
     state_cache_gb: float | None = None
+    #: the key/value cache's number types (KV_CACHE_TYPES): a quantized cache makes a state
+    #: smaller and may change the judge's numbers slightly
+    type_k: str = "f16"
+    type_v: str = "f16"
+    #: llama.cpp's flash attention (which a quantized value cache needs): other sums
+    flash_attn: bool = False
+
+
+#: the key/value cache types a judge may use, as llama.cpp's ggml type numbers
+KV_CACHE_TYPES = {"f16": 1, "q8_0": 8, "q4_0": 2}
+
+
+def kv_cache_settings(settings: LlamaCppSettings) -> dict[str, Any]:
+    """The key/value cache's settings when they are not llama.cpp's defaults, else none: a
+    judge with the defaults keeps the identity (cached verdicts, comparable runs, kept
+    states) it had before these settings existed."""
+    if (settings.type_k, settings.type_v, settings.flash_attn) == ("f16", "f16", False):
+        return {}
+    return {"type_k": settings.type_k, "type_v": settings.type_v, "flash_attn": settings.flash_attn}
 
 
 def judge_settings(settings: LlamaCppSettings) -> dict[str, Any]:
     """What besides the GGUF file can change this judge's numbers: llama.cpp's arithmetic
     depends on how tokens are batched and on the device, the prompt on the chat template,
-    windowing of long contexts on n_ctx, and all of them on the call protocol. (Not threads
-    or the seed: verdicts are read from logits and replies decoded greedily.)"""
+    windowing of long contexts on n_ctx, the key/value cache's types and flash attention,
+    and all of them on the call protocol. (Not threads or the seed: verdicts are read from
+    logits and replies decoded greedily.)"""
     return {
         "batch_size": settings.batch_size,
         "chat_template": settings.chat_template,
         "gpu_layers": settings.gpu_layers,
         "n_ctx": settings.n_ctx,
+        **kv_cache_settings(settings),
         "call_protocol": CALL_PROTOCOL,
     }
 
