@@ -454,7 +454,7 @@ def test_calibrate_measures_the_judge_against_the_teams_labels(
     assert (result.exit_code, result.output.strip()) == (
         2,
         f"Error: run {run_id} has no labels yet: `localeval review latest` makes them, "
-        "`localeval labels import FILE --run RUN` brings them from a file",
+        f"`localeval labels import FILE --run {run_id}` brings them from a file",
     )
     label_everything(load_review_run("latest"), "ann")
     result = run_cli("calibrate", "--labels", "latest", "-o", tmp_path / "agreement.json")

@@ -184,6 +184,8 @@ def merge_shards(refs: Sequence[str], store: RunStore, output: Path | None = Non
         dataset_sha256=first.get("dataset_sha256"),
         metric_settings=first.get("metric_settings") or {},
         skipped_rows=list({repr(row): row for row in skipped}.values()),
+        # the versions that made the shards' numbers, as each shard recorded them
+        software=first.get("software") or {},
     )
     rows = _ordered(shards)
     run = store.start(info, len(rows), _thresholds(shards[0][1]))

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from localeval.judge import Usage
 from localeval.pairwise.judge import PairVerdict
 from localeval.pairwise.rows import PairRow, PairwiseSummary, verdict_label
-from localeval.results.calibration import calibration_sentence
+from localeval.results.calibration import calibration_sentence, fitted_sentence
 from localeval.results.corrected import corrected_lines
 from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import GateResult
@@ -68,6 +68,8 @@ def run_summary(view: RunView, from_judge: Sequence[str] = (), judge: str | None
     # corrected means below say what to do about it, in a user's words
     if view.calibration is not None and not view.calibration.uncalibrated:
         parts.append(textwrap.fill(calibration_sentence(view.calibration), WIDTH))
+    elif view.calibration is not None and (fitted := fitted_sentence(view.calibration)):
+        parts.append(textwrap.fill(fitted, WIDTH))  # the maps it has, and their labels
     if view.corrected:
         parts.append(corrected_text(view))
     if view.diagnosis is not None:

@@ -74,10 +74,15 @@ def calibrated_on(status: CalibrationStatus) -> list[tuple[str, str]]:
     ]
 
 
+def fitted_sentence(status: CalibrationStatus) -> str:
+    """What the maps the run's metrics used were fitted on ("" where none says)."""
+    fitted = "; ".join(f"{kind}: {text}" for kind, text in calibrated_on(status))
+    return f"Calibrated on {fitted}." if fitted else ""
+
+
 def calibration_sentence(status: CalibrationStatus) -> str:
     """One sentence for a summary or report, and what the maps were fitted on."""
-    fitted = "; ".join(f"{kind}: {text}" for kind, text in calibrated_on(status))
-    said = f" Calibrated on {fitted}." if fitted else ""
+    said = f" {fitted}" if (fitted := fitted_sentence(status)) else ""
     if not status.uncalibrated:
         return (
             f"Judge {status.judge} is calibrated: each verdict is the probability that a "
