@@ -253,7 +253,12 @@ class StateStore:
                 used -= info.st_size
         return used + size <= self.limit_bytes
 
+    def held_bytes(self) -> int:
+        """What the kept states take on disk (their sizes only: no file is read)."""
+        return sum(info.st_size for _, info in self._entries())
+
     def stats(self) -> StoreStats:
+        """What the store holds, by judge: reads each entry's header (for `cache stats`)."""
         entries = list(self._entries())
         size = sum(info.st_size for _, info in entries)
         by_judge: dict[str, tuple[int, int]] = {}
@@ -266,7 +271,7 @@ class StateStore:
 
     def room_note(self) -> str | None:
         """What to say once this process is done where its states did not all fit."""
-        held = sum(info.st_size for _, info in self._entries()) if self.refused else 0
+        held = self.held_bytes() if self.refused else 0
         return room_note(self.kept, self.refused, self.refused_bytes, held, self.limit_bytes)
 
     def clear(self) -> int:
@@ -288,7 +293,8 @@ def default_store(limit_gb: float | None = None) -> StateStore | None:
     if limit_gb is not None:
         return StateStore(folder, int(limit_gb * 1e9))
     store = StateStore(folder, 0)
-    store.limit_bytes = limit_from_disk(folder, store.stats().size_bytes)
+    # sized when a judge loads: the states' sizes only, no header read
+    store.limit_bytes = limit_from_disk(folder, store.held_bytes())
     return store
 
 
