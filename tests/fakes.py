@@ -90,3 +90,26 @@ class RuleJudge(FakeIdentity):
 
     def fits(self, prompt: Prompt, reserve: int = 0) -> bool:
         return True
+
+
+#: the contexts a RestoringHashJudge holds as kept states: the demo's Nimbus Drive samples
+KEPT_WORD = "Nimbus"
+
+
+class RestoringHashJudge(HashJudge):
+    """The hash judge, restoring a prompt's segments that hold KEPT_WORD instead of reading
+    them (a judge with context states on disk): their words are left out of its prompt
+    tokens and counted as restored."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.restored = 0
+        self.restored_tokens = 0
+
+    def _count(self, prompt: Prompt) -> None:
+        super()._count(prompt)
+        words = sum(len(s.split()) for s in prompt.segments if KEPT_WORD in s)
+        if words:
+            self.usage.prompt_tokens -= words
+            self.restored += 1
+            self.restored_tokens += words

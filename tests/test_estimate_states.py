@@ -11,42 +11,22 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from fakes import KEPT_WORD, RestoringHashJudge
 
 from localeval.backends import register_judge_backend, unregister_backend
-from localeval.backends.fake import FakeJudgeBackend, FakeJudgeSettings, HashJudge
+from localeval.backends.fake import FakeJudgeBackend, FakeJudgeSettings
 from localeval.cli import main
-from localeval.judge import ModelIdentity, Prompt
+from localeval.judge import ModelIdentity
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
 BACKEND = "restoring-fake"
-#: the word whose prompts have a kept state: the contexts of the demo's billing samples
-KEPT_WORD = "Nimbus"
-
-
-class RestoringHashJudge(HashJudge):
-    """The hash judge, restoring a prompt's first segment (the contexts) when it holds
-    KEPT_WORD: those words are not read, and counted as restored."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.restored = 0
-        self.restored_tokens = 0
-
-    def _count(self, prompt: Prompt) -> None:
-        super()._count(prompt)
-        kept = [s for s in prompt.segments if KEPT_WORD in s]
-        if kept:
-            words = sum(len(s.split()) for s in kept)
-            self.usage.prompt_tokens -= words
-            self.restored += 1
-            self.restored_tokens += words
 
 
 class RestoringBackend(FakeJudgeBackend):
     cacheable = True
 
     def identify(self, name: str, settings: FakeJudgeSettings) -> ModelIdentity:
-        return ModelIdentity(name, {"sha256": HashJudge.sha256})
+        return ModelIdentity(name, {"sha256": RestoringHashJudge.sha256})
 
     def counter(self, name: str, settings: FakeJudgeSettings) -> RestoringHashJudge:
         judge = RestoringHashJudge()
@@ -87,7 +67,7 @@ def test_the_estimate_says_how_many_samples_read_their_contexts_from_states(
         f"{kept['restored_prompt_tokens']:,} prompt tokens not read again"
     ) in text
     # the same estimate with nothing kept: the restored tokens are what it reads more
-    monkeypatch.setattr(__name__ + ".KEPT_WORD", "no sample holds this word")
+    monkeypatch.setattr("fakes.KEPT_WORD", "no sample holds this word")
     cold, cold_text = estimate(tmp_path, "cold")
     assert cold["samples_from_states"] == 0 and "kept states" not in cold_text
     read = cold["usage"]["prompt_tokens"] - kept["usage"]["prompt_tokens"]

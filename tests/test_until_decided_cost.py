@@ -8,32 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes import FakeEmbedder, HashJudge
+from fakes import KEPT_WORD, FakeEmbedder, RestoringHashJudge
 from standins import StandIns, models_toml
 from test_until_decided import FAITHFULNESS, N_SAMPLES, WORSE, results, run, version, words
-
-from localeval.judge import Prompt
-
-#: the contexts the restoring judge holds as kept states: the demo's Nimbus Drive samples
-KEPT_WORD = "Nimbus"
-
-
-class RestoringHashJudge(HashJudge):
-    """The hash judge, restoring a prompt's segments that hold KEPT_WORD instead of reading
-    them: their words are left out of its prompt tokens and counted as restored."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.restored = 0
-        self.restored_tokens = 0
-
-    def _count(self, prompt: Prompt) -> None:
-        super()._count(prompt)
-        words = sum(len(s.split()) for s in prompt.segments if KEPT_WORD in s)
-        if words:
-            self.usage.prompt_tokens -= words
-            self.restored += 1
-            self.restored_tokens += words
 
 
 @pytest.fixture
