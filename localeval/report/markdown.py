@@ -26,7 +26,7 @@ from localeval.text import all_gates_pass, neutralised
 
 #: characters of dataset text kept in a table cell or list item before it is cut
 CELL_CHARS = 140
-PASS, FAIL, WARN = "✅", "❌", "⚠️"
+PASS, FAIL = "✅", "❌"
 
 
 def md_code(value: Any, limit: int = CELL_CHARS, in_table: bool = True) -> str:
@@ -97,7 +97,6 @@ MD.filters["code"] = lambda value: Markdown(md_code(value, in_table=False))
 MD.globals.update(
     PASS=Markdown(PASS),
     FAIL=Markdown(FAIL),
-    WARN=Markdown(WARN),
     ours=lambda text: Markdown(str(text)),
     num=_num,
     fmt=lambda value, digits=3: Markdown(view.fmt(value, digits)),
