@@ -21,8 +21,6 @@ _API = ("evaluate", "diff", "report", "Evaluation", "LocalevalWarning", "DEFAULT
 
 
 def __getattr__(name: str) -> Any:
-    # `report` is answered here until localeval.report (the package, callable as the
-    # API's report) is imported: then Python binds the package to the name
     if name in _API:
         from localeval import api  # the package root is the API's front door, a layer above it
 

@@ -7,7 +7,7 @@
     run.to_pandas()        # one row per sample, a column per score
     run.evidence()         # one row per sample and metric: score and why
 
-`evaluate` is the evaluation `localeval evaluate` runs (localeval.evaluation.run), with
+`evaluate` is the evaluation `localeval evaluate` runs (localeval.evaluation.scoring), with
 the same checks, gates, cache and run history; data given in code is checked as a file's
 rows are and scored from a JSONL file written for it (localeval.data.given). Models load
 once per process and later calls reuse them. Nothing here prints: bad input raises the
@@ -31,7 +31,7 @@ from localeval.data.samples import DatasetWarning
 from localeval.database import Location, default_db_path, location_of
 from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.evaluation.requests import EvaluationEvents, EvaluationRequest
-from localeval.evaluation.run import Evaluation as RunEvaluation
+from localeval.evaluation.scoring import ScoringRun
 from localeval.evaluation.sources import history_for, load_results, load_scores, results_dict
 from localeval.history.records import StoredRun
 from localeval.history.store import RunStore
@@ -320,7 +320,7 @@ def _evaluated(
 ) -> Evaluation:
     """Run the evaluation the command line runs, with the process's models (or `tools`)."""
     pool = MODELS if tools is None else None
-    with RunEvaluation(request, events, tools=tools, pool=pool) as evaluation:
+    with ScoringRun(request, events, tools=tools, pool=pool) as evaluation:
         outcome = evaluation.run()
         results = results_dict(evaluation.store, outcome.run)
         kept = evaluation.store.path if events.kept else None
@@ -398,7 +398,7 @@ def report(
 ) -> str:
     """A run's report as text, as `localeval report` writes it: format "html" (one
     self-contained page), "md", "junit" or "json". Runs as for diff()."""
-    from localeval.report.render import render_report
+    from localeval.reports.render import render_report
 
     location = _location(db)
     base = None if baseline is None else _results(baseline, location)

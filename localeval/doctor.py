@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localeval.backends import embedder_backend, judge_backend
-from localeval.backends.files import user_cache_folder
 from localeval.backends.llama_proof import verify
+from localeval.backends.model_files import user_cache_folder
 from localeval.config import ModelsConfig, load_models_config
 from localeval.database import Location, default_db_path, store_exists, store_file
 from localeval.errors import LocalevalError

@@ -1,7 +1,7 @@
 """The run engine: one function scores a stream of samples and hands each result to a sink.
 
 `score_samples` is the only scoring loop. Its sink decides where results go: the run
-history (localeval.evaluation.run, for `localeval evaluate`), or memory (`MemorySink`,
+history (localeval.evaluation.scoring, for `localeval evaluate`), or memory (`MemorySink`,
 for the Python API and the measuring scripts). It returns what it did; it prints nothing.
 
 The order of work is the scheduler's. `Sequential` scores one sample after another: the

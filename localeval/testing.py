@@ -59,7 +59,7 @@ class QualityRun:
         return run_to_dict(self.run, self.gates)
 
     def view(self) -> RunView:
-        """The run as the reports read it (localeval.report.html.render_html(quality.view()))."""
+        """The run as the reports read it (localeval.reports.html.render_html(quality.view()))."""
         return read_run(self.results())
 
 

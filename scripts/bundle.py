@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import provision_models
 
 import locks
-from localeval.backends.files import sha256_file
+from localeval.backends.model_files import sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = "MANIFEST.json"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.backends.files import check_embedder_dir, check_gguf, sha256_file
+from localeval.backends.model_files import check_embedder_dir, check_gguf, sha256_file
 
 DEFAULT_MODELS = Path(__file__).resolve().parent.parent / "models.toml"
 

@@ -19,9 +19,9 @@ from localeval.metrics.answer_correctness import SPEC, AnswerCorrectness, f_beta
 from localeval.metrics.answer_similarity import AnswerSimilarity
 from localeval.metrics.parts.diagnosis import FIGURES, claim_kinds, figures
 from localeval.prompts.sets import RAG_5
-from localeval.report.html import render_html
-from localeval.report.junit import render_junit
-from localeval.report.markdown import render_markdown
+from localeval.reports.html import render_html
+from localeval.reports.junit import render_junit
+from localeval.reports.markdown import render_markdown
 from localeval.results.verdicts import sample_verdicts
 
 REFERENCE = "The refund window is 30 days from purchase. Refunds go to the original card."

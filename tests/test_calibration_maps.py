@@ -374,7 +374,7 @@ def results(judge: dict) -> dict:
 
 
 def test_the_html_report_shows_the_calibration_and_its_reliability_diagram() -> None:
-    from localeval.report.html import render_html
+    from localeval.reports.html import render_html
 
     mapped = {"name": "j", "calibration": {"supported": MAP.record()}}
     page = render_html(results(mapped))
@@ -394,14 +394,14 @@ def test_the_html_report_shows_the_calibration_and_its_reliability_diagram() -> 
 def test_the_markdown_report_leaves_the_calibration_note_to_the_html_page() -> None:
     """A pull request's summary says what to act on (the corrected means); the judge's own
     scale is the HTML report's note (issue 52: the terminal and Markdown dropped it)."""
-    from localeval.report.markdown import render_markdown
+    from localeval.reports.markdown import render_markdown
 
     assert "calibrated" not in render_markdown(results({"name": "j`x"}))
 
 
 def test_reports_name_the_judged_part_of_context_precision() -> None:
-    from localeval.report.html import render_html
-    from localeval.report.markdown import render_markdown
+    from localeval.reports.html import render_html
+    from localeval.reports.markdown import render_markdown
 
     run = results({"name": "j"})
     run["run"]["metrics"] = ["context_precision"]
@@ -517,7 +517,7 @@ def test_bad_judge_aliases_are_refused(tmp_path: Path, aliases: str, message: st
 
 def test_a_map_that_does_not_lower_the_held_out_error_is_not_kept() -> None:
     from localeval.calibration.fit import HeldOut, KindFit
-    from localeval.report.calibration_text import fits_text
+    from localeval.reports.calibration_text import fits_text
 
     fitted = VerdictMap("supported", 1.2, -0.6, "a (10 rows), b (10 rows)")
     worse = KindFit("supported", fitted, [], ece_raw=0.107, ece=0.117)
@@ -533,7 +533,7 @@ def test_a_map_that_does_not_lower_the_held_out_error_is_not_kept() -> None:
 
 def test_a_map_that_lowers_only_the_pooled_error_is_not_kept() -> None:
     from localeval.calibration.fit import HeldOut, KindFit
-    from localeval.report.calibration_text import fits_text
+    from localeval.reports.calibration_text import fits_text
 
     # the 1.5B's support map on four bench datasets: pooled 0.102 -> 0.096, because the
     # errors of different datasets cancel, while three of the four got worse

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from localeval.calibration.run import CalibrationRun
+from localeval.calibration.calibrating import CalibrationRun
 from localeval.closing import Closing
 from localeval.database.base import Database
 from localeval.estimate.counting import Counting
-from localeval.evaluation.run import Evaluation
+from localeval.evaluation.scoring import ScoringRun
 from localeval.history.store import RunStore
 from localeval.labels.store import LabelStore
 
@@ -32,7 +32,7 @@ def test_a_with_block_hands_back_the_object_and_closes_it_however_it_ends() -> N
 
 
 @pytest.mark.parametrize(
-    "kind", [Database, RunStore, LabelStore, Evaluation, CalibrationRun, Counting]
+    "kind", [Database, RunStore, LabelStore, ScoringRun, CalibrationRun, Counting]
 )
 def test_stores_runs_and_estimates_take_the_one_rule_rather_than_their_own(kind: type) -> None:
     assert issubclass(kind, Closing)

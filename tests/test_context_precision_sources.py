@@ -303,7 +303,7 @@ def test_the_option_misused_exits_2(tmp_path: Path, stand_ins: StandIns) -> None
 
 
 def test_the_report_says_which_source_decided_and_shows_the_chunks() -> None:
-    from localeval.report.html_evidence import metric_details
+    from localeval.reports.html_evidence import metric_details
 
     details = ContextPrecision().score(chinese(), Tools(judge=ScriptedJudge([0.7, 0.9, 0.2])))
     html = metric_details("context_precision", details.details, details.score)

@@ -51,7 +51,7 @@ def test_a_backend_that_cannot_be_used_says_why_in_one_line(
         r"\(acme_missing:JUDGE_BACKEND\) failed to import: ModuleNotFoundError",
     ):
         backends.judge_backend("gone", "judges.j")
-    plugins(monkeypatch, extensions.JUDGE_BACKENDS, bare="localeval.backends.files")
+    plugins(monkeypatch, extensions.JUDGE_BACKENDS, bare="localeval.backends.model_files")
     with pytest.raises(ConfigError, match="defines no JUDGE_BACKEND"):
         backends.judge_backend("bare")
 

@@ -19,7 +19,7 @@ from localeval.cli import main
 from localeval.database import Location
 from localeval.errors import UsageError
 from localeval.evaluation.requests import EvaluationEvents, EvaluationRequest
-from localeval.evaluation.run import Evaluation
+from localeval.evaluation.scoring import ScoringRun
 from localeval.judge import Prompt
 from localeval.results.model import SampleResult
 from localeval.stats import bootstrap_ci
@@ -348,7 +348,7 @@ def test_a_run_whose_data_changed_is_never_completed(tmp_path: Path, stop: bool)
     original = bleu_rows("green")
     data.write_text(original, encoding="utf-8")
     events = RewritingEvents(data, bleu_rows("blue"), after=126, stop=stop)
-    evaluation = Evaluation(EvaluationRequest(data, ["bleu"]), events)
+    evaluation = ScoringRun(EvaluationRequest(data, ["bleu"]), events)
     with pytest.raises(KeyboardInterrupt if stop else UsageError) as stopped, evaluation:
         evaluation.run()
     (first,) = [line.split()[0] for line in run("runs", "list").stdout.splitlines()[1:]]

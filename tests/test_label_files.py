@@ -28,7 +28,7 @@ from localeval.database import Location, parse_location
 from localeval.errors import UsageError
 from localeval.history.cleanup import delete_runs, runs_to_delete
 from localeval.history.store import open_history
-from localeval.labels import files as label_files
+from localeval.labels import label_files
 from localeval.labels.review_items import ReviewRun, load_review_run
 from localeval.labels.store import Label, LabelStore
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localeval.backends.files import check_gguf
 from localeval.backends.gguf_header import read_header
+from localeval.backends.model_files import check_gguf
 from localeval.cli import main
 from localeval.config import load_models_config
 from localeval.errors import ModelFileError

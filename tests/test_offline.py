@@ -164,7 +164,7 @@ def test_importing_localeval_leaves_the_environment_alone() -> None:
         "os.environ['HF_HUB_OFFLINE'] = '0'\n"
         "os.environ.pop('TRANSFORMERS_OFFLINE', None)\n"
         "import localeval, localeval.testing, localeval.pytest_plugin, localeval.cli\n"
-        "import localeval.backends.sentence_transformers, localeval.evaluation.run\n"
+        "import localeval.backends.sentence_transformers, localeval.evaluation.scoring\n"
         "print(os.environ['HF_HUB_OFFLINE'], os.environ.get('TRANSFORMERS_OFFLINE'))\n"
     )
     done = subprocess.run(

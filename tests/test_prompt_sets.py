@@ -24,7 +24,7 @@ from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_precision import ContextPrecision
 from localeval.pairwise.judge import compare_pair
 from localeval.prompts.sets import RAG_6, RAG_7, PromptSet
-from localeval.testset.generate import GenerateOptions, generate_testset, read_corpus
+from localeval.testset.questions import GenerateOptions, generate_testset, read_corpus
 
 MARK = "marked "
 #: the groups of a prompt set (every field but its version)

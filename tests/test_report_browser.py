@@ -18,7 +18,7 @@ import pytest
 import report_data
 from png import count_near, read_png
 
-from localeval.report.html import render_html
+from localeval.reports.html import render_html
 
 pytestmark = pytest.mark.browser
 

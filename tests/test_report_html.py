@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import report_data
 
-from localeval.report.html import render_html
-from localeval.report.radar import Series, metrics_chart_svg
+from localeval.reports.html import render_html
+from localeval.reports.radar import Series, metrics_chart_svg
 
 
 class Page(HTMLParser):

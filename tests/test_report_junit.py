@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import report_data
 
-from localeval.report.junit import render_junit
+from localeval.reports.junit import render_junit
 
 
 def parse(text: str) -> ET.Element:

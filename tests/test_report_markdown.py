@@ -7,7 +7,7 @@ import re
 import report_data
 from markdown_it import MarkdownIt
 
-from localeval.report.markdown import md_code, render_markdown
+from localeval.reports.markdown import md_code, render_markdown
 
 
 def to_html(markdown: str) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import report_data
 
-from localeval.report.html import render_html
-from localeval.report.templating import ENV
+from localeval.reports.html import render_html
+from localeval.reports.templating import ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,8 +40,8 @@ def test_every_template_ships_as_package_data() -> None:
     # setuptools copies only the files its package-data globs name into a wheel
     config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
     globs = config["tool"]["setuptools"]["package-data"]["localeval"]
-    templates = resources.files("localeval.report").joinpath("templates")
-    names = [f"report/templates/{p.name}" for p in templates.iterdir()]
+    templates = resources.files("localeval.reports").joinpath("templates")
+    names = [f"reports/templates/{p.name}" for p in templates.iterdir()]
     assert names and all(any(fnmatch(name, g) for g in globs) for name in names), names
 
 

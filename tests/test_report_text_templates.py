@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 
 import report_data
 
-from localeval.report.junit import XML, render_junit
-from localeval.report.markdown import MD, render_markdown
+from localeval.reports.junit import XML, render_junit
+from localeval.reports.markdown import MD, render_markdown
 
 #: a cell's text that would split it (a pipe) or end the row (a line break), and backticks
 BREAKING = "a | b\nc\r\nd`e`` |"

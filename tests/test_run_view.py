@@ -17,7 +17,7 @@ from review_runs import demo_copy
 from localeval.cli import main
 from localeval.evaluation.sources import stored_run_scores, stored_view
 from localeval.history.store import open_history
-from localeval.report.render import render_report
+from localeval.reports.render import render_report
 from localeval.results.view import read_run
 from localeval.stats import MetricSummary
 

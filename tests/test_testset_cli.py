@@ -33,7 +33,7 @@ from localeval.backends import (
     unregister_backend,
 )
 from localeval.cli import main
-from localeval.testset.generate import read_corpus
+from localeval.testset.questions import read_corpus
 from localeval.text import detect_language
 
 FIELDS = [

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from testset_fakes import json_lines
 
 from localeval.cli import main
-from localeval.testset.generate import read_corpus
+from localeval.testset.questions import read_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "examples" / "docs"

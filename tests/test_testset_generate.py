@@ -15,7 +15,8 @@ from localeval.errors import UsageError
 from localeval.judge import Judge, ModelIdentity, Prompt
 from localeval.metrics import Tools
 from localeval.prompts.sets import RAG_3, RAG_4
-from localeval.testset.generate import (
+from localeval.testset.kinds import NOT_IN_DOCUMENTS
+from localeval.testset.questions import (
     GenerateOptions,
     GenerateResult,
     Thresholds,
@@ -24,7 +25,6 @@ from localeval.testset.generate import (
     split_size,
     thresholds,
 )
-from localeval.testset.kinds import NOT_IN_DOCUMENTS
 from localeval.tools.cache import CachedEmbedder, CachedJudge
 from localeval.verdict_maps import VerdictMap
 

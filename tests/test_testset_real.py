@@ -8,13 +8,13 @@ import pytest
 
 from localeval.config import load_models_config
 from localeval.metrics import Tools
-from localeval.testset.generate import (
+from localeval.testset.generation import generate_tools
+from localeval.testset.questions import (
     GenerateOptions,
     GenerateResult,
     generate_testset,
     read_corpus,
 )
-from localeval.testset.run import generate_tools
 from localeval.text import detect_language
 
 pytestmark = pytest.mark.real_models

@@ -198,10 +198,10 @@ def test_a_named_pipe_is_read_once(data: Path, tmp_path: Path) -> None:
     assert len(results["samples"]) == 3
     # the library, which cannot copy it, refuses a pipe rather than wait forever
     from localeval.evaluation.requests import EvaluationRequest
-    from localeval.evaluation.run import Evaluation
+    from localeval.evaluation.scoring import ScoringRun
 
     with pytest.raises(UsageError) as refused:
-        Evaluation(EvaluationRequest(fifo, ["bleu"]))
+        ScoringRun(EvaluationRequest(fifo, ["bleu"]))
     assert str(refused.value) == (
         f"{fifo} is a pipe, which can be read only once, and an evaluation reads its data "
         "more than once; write it to a file first"

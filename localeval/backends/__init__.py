@@ -11,7 +11,7 @@ own there, and localeval's own are entries of the same groups (`BUILT_IN`: the m
 localeval.backends.NAME, dashes as underscores, with `JUDGE_BACKEND` and/or
 `EMBEDDER_BACKEND`). `register_judge_backend` / `register_embedder_backend` add one in
 code (a test's stand-in), over any other of that name. This module imports only the
-standard library: the provisioning script uses localeval.backends.files before anything
+standard library: the provisioning script uses localeval.backends.model_files before anything
 else is installed.
 """
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from localeval.backends import ModelStatus, counted_setting, required_path, typed_setting
-from localeval.backends.files import check_gguf
 from localeval.backends.llama_count import CountingLlamaJudge, measure_speed
 from localeval.backends.llama_judge import LlamaJudge
 from localeval.backends.llama_settings import KV_CACHE_TYPES, LlamaCppSettings, verified_identity
+from localeval.backends.model_files import check_gguf
 from localeval.backends.state_limit import checked_gigabytes
 from localeval.errors import ConfigError
 from localeval.judge import JudgeSpeed, ModelIdentity

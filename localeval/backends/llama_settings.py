@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.backends.files import check_gguf, require
+from localeval.backends.model_files import check_gguf, require
 from localeval.judge import ModelIdentity
 
 #: bump when the way a judge call turns into a value changes (llama_judge's yes/no tokens, how a

@@ -25,7 +25,7 @@ by content rather than by a slot's file name.
 * A save that fails (a full disk, a folder that cannot be written) is skipped, with one
   warning per process: the run goes on without it.
 
-One folder per machine, in the user's cache folder (localeval.backends.files): never in
+One folder per machine, in the user's cache folder (localeval.backends.model_files): never in
 the run database, which a team may share on a server (docs/team.md).
 """
 
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.backends.files import user_cache_folder
+from localeval.backends.model_files import user_cache_folder
 from localeval.backends.state_limit import gigabytes, limit_from_disk, room_note
 
 LOG = logging.getLogger("localeval.states")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from localeval.backends import ModelStatus, counted_setting, required_path, typed_setting
-from localeval.backends.files import check_embedder_dir, require
+from localeval.backends.model_files import check_embedder_dir, require
 from localeval.errors import ConfigError, ModelFileError
 from localeval.judge import ModelIdentity
 from localeval.offline import hold_offline

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from localeval.config import load_models_config
 from localeval.errors import ConfigError
-from localeval.results.files import write_text
+from localeval.results.output_files import write_text
 from localeval.verdict_maps import VerdictMap
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from localeval.calibration.agreement import Calibration, suggested_thresholds
+from localeval.calibration.calibrating import CalibrationRequest, CalibrationRun
 from localeval.calibration.fit import KindFit
 from localeval.calibration.models_file import save_calibration
 from localeval.calibration.rows import RowScore
-from localeval.calibration.run import CalibrationRequest, CalibrationRun
 from localeval.database import Location
 from localeval.errors import UsageError
-from localeval.results.files import OutputTarget
+from localeval.results.output_files import OutputTarget
 from localeval.verdict_maps import VerdictMap
 
 if TYPE_CHECKING:  # read from the database, for --labels only

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from localeval.calibration.outcome import CalibrationOutcome, LabelsOutcome
     from localeval.calibration.rows import RowScore
     from localeval.database import Location
-    from localeval.results.files import OutputTarget
+    from localeval.results.output_files import OutputTarget
 
 
 @click.command()
@@ -111,8 +111,8 @@ def calibrate(
     intervals; reviewers' agreement where two labelled the same item), the gates that fit
     this judge on this data, and with --fit maps held out by folds of samples.
     """
+    from localeval.calibration.calibrating import CalibrationRequest
     from localeval.calibration.outcome import calibrate_files, calibrate_runs, check_save
-    from localeval.calibration.run import CalibrationRequest
 
     check_save(fit, save)
     events = Printed(progress)
@@ -161,7 +161,7 @@ class Printed:
 def show_files(outcome: CalibrationOutcome) -> None:
     """The figures of labelled files, then the maps or the gates, and what the judge did."""
     from localeval.calibration.agreement import format_table
-    from localeval.report import console
+    from localeval.reports import console
 
     echo(format_table(outcome.table))
     show_fits(outcome)
@@ -198,7 +198,7 @@ def show_thresholds(outcome: CalibrationOutcome) -> None:
 def show_fits(outcome: CalibrationOutcome) -> None:
     """The maps fitted, and which are kept: saved, or as models.toml text."""
     from localeval.calibration.models_file import calibration_toml
-    from localeval.report.calibration_text import fits_text
+    from localeval.reports.calibration_text import fits_text
 
     if outcome.fits is not None:
         echo("\n" + fits_text(outcome.fits))

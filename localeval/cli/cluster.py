@@ -1,5 +1,5 @@
 """`evaluate --ray`'s options (what it says about how the actors would divide the work,
-with --estimate: localeval.report.estimate_text.division_text)."""
+with --estimate: localeval.reports.estimate_text.division_text)."""
 
 from __future__ import annotations
 

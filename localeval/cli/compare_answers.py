@@ -95,8 +95,8 @@ def compare_answers(
     and the 95% interval of B's win rate lies wholly below 0.5, 2 bad usage or input,
     3 internal error.
     """
-    from localeval.pairwise.run import PairComparison, PairsRequest
-    from localeval.report import console
+    from localeval.pairwise.comparing import PairComparison, PairsRequest
+    from localeval.reports import console
     from localeval.results.contract import write_json
 
     request = PairsRequest(

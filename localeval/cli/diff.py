@@ -61,7 +61,7 @@ def diff(
     from localeval.database import database_files, default_db_path
     from localeval.errors import UsageError
     from localeval.evaluation.sources import history_for, load_scores
-    from localeval.report import history_text
+    from localeval.reports import history_text
     from localeval.results.contract import check_output, write_json
     from localeval.results.diff import compare_runs
     from localeval.results.gates import check_max_drop

@@ -42,7 +42,7 @@ from localeval.evaluation.requests import (
     EvaluationOutcome,
     EvaluationRequest,
 )
-from localeval.evaluation.run import Evaluation
+from localeval.evaluation.scoring import ScoringRun
 from localeval.history.records import StoredRun
 from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
 from localeval.results.model import SampleResult
@@ -146,7 +146,7 @@ class Printed(EvaluationEvents):
 
 def show(outcome: EvaluationOutcome) -> None:
     """The summary, per category, the gates and what the judge did."""
-    from localeval.report import console
+    from localeval.reports import console
 
     echo(console.run_summary(outcome.view, outcome.from_judge, outcome.judge))
 
@@ -346,7 +346,7 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
     """Run the evaluation (or only estimate it) and print it; whether every gate passed."""
     label = request.data_label or printable(str(request.data))
     printed = Printed(label, progress, request.new_run)
-    with Evaluation(request, printed) as evaluation:
+    with ScoringRun(request, printed) as evaluation:
         if estimate_only:
             estimate = estimate_evaluation(evaluation)
             division = cluster_division(evaluation, estimate) if request.ray else None
@@ -371,7 +371,7 @@ def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = 
         passed = outcome.passed
         comparison = evaluation.compare_with_baseline(outcome)
         if comparison is not None:
-            from localeval.report import history_text
+            from localeval.reports import history_text
 
             echo("\n" + history_text.comparison_text(comparison))
             echo("\n" + history_text.regression_text(comparison, request.max_drop))

@@ -24,15 +24,15 @@ from localeval.judge import Usage
 from localeval.testset.candidates import GenerateResult, Rejection
 from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS
 from localeval.testset.filters import DEFAULT_MAX_OVERLAP, DEFAULT_MAX_SIMILARITY
-from localeval.testset.generate import GenerateOptions
-from localeval.testset.kinds import KINDS
-from localeval.testset.run import (
+from localeval.testset.generation import (
     DEFAULT_MIX_TEXT,
     GenerateEstimate,
     GenerateRequest,
     Generation,
     parse_mix,
 )
+from localeval.testset.kinds import KINDS
+from localeval.testset.questions import GenerateOptions
 
 if TYPE_CHECKING:
     from localeval.database import Location
@@ -107,7 +107,7 @@ ESTIMATE_NOTES = (
 
 def estimate_lines(bounds: GenerateEstimate, options: GenerateOptions) -> str:
     """--estimate's output: the work if every candidate passes, and if every one fails."""
-    from localeval.report.estimate_text import bounds_text
+    from localeval.reports.estimate_text import bounds_text
 
     headings = (
         f"If every candidate passes the judge's checks ({options.size} candidates, the fewest):",

@@ -34,11 +34,11 @@ def labels_export(run: str, output: Path | None, db_path: Location | None) -> No
     from localeval.cli.options import warn_if_replaced
     from localeval.data.file_rows import format_suffix
     from localeval.database import database_files, default_db_path
-    from localeval.labels.files import export_text
+    from localeval.labels.label_files import export_text
     from localeval.labels.review_items import load_review_run
     from localeval.labels.store import LabelStore
     from localeval.results.contract import check_output
-    from localeval.results.files import write_text
+    from localeval.results.output_files import write_text
 
     target = None
     if output is not None:
@@ -88,10 +88,10 @@ def labels_import(
     verdicts reviewers disagree (every label kept; their mean counts)."""
     from localeval.history.store import open_history
     from localeval.labels.corrected import stored_people
-    from localeval.labels.files import check_samples, plan_import, read_label_rows
+    from localeval.labels.label_files import check_samples, plan_import, read_label_rows
     from localeval.labels.review_items import load_review_run
     from localeval.labels.store import LabelStore
-    from localeval.report import history_text
+    from localeval.reports import history_text
     from localeval.results.person_values import RANDOM
     from localeval.text import counted
 

@@ -25,7 +25,7 @@ from localeval.cli.exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMI
 from localeval.cli.exit_codes import EXIT_OK as EXIT_OK  # re-exported
 from localeval.errors import LocalevalError
 from localeval.estimate.counting import Estimate
-from localeval.results.files import OutputTarget
+from localeval.results.output_files import OutputTarget
 from localeval.text import printable
 
 if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it themselves)
@@ -98,7 +98,7 @@ def show_estimate(
 ) -> None:
     """--estimate: the estimate's table (with how a Ray cluster's actors divide it, under
     --ray), and with --output the same as JSON at `target`."""
-    from localeval.report.estimate_text import division_text, estimate_text
+    from localeval.reports.estimate_text import division_text, estimate_text
     from localeval.results.contract import write_json
 
     echo(estimate_text(estimate))

@@ -9,7 +9,7 @@ from typing import TextIO
 import click
 
 from localeval.cli.options import silence_closed_stream
-from localeval.report.estimate_text import duration
+from localeval.reports.estimate_text import duration
 
 
 class Progress:

@@ -70,9 +70,9 @@ def report(
     """
     from localeval.database import database_files, default_db_path
     from localeval.evaluation.sources import load_results
-    from localeval.report.render import render_report
+    from localeval.reports.render import render_report
     from localeval.results.contract import check_output
-    from localeval.results.files import write_text
+    from localeval.results.output_files import write_text
     from localeval.results.refs import RunRef
 
     refs = [RunRef(run)] + ([RunRef(baseline)] if baseline is not None else [])

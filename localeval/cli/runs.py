@@ -45,7 +45,7 @@ def runs_list(db_path: Location | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
     from localeval.database import default_db_path, store_exists, store_file
     from localeval.history.store import RunStore
-    from localeval.report import history_text
+    from localeval.reports import history_text
 
     path = db_path or default_db_path()
     if not store_exists(path):
@@ -70,7 +70,7 @@ def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
     from localeval.database import database_files, default_db_path
     from localeval.evaluation.sources import stored_report, stored_view
     from localeval.history.store import open_history
-    from localeval.report import console, history_text
+    from localeval.reports import console, history_text
     from localeval.results.contract import check_output, write_results
     from localeval.results.gates import GateResult
 
@@ -94,7 +94,7 @@ def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
 def _deleted(store: RunStore, runs: list[StoredRun], yes: bool, with_labels: bool) -> None:
     """Confirm (unless --yes), delete, and say what was deleted and what the file shrank to."""
     from localeval.history.cleanup import delete_runs, label_counts
-    from localeval.report import history_text
+    from localeval.reports import history_text
 
     if not runs:
         echo("No run to delete.")
@@ -189,7 +189,7 @@ def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | N
     from localeval.database import default_db_path
     from localeval.evaluation.merge import check_merge_output, merge_shards
     from localeval.history.store import RunStore, open_history
-    from localeval.report import console
+    from localeval.reports import console
     from localeval.results.refs import RunRef
 
     if output is not None:  # before the database is opened (or created)

@@ -10,15 +10,15 @@ import click
 
 from localeval.cli.options import command_to_continue, echo
 from localeval.evaluation.requests import EvaluationOutcome
-from localeval.evaluation.run import Evaluation
-from localeval.report.console import WIDTH
-from localeval.report.decision_text import decision_text
+from localeval.evaluation.scoring import ScoringRun
+from localeval.reports.console import WIDTH
+from localeval.reports.decision_text import decision_text
 from localeval.results.comparability import comparability_warnings
 from localeval.results.decision import DEFAULT_MARGIN, WORSE
 from localeval.text import printable
 
 
-def decided(evaluation: Evaluation, outcome: EvaluationOutcome) -> bool:
+def decided(evaluation: ScoringRun, outcome: EvaluationOutcome) -> bool:
     """--until-decided: the verdicts, and where the run is; whether no metric got worse
     (and, for a run the data's end completed, every gate passed)."""
     report, run, baseline = outcome.until_decided or {}, outcome.run, evaluation.baseline

@@ -2,5 +2,5 @@
 models, counted by running its own code against counting stand-ins (`counting`), priced at
 the speeds measured once per model and machine (`speed`), and dealt to a Ray cluster's
 actors as the run would deal it (`division`). Each command's estimate is a thin caller:
-localeval.evaluation.estimate (`evaluate`), localeval.pairwise.run (`compare-answers`),
-localeval.testset.run (`generate`); localeval.report.estimate_text shows one."""
+localeval.evaluation.estimate (`evaluate`), localeval.pairwise.comparing (`compare-answers`),
+localeval.testset.generation (`generate`); localeval.reports.estimate_text shows one."""

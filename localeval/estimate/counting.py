@@ -1,7 +1,7 @@
 """Know the cost before you run: what a piece of work (an evaluation, `compare-answers`,
 `generate`) will ask of the judge, and how long that takes on this machine, found without
 evaluating anything. Each command's estimate runs its own code under `Counting`
-(localeval.evaluation.estimate, localeval.pairwise.run, localeval.testset.generate).
+(localeval.evaluation.estimate, localeval.pairwise.comparing, localeval.testset.questions).
 
 The real metrics run against counting stand-ins (`load_tools(..., counting=True)`): the
 judge backend's counter, which builds and tokenizes every prompt with the judge's own

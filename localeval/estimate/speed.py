@@ -37,7 +37,7 @@ from localeval.backends import (
     embedder_backend,
     judge_backend,
 )
-from localeval.backends.files import user_cache_folder
+from localeval.backends.model_files import user_cache_folder
 from localeval.config import EmbedderConfig, JudgeConfig
 from localeval.database import Database, StoreError
 from localeval.embedder import EmbedderSpeed

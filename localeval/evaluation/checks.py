@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from localeval.backends.files import sha256_file
+from localeval.backends.model_files import sha256_file
 from localeval.config import ModelsConfig
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import is_pipe

@@ -16,12 +16,12 @@ from localeval.estimate.speed import judge_speed_kept
 from localeval.evaluation.ray.driver import actor_bytes
 from localeval.evaluation.ray.join import Connection
 from localeval.evaluation.ray.remote import Chosen
-from localeval.evaluation.run import Evaluation
+from localeval.evaluation.scoring import ScoringRun
 
 __all__ = ["Division", "Estimate", "cluster_division", "estimate_evaluation", "speed_kept"]
 
 
-def speed_kept(evaluation: Evaluation) -> bool:
+def speed_kept(evaluation: ScoringRun) -> bool:
     """Whether the run's judge can be estimated and its speed here is kept already (so an
     estimate needs no measuring)."""
     if not any(metric.uses_judge for metric in evaluation.metrics):
@@ -30,7 +30,7 @@ def speed_kept(evaluation: Evaluation) -> bool:
     return judge_speed_kept(evaluation.store.connection, config)
 
 
-def estimate_evaluation(evaluation: Evaluation, measure: bool = True) -> Estimate:
+def estimate_evaluation(evaluation: ScoringRun, measure: bool = True) -> Estimate:
     """What `evaluation.run()` will cost, counted without evaluating anything. `measure`:
     time a model whose speed on this machine is not kept yet (else its time is left out)."""
     request, metrics = evaluation.request, evaluation.metrics
@@ -58,7 +58,7 @@ def _ignore(_error: Exception) -> None:
     """Invalid rows: the checks before the estimate reported them."""
 
 
-def cluster_division(evaluation: Evaluation, estimate: Estimate) -> Division:
+def cluster_division(evaluation: ScoringRun, estimate: Estimate) -> Division:
     """How the Ray cluster of `evaluate --ray` would divide the estimated run (its nodes
     asked now; nothing is started on them)."""
     request = evaluation.request

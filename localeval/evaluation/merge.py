@@ -26,9 +26,9 @@ from localeval.history.store import RunStore
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
 from localeval.results.contract import check_output, read_results_file, write_results
-from localeval.results.files import OutputTarget, Protected
 from localeval.results.gates import evaluate_gates
 from localeval.results.model import RunInfo, SampleResult, new_run_id, now
+from localeval.results.output_files import OutputTarget, Protected
 from localeval.results.refs import RunRef
 from localeval.results.view import RunView, gate_results, read_usage
 

@@ -1,6 +1,6 @@
 """What `localeval evaluate` is asked (`EvaluationRequest`, with its `Budget`), what it tells
 its caller along the way (`EvaluationEvents`) and what it returns (`EvaluationOutcome`):
-the terms of localeval.evaluation.run, which does the work.
+the terms of localeval.evaluation.scoring, which does the work.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localeval.backends.files import sha256_file
+from localeval.backends.model_files import sha256_file
 from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
 from localeval.data.shards import Shard
 from localeval.errors import RunInUseError, UsageError

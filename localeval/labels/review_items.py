@@ -1,7 +1,7 @@
 """A stored run as a reviewer sees it: each sample's text, its scores with their gates, and
 every verdict the judge gave (localeval.results.verdicts); what a reviewer's mark on one of
 them means as a label (localeval.labels.store). Labels carried over from another run of the
-same samples find their items in localeval.labels.files.
+same samples find their items in localeval.labels.label_files.
 """
 
 from __future__ import annotations

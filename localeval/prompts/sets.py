@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from localeval.data.criteria import Criterion
 from localeval.errors import ConfigError
 from localeval.judge import Prompt
-from localeval.prompts import generate, pairwise, rag, rubric
+from localeval.prompts import pairwise, rag, rubric, testset_questions
 from localeval.text import detect_language
 
 #: what rag-4's relevancy question ends with; its support question ends bare, which the
@@ -149,7 +149,10 @@ class GeneratePrompts:
 RUBRIC_1 = RubricPrompts(rubric.criterion_score, rubric.overall_score, rubric.feedback)
 PAIRWISE_1 = PairwisePrompts(pairwise.which_is_better, pairwise.answers_question)
 GENERATE_1 = GeneratePrompts(
-    generate.single_fact, generate.two_chunk, generate.unanswerable, generate.context_answers
+    testset_questions.single_fact,
+    testset_questions.two_chunk,
+    testset_questions.unanswerable,
+    testset_questions.context_answers,
 )
 
 

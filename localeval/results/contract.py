@@ -14,9 +14,9 @@ from localeval.data.textstream import text_chunks
 from localeval.errors import DatasetError
 from localeval.judge import Usage
 from localeval.results.corrected import CorrectedSummary, corrected_for
-from localeval.results.files import OutputTarget, Protected, open_output, output_target
 from localeval.results.gates import GateResult
 from localeval.results.model import RunInfo, RunResult, SampleResult
+from localeval.results.output_files import OutputTarget, Protected, open_output, output_target
 from localeval.results.summary import ScoreColumns, samples_with_sub_scores
 from localeval.stats import MetricSummary
 
@@ -142,7 +142,7 @@ def run_to_dict(run: RunResult, gates: list[GateResult]) -> dict[str, Any]:
 
 def check_output(path: Path, protected: Protected = ()) -> OutputTarget:
     """Fail before hours of work if the output could not be written at the end, or writing
-    it would destroy something (localeval.results.files)."""
+    it would destroy something (localeval.results.output_files)."""
     return output_target(path, protected)
 
 

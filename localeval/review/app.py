@@ -30,7 +30,7 @@ from starlette.routing import Route
 from localeval.errors import UsageError
 from localeval.labels.review_items import ReviewRun
 from localeval.labels.store import LabelStore
-from localeval.report.templating import escaping_environment
+from localeval.reports.templating import escaping_environment
 
 #: everything the page may load comes from the app itself
 POLICY = (

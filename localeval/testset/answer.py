@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from localeval.data.samples import Sample, load_samples
 from localeval.errors import UsageError
-from localeval.results.files import STREAM, OutputTarget
+from localeval.results.output_files import STREAM, OutputTarget
 from localeval.testset.output import check_output, json_line, write_jsonl
 
 PARTIAL_FORMAT = 1

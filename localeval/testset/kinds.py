@@ -1,7 +1,7 @@
 """The kinds of question a test set holds and the replies the judge writes them into.
 
 The reply is grammar-constrained to a schema with bounded strings, so it always parses and
-cannot run on. The words that ask for it are the prompt set's (localeval.prompts.generate,
+cannot run on. The words that ask for it are the prompt set's (localeval.prompts.testset_questions,
 through `tools.prompts.generate`).
 """
 

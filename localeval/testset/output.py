@@ -1,4 +1,4 @@
-"""Writing JSONL outputs as every localeval output is written (localeval.results.files): a
+"""Writing JSONL outputs as every localeval output is written (localeval.results.output_files): a
 file atomically, through a symlink its target, a device or FIFO as a stream; never over one
 of the command's inputs."""
 
@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.results.files import OutputTarget, Protected, open_output, output_target
+from localeval.results.output_files import OutputTarget, Protected, open_output, output_target
 
 
 def check_output(output: Path, protected: Protected = (), option: str = "--output") -> OutputTarget:

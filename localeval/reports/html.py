@@ -13,12 +13,12 @@ from typing import Any
 
 from markupsafe import Markup
 
-from localeval.report.decision_text import cost_line, decision_line
-from localeval.report.html_evidence import inputs, metric_details
-from localeval.report.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
-from localeval.report.radar import Series, metrics_chart_svg
-from localeval.report.reliability import reliability_svg
-from localeval.report.templating import render
+from localeval.reports.decision_text import cost_line, decision_line
+from localeval.reports.html_evidence import inputs, metric_details
+from localeval.reports.html_style import CONTENT_SECURITY_POLICY, STYLESHEET
+from localeval.reports.radar import Series, metrics_chart_svg
+from localeval.reports.reliability import reliability_svg
+from localeval.reports.templating import render
 from localeval.results import view
 from localeval.results.calibration import CalibrationStatus, calibration_sentence
 from localeval.results.corrected import corrected_line

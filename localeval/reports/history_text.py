@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from localeval.database import Location, db_words
 from localeval.history.records import StoredRun
 from localeval.prediction_powered import MIN_LABELLED
-from localeval.report.decision_text import cost_line, decision_line
+from localeval.reports.decision_text import cost_line, decision_line
 from localeval.results.corrected import CorrectedSummary
 from localeval.results.diff import Comparison, MetricChange
 from localeval.results.gates import CORRECTED, JUDGE, GateResult

@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from localeval.report.console import WIDTH
+from localeval.reports.console import WIDTH
 from localeval.results.decision import SAME_INPUTS, UNDECIDED
 from localeval.text import printable
 

@@ -14,8 +14,8 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 
 from localeval.metrics.base import Evidence
-from localeval.report.decision_text import decision_line
-from localeval.report.templating import template_sources
+from localeval.reports.decision_text import decision_line
+from localeval.reports.templating import template_sources
 from localeval.results import view
 from localeval.results.calibration import calibrated_on
 from localeval.results.corrected import corrected_words
@@ -85,7 +85,7 @@ def _evidence_hint(item: Shortfall) -> Evidence | None:
 
 
 MD = Environment(
-    loader=template_sources("localeval.report", "templates", ".md.j2"),
+    loader=template_sources("localeval.reports", "templates", ".md.j2"),
     autoescape=False,  # Markdown, not HTML: md_value makes every value inert instead
     finalize=md_value,
     undefined=StrictUndefined,

@@ -66,7 +66,7 @@ def escaping_environment(package: str, folder: str, suffix: str, *, layout: bool
     )
 
 
-ENV = escaping_environment("localeval.report", "templates", ".j2", layout=True)
+ENV = escaping_environment("localeval.reports", "templates", ".j2", layout=True)
 
 
 #: how deep generic details (of metrics without a layout of their own) are drawn

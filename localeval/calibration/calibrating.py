@@ -20,7 +20,7 @@ from localeval.errors import DatasetError, UsageError
 from localeval.metrics import REGISTRY, build_metric
 from localeval.pairwise.judge import compare_sample
 from localeval.results.contract import check_output
-from localeval.results.files import OutputTarget
+from localeval.results.output_files import OutputTarget
 from localeval.tools import cached_tools
 
 

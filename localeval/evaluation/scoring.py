@@ -2,7 +2,7 @@
 
 Everything that can be checked without the models (options, the whole data file, the
 output path, the database, the baseline, the run to resume) is checked when an
-`Evaluation` is made, before any model loads. `run()` then scores the samples the run
+`ScoringRun` is made, before any model loads. `run()` then scores the samples the run
 lacks through the run engine into the history, one committed sample at a time, so a run
 stopped at any moment keeps what it finished and continues when started again; memory
 stays flat, since summaries and results.json are read back from the database.
@@ -69,7 +69,6 @@ from localeval.metrics import (
 )
 from localeval.results.contract import check_output, write_results
 from localeval.results.diff import Comparison, compare_runs
-from localeval.results.files import OutputTarget
 from localeval.results.gates import (
     check_gate_on,
     check_max_drop,
@@ -79,6 +78,7 @@ from localeval.results.gates import (
     plan_gates,
 )
 from localeval.results.model import SampleResult
+from localeval.results.output_files import OutputTarget
 from localeval.results.refs import RunRef
 from localeval.results.view import RunView
 from localeval.text import printable
@@ -86,7 +86,7 @@ from localeval.tools import ModelPool, load_tools
 from localeval.tools.cache import cache_connection
 
 
-class Evaluation(Closing):
+class ScoringRun(Closing):
     """One `localeval evaluate` or `localeval.evaluate()`: checked when made, scored by
     `run()`; close it after. `tools`: models given as they are (test doubles; or a function
     giving them once all is checked), gated by the metrics' defaults; `pool`: models kept

@@ -21,7 +21,8 @@ from localeval.estimate.counting import Counting, Estimate
 from localeval.metrics import MetricResult, Tools
 from localeval.testset.candidates import Events, GenerateResult
 from localeval.testset.documents import Skipped
-from localeval.testset.generate import (
+from localeval.testset.output import check_output, named, write_jsonl
+from localeval.testset.questions import (
     DEFAULT_MIX,
     GenerateOptions,
     count_testset,
@@ -29,7 +30,6 @@ from localeval.testset.generate import (
     read_corpus,
     split_size,
 )
-from localeval.testset.output import check_output, named, write_jsonl
 from localeval.tools import cached_tools
 
 DEFAULT_MIX_TEXT = ",".join(f"{k}={v:g}" for k, v in DEFAULT_MIX.items())

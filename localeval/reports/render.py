@@ -27,13 +27,13 @@ def render_report(
     run = read_run(results)  # read once, whichever report is drawn from it
     base = None if baseline is None else read_run(baseline)
     if report_format == "html":
-        from localeval.report.html import render_html
+        from localeval.reports.html import render_html
 
         return render_html(run, base)
     if report_format == "md":
-        from localeval.report.markdown import render_markdown
+        from localeval.reports.markdown import render_markdown
 
         return render_markdown(run, base, worst=worst)
-    from localeval.report.junit import render_junit
+    from localeval.reports.junit import render_junit
 
     return render_junit(run, samples=junit_samples)

@@ -25,7 +25,7 @@ from localeval.pairwise.rows import (
     verdicts_to_dict,
 )
 from localeval.results.contract import check_output
-from localeval.results.files import OutputTarget
+from localeval.results.output_files import OutputTarget
 from localeval.tools import cached_tools
 
 #: what an estimate calls the work of judging the pairs

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from localeval.report.templating import macro
+from localeval.reports.templating import macro
 
 #: polygon/bar styles by series kind; the report's stylesheet has the legend swatches
 STYLES: dict[str, Markup] = {

@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
-from localeval.report.templating import template_sources
+from localeval.reports.templating import template_sources
 from localeval.results import view
 from localeval.results.corrected import corrected_words
 from localeval.results.view import RunView, as_view
@@ -52,7 +52,7 @@ def xml_value(value: Any) -> Markup:
 
 
 XML = Environment(
-    loader=template_sources("localeval.report", "templates", ".xml.j2"),
+    loader=template_sources("localeval.reports", "templates", ".xml.j2"),
     autoescape=True,
     finalize=xml_value,
     undefined=StrictUndefined,

@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from localeval.metrics import spec
 from localeval.metrics.base import EvidenceTable
-from localeval.report.templating import macro
+from localeval.reports.templating import macro
 from localeval.results import view
 
 TEMPLATE = "evidence.html.j2"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from localeval.report.templating import macro
+from localeval.reports.templating import macro
 from localeval.verdict_maps import ReliabilityBin
 
 
