@@ -1,0 +1,24 @@
+"""The Python API: everything the command line does, as calls and objects.
+
+    import localeval
+
+    run = localeval.evaluate("examples/demo.jsonl")  # or a DataFrame, a list of dicts, ...
+
+Each module of this package is one part of it (docs/python.md): `evaluating` the
+evaluation and its result. Nothing here prints: bad input raises the errors of
+localeval.errors, naming the parameter the caller used; what the user may not have meant
+is a LocalevalWarning.
+"""
+
+from __future__ import annotations
+
+from localeval.api.evaluating import (
+    DEFAULT_DB,
+    Evaluation,
+    LocalevalWarning,
+    diff,
+    evaluate,
+    report,
+)
+
+__all__ = ["DEFAULT_DB", "Evaluation", "LocalevalWarning", "diff", "evaluate", "report"]
