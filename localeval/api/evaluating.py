@@ -1,4 +1,5 @@
-"""The Python API: `localeval.evaluate()`, `localeval.diff()` and `localeval.report()`.
+"""The Python API's evaluation: `localeval.evaluate()`, `localeval.estimate()`,
+`localeval.diff()` and `localeval.report()`.
 
     import localeval
 
@@ -7,46 +8,52 @@
     run.to_pandas()        # one row per sample, a column per score
     run.evidence()         # one row per sample and metric: score and why
 
-`evaluate` is the evaluation `localeval evaluate` runs (localeval.evaluation.scoring), with
-the same checks, gates, cache and run history; data given in code is checked as a file's
-rows are and scored from a JSONL file written for it (localeval.data.given). Models load
-once per process and later calls reuse them. Nothing here prints: bad input raises the
-errors of localeval.errors, what the user may not have meant is a LocalevalWarning, and
-progress is tqdm's bar (a widget in a notebook).
+`evaluate` takes every option of `localeval evaluate` as a keyword, and the command is its
+client: it runs localeval.evaluation.scoring's ScoringRun, with the same checks, gates,
+cache and run history; data given in code is checked as a file's rows are and scored
+from a JSONL file written for it (localeval.data.given). Models load once per process and
+later calls reuse them. Nothing here prints: bad input raises the errors of
+localeval.errors, and what happens along the way goes to the `events` given (by default
+warnings and tqdm's bar, localeval.api.events).
 """
 
 from __future__ import annotations
 
-import copy
+import inspect
 import os
 import sys
 import tempfile
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from localeval.api.evaluation import Decision, Evaluation, EvaluationCost
+from localeval.api.events import Warned, warn
 from localeval.data.given import given_rows, write_given
-from localeval.data.samples import DatasetWarning
+from localeval.data.stdin import readable_data
 from localeval.database import Location, default_db_path, location_of
-from localeval.errors import DatasetError, RunInUseError, UsageError
-from localeval.evaluation.requests import EvaluationEvents, EvaluationRequest
+from localeval.errors import UsageError
+from localeval.evaluation.requests import (
+    Budget,
+    EvaluationEvents,
+    EvaluationOutcome,
+    EvaluationRequest,
+    RaySettings,
+)
+from localeval.evaluation.resume import RESUME_MATCHING
 from localeval.evaluation.scoring import ScoringRun
 from localeval.evaluation.sources import history_for, load_results, load_scores, results_dict
-from localeval.history.records import StoredRun
 from localeval.history.store import RunStore
 from localeval.metrics import Tools, options_from_code, take_old_spellings
-from localeval.results.diff import DEFAULT_TOP, Comparison, compare_runs
-from localeval.results.gates import DEFAULT_MIN_DEFINED, GateResult
-from localeval.results.model import RunResult, SampleResult
+from localeval.results.comparability import comparability_warnings
+from localeval.results.decision import DEFAULT_MARGIN
+from localeval.results.diff import DEFAULT_MAX_DROP, DEFAULT_TOP, Comparison, compare_runs
+from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED
+from localeval.results.model import RunResult
 from localeval.results.refs import RunRef
-from localeval.results.view import RunView, evidence_hint, read_run
+from localeval.results.view import RunView, read_run
 from localeval.tools import ModelPool
-
-
-class LocalevalWarning(UserWarning):
-    """Something in the data or the options the user may not have meant (an unknown
-    field, a row skipped), or a run continued or left part-way."""
 
 
 class DefaultDb:
@@ -63,282 +70,254 @@ DEFAULT_DB: Final = DefaultDb()
 MODELS = ModelPool()
 
 
-class Evaluation:
-    """A finished evaluation: its results.json (`to_dict()`) and views of it."""
-
-    def __init__(
-        self,
-        results: dict[str, Any],
-        db: Location | None,
-        gates: list[GateResult],
-        scored: RunResult,
-    ):
-        self._results = results
-        #: where the run is kept (None: in no history, db=None)
-        self.db = db
-        self._gates = gates
-        #: the run with the samples this call scored, as the engine returned them: all of
-        #: them unless it continued a run (the pytest gate's, with db=None, never does)
-        self.scored = scored
-
-    @property
-    def run_id(self) -> str:
-        return str(self._results["run"]["id"])
-
-    @property
-    def summary(self) -> dict[str, dict[str, Any]]:
-        """Per metric (and sub-score): mean, ci95 (its interval), n (samples with a score),
-        n_undefined, and whatever else results.json's summary holds."""
-        return copy.deepcopy(self._results["summary"])
-
-    @property
-    def gates(self) -> list[GateResult]:
-        return list(self._gates)
-
-    @property
-    def passed(self) -> bool:
-        """Whether every quality gate passed."""
-        return all(g.passed for g in self.gates)
-
-    @property
-    def samples(self) -> list[dict[str, Any]]:
-        """Each sample as results.json holds it: its text, scores and details."""
-        return copy.deepcopy(self._results["samples"])
-
-    def to_dict(self) -> dict[str, Any]:
-        """results.json (docs/reference.md), as `localeval evaluate --output` writes it."""
-        return copy.deepcopy(self._results)
-
-    def view(self) -> RunView:
-        """The run as the reports read it."""
-        return read_run(self._results)
-
-    def to_pandas(self) -> Any:
-        """One row per sample (indexed by sample_id): category, question, answer, then a
-        column per score (NaN where undefined). Needs pandas (`localeval[notebook]`)."""
-        pandas = _pandas()
-        scores = list(self._results["summary"])
-        rows = [
-            {
-                "sample_id": s["sample_id"],
-                "category": s.get("category"),
-                "question": s.get("question"),
-                "answer": s.get("answer"),
-                **{m: s["scores"].get(m) for m in scores},
-            }
-            for s in self._results["samples"]
-        ]
-        columns = ["sample_id", "category", "question", "answer", *scores]
-        frame = pandas.DataFrame(rows, columns=columns).astype(dict.fromkeys(scores, "float64"))
-        return frame.set_index("sample_id")
-
-    def evidence(self) -> Any:
-        """The evidence as a long table: one row per sample and metric, with its score,
-        `why` (the first piece of evidence for a low score, or why it is undefined) and the
-        metric's full `details`. Needs pandas."""
-        pandas = _pandas()
-        rows = []
-        for sample in self._results["samples"]:
-            for metric, details in sample.get("details", {}).items():
-                hint = evidence_hint(metric, details)
-                rows.append(
-                    {
-                        "sample_id": sample["sample_id"],
-                        "metric": metric,
-                        "score": sample["scores"].get(metric),
-                        "why": hint.plain() if hint is not None else None,
-                        "details": details,
-                    }
-                )
-        columns = ["sample_id", "metric", "score", "why", "details"]
-        return pandas.DataFrame(rows, columns=columns).astype({"score": "float64"})
-
-    def __repr__(self) -> str:
-        gates = self.gates
-        failed = [g.metric for g in gates if not g.passed]
-        verdict = f"gates failed: {', '.join(failed)}" if failed else "all gates passed"
-        return (
-            f"<Evaluation {self.run_id}: {len(self._results['samples'])} samples, "
-            f"{', '.join(self._results['run']['metrics'])}; {verdict}>"
-        )
-
-
-def _pandas() -> Any:
-    try:
-        import pandas
-    except ImportError:
-        raise UsageError(
-            "pandas is not installed: pip install 'localeval[notebook]' (or pandas)"
-        ) from None
-    return pandas
-
-
-class _Events(EvaluationEvents):
-    """What an evaluation in Python tells its caller: warnings, and a progress bar."""
-
-    def __init__(self, progress: bool, kept: bool):
-        self.progress = progress
-        self.kept = kept
-        self.bar: Any = None
-        self.results: list[SampleResult] = []
-
-    def skipped(self, error: DatasetError) -> None:
-        _warn(f"Skipped: {error}")
-
-    def warned(self, warning: DatasetWarning) -> None:
-        _warn(str(warning))
-
-    def noted(self, message: str) -> None:
-        _warn(message)
-
-    def in_use(self, busy: RunInUseError) -> None:
-        _warn(f"{busy}, so this evaluation starts a run of its own")
-
-    def resuming(self, run: StoredRun) -> None:
-        _warn(
-            f"continuing run {run.id}: {run.n_done} of {run.n_samples} samples were scored "
-            "before it stopped (resume=False starts a new run)"
-        )
-
-    def scoring(self, run: StoredRun) -> None:
-        if self.progress:
-            from tqdm.auto import tqdm  # a widget in a notebook, text elsewhere
-
-            self.bar = tqdm(
-                total=run.n_samples, initial=run.n_done, desc="Evaluating", unit="sample"
-            )
-
-    def scored(self, result: SampleResult) -> None:
-        self.results.append(result)
-        if self.bar is not None:
-            self.bar.update(1)
-
-    def scoring_ended(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-    def stopped(self, run: StoredRun, n_done: int) -> None:
-        if self.kept:
-            _warn(
-                f"run {run.id} is saved with {n_done} of {run.n_samples} samples scored; "
-                "the same call continues it"
-            )
-
-
-def _warn(message: str) -> None:
-    warnings.warn(message, LocalevalWarning, stacklevel=_callers_level())
-
-
-_PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _callers_level() -> int:
-    """The stacklevel of the first frame outside localeval: a warning points at the
-    caller's own line, however deep in the engine it was raised."""
-    frame, level = sys._getframe(1), 1  # _warn's frame is level 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
-        _PACKAGE_FOLDER
-    ):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def evaluate(
     data: Any,
-    metrics: Sequence[str] | None = None,
+    metrics: Sequence[str] | str | None = None,
     *,
     judge: str | None = None,
     embedder: str | None = None,
     models: str | os.PathLike[str] | None = None,
-    thresholds: Mapping[str, float] | None = None,
+    thresholds: Mapping[str, float] | Sequence[str] | None = None,
     db: str | os.PathLike[str] | Location | DefaultDb | None = DEFAULT_DB,
     min_defined: float = DEFAULT_MIN_DEFINED,
-    gate_on: str = "auto",
+    gate_on: str = AUTO,
     use_cache: bool = True,
     skip_invalid: bool = False,
-    resume: bool = True,
+    resume: bool | str = True,
     progress: bool = True,
     options: Mapping[str, Any] | None = None,
     tools: Tools | Callable[[], Tools] | None = None,
+    output: str | os.PathLike[str] | None = None,
+    baseline: Any = None,
+    max_drop: float = DEFAULT_MAX_DROP,
+    until_decided: bool = False,
+    margin: float | None = None,
+    shard: str | None = None,
+    max_minutes: float | None = None,
+    max_calls: int | None = None,
+    ray: bool | str | RaySettings | None = None,
+    state_cache_gb: float | None = None,
+    events: EvaluationEvents | None = None,
 ) -> Evaluation:
-    """Score `data` and check the quality gates, as `localeval evaluate` does.
+    """Score `data` and check the quality gates, as `localeval evaluate` does; each keyword
+    is that command's option of the same name (docs/python.md lists them).
 
-    data: a data file (JSONL, JSON, CSV, or .gz), a list of dicts (or Sample objects), a
-    pandas DataFrame or a datasets.Dataset, with localeval's or Ragas' field names.
-    metrics: default the four RAG metrics. judge, embedder: models.toml entries (`models`,
-    found as by the command line). thresholds: metric -> minimum mean, over the defaults.
-    db: the run history the run is kept in (a file, a postgresql:// URL; default as the
-    command line's); None keeps no run (the cache is then the default database's).
-    gate_on: which mean a gate reads, as --gate-on: "judge", "corrected" (people's labels,
-    prediction-powered) or "auto" (corrected where the run has enough labels).
-    use_cache=False asks the models afresh; skip_invalid: leave out invalid rows (each a
-    warning) instead of raising; resume=False starts a new run rather than continuing an
-    interrupted one of the same evaluation; options: the metrics' own (as the command
-    line's, by dest: {"rubric_criteria": "rubric.yaml"}); tools: models already loaded
-    (test doubles, or a function giving them once the data is checked), with the
-    metrics' default gates. Raises localeval.errors' errors.
+    data: a data file (JSONL, JSON, CSV, or .gz; "-" standard input), a list of dicts (or
+    Sample objects), a pandas DataFrame or a datasets.Dataset, with localeval's or Ragas'
+    field names. metrics: default the four RAG metrics. judge, embedder: models.toml
+    entries (`models`, found as by the command line). thresholds: metric -> minimum mean
+    (or "METRIC=VALUE" texts), over the defaults. db: the run history the run is kept in (a
+    file, a postgresql:// URL; default as the command line's); None keeps no run (the cache
+    is then the default database's). gate_on: "judge", "corrected" or "auto".
+    use_cache=False asks the models afresh; skip_invalid: leave out invalid rows instead of
+    raising; resume: True continues an interrupted run of the same evaluation if there is
+    one, False starts a new run, a run id continues that run, "matching" the interrupted
+    one (which must exist); options: the metrics' own, by dest ({"rubric_criteria":
+    "rubric.yaml"}); tools: models already loaded (test doubles, or a function giving them
+    once the data is checked), gated by the metrics' defaults. output: write results.json
+    there. baseline: a run (an Evaluation, a run id, latest, latest~N, a results.json path)
+    to compare with; a metric worse by more than max_drop, beyond the noise, fails
+    `passed`; until_decided (with baseline): score in a seeded random order and stop once
+    every gated metric is decided (margin: a change within +-margin is none). shard: "K/N".
+    max_minutes, max_calls: stop there (BudgetSpent; the run is kept, the same call goes
+    on). ray: score on a Ray cluster: True, its address, or RaySettings(address, actors,
+    threads). state_cache_gb: the llama.cpp judge's context states kept on disk. events:
+    what the evaluation tells along the way (default: warnings, and tqdm's bar if
+    `progress`). Returns an Evaluation; raises localeval.errors' errors.
     """
+    given = dict(locals())
+    with _opened(given) as (scoring, events):
+        if progress and tools is None:
+            _tell_expected_times(scoring, events)
+        outcome = scoring.run()
+        if scoring.request.output is not None:
+            scoring.write_results(outcome, scoring.request.output)
+        return _evaluation(scoring, outcome, events, given)
+
+
+def estimate(
+    data: Any, metrics: Sequence[str] | str | None = None, **options: Any
+) -> EvaluationCost:
+    """What `evaluate(data, metrics, **options)` would cost, counted without evaluating
+    anything, as `localeval evaluate --estimate`: an EvaluationCost (judge calls, prompt
+    tokens it evaluates, tokens it generates, what the cache answers, per metric and in
+    total, and the time on this machine, its speed measured once; with `ray`, how the
+    cluster's actors would divide it). Takes evaluate()'s keywords, checked as it checks
+    them, but max_minutes and max_calls (an estimate spends nothing); with `output`, the
+    estimate is written there as JSON."""
+    bound = inspect.signature(evaluate).bind(data, metrics, **options)  # TypeError as a call
+    bound.apply_defaults()
+    given = bound.arguments
+    if given["max_minutes"] is not None or given["max_calls"] is not None:
+        raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
+    from localeval.evaluation.estimate import cluster_division, estimate_evaluation
+    from localeval.results.contract import write_json
+
+    with _opened(given) as (scoring, _):
+        counted = estimate_evaluation(scoring)
+        division = cluster_division(scoring, counted) if scoring.request.ray else None
+        cost = EvaluationCost(counted, division)
+        if scoring.output is not None:
+            write_json(scoring.output, cost.as_dict())
+    return cost
+
+
+@contextmanager
+def _opened(given: Mapping[str, Any]) -> Iterator[tuple[ScoringRun, EvaluationEvents]]:
+    """The evaluation asked for by evaluate()'s arguments, checked (and closed after), and
+    the events it tells."""
+    db = given["db"]
+    events = given["events"] or Warned(given["progress"], kept=db is not None)
+    with ExitStack() as opened:
+        scratch = Path(opened.enter_context(tempfile.TemporaryDirectory(prefix="localeval-")))
+        data = _data_file(given["data"], scratch, given["skip_invalid"])
+        path, label = opened.enter_context(data)
+        pool = MODELS if given["tools"] is None else None
+        request = _request(given, path, label, scratch)
+        yield opened.enter_context(ScoringRun(request, events, given["tools"], pool)), events
+
+
+def _request(
+    given: Mapping[str, Any], path: Path, label: str | None, scratch: Path
+) -> EvaluationRequest:
+    """evaluate()'s arguments as the engine's request."""
+    db, metrics, thresholds = given["db"], given["metrics"], given["thresholds"] or {}
+    resume, output, baseline = given["resume"], given["output"], given["baseline"]
     if isinstance(metrics, str):
         metrics = [metrics]
-    with tempfile.TemporaryDirectory(prefix="localeval-") as scratch:
-        path, label = _data_file(data, Path(scratch), skip_invalid)
-        history = None if db is None else _location(db)
-        request = EvaluationRequest(
-            path,
-            tuple(metrics or ()),
-            thresholds=dict(thresholds or {}),
-            judge=judge,
-            embedder=embedder,
-            models=None if models is None else str(models),
-            skip_invalid=skip_invalid,
-            db=history if db is not None else Path(scratch, "runs.db"),
-            cache_db=default_db_path() if db is None else None,
-            new_run=not resume,
-            use_cache=use_cache,
-            metric_options=_metric_options(options or {}),
-            min_defined=min_defined,
-            gate_on=gate_on,
-            data_label=label,
-        )
-        return _evaluated(request, _Events(progress, kept=db is not None), tools)
+    return EvaluationRequest(
+        path,
+        tuple(metrics or ()),
+        output=None if output is None else Path(output),
+        thresholds=dict(thresholds) if isinstance(thresholds, Mapping) else tuple(thresholds),
+        judge=given["judge"],
+        embedder=given["embedder"],
+        models=None if given["models"] is None else str(given["models"]),
+        skip_invalid=given["skip_invalid"],
+        db=_location(db) if db is not None else scratch / "runs.db",
+        cache_db=default_db_path() if db is None else None,
+        resume=resume if isinstance(resume, str) else None,
+        new_run=resume is False,
+        baseline=_baseline_ref(baseline),
+        max_drop=given["max_drop"],
+        use_cache=given["use_cache"],
+        state_cache_gb=given["state_cache_gb"],
+        metric_options=_metric_options(given["options"] or {}),
+        min_defined=given["min_defined"],
+        gate_on=given["gate_on"],
+        data_label=label,
+        shard=given["shard"],
+        budget=Budget(given["max_minutes"], given["max_calls"]),
+        ray=_ray(given["ray"]),
+        until_decided=given["until_decided"],
+        margin=given["margin"],
+    )
 
 
-def _data_file(data: Any, scratch: Path, skip_invalid: bool) -> tuple[Path, str | None]:
-    """The data file to score (a file given, or one written in `scratch` for data given in
-    code), and the name to show for data given in code."""
+@contextmanager
+def _data_file(data: Any, scratch: Path, skip_invalid: bool) -> Iterator[tuple[Path, str | None]]:
+    """The data file to score, and the name to show for it (None: its path): a file given
+    (standard input, "-", or a pipe kept in a file meanwhile: it is read twice, checked
+    then scored), or one written in `scratch` for data given in code."""
     found = given_rows(data)
     if found is None:
-        return Path(data), None
+        with readable_data(Path(data), sys.stdin.buffer) as readable:
+            yield readable
+        return
     rows, label = found
     path = scratch / "samples.jsonl"
     write_given(rows, label, path, skip_invalid)
-    return path, label
+    yield path, label
 
 
-def _evaluated(
-    request: EvaluationRequest, events: _Events, tools: Tools | Callable[[], Tools] | None
+def _tell_expected_times(scoring: ScoringRun, events: EvaluationEvents) -> None:
+    """The events told each sample's estimated seconds, when the judge's speed here is
+    kept already (the time left then starts from the estimate)."""
+    from localeval.evaluation.estimate import estimate_evaluation, speed_kept
+
+    if speed_kept(scoring):
+        events.estimated(estimate_evaluation(scoring, measure=False).per_item)
+
+
+def _evaluation(
+    scoring: ScoringRun, outcome: EvaluationOutcome, events: EvaluationEvents, given: Any
 ) -> Evaluation:
-    """Run the evaluation the command line runs, with the process's models (or `tools`)."""
-    pool = MODELS if tools is None else None
-    with ScoringRun(request, events, tools=tools, pool=pool) as evaluation:
-        outcome = evaluation.run()
-        results = results_dict(evaluation.store, outcome.run)
-        kept = evaluation.store.path if events.kept else None
-    scored = RunResult(outcome.run.info, events.results, outcome.usage)
-    return Evaluation(results, kept, outcome.gates, scored)
+    """The Evaluation of a finished scoring, its results read now from a history that is
+    not kept (db=None), else on first use."""
+    kept = scoring.store.path if given["db"] is not None else None
+    results: Callable[[], dict[str, Any]] = _reader(kept, outcome.run.id)
+    if kept is None:
+        loaded = results_dict(scoring.store, outcome.run)
+        results = lambda: loaded  # noqa: E731
+    scored = None
+    if isinstance(events, Warned):
+        scored = RunResult(outcome.run.info, events.results, outcome.usage)
+    decision = None
+    if outcome.until_decided is not None:
+        decision = _decision(scoring, outcome)
+    comparison = scoring.compare_with_baseline(outcome) if decision is None else None
+    return Evaluation(
+        outcome, kept, results, scored, comparison, scoring.request.max_drop, decision
+    )
+
+
+def _reader(db: Location | None, run_id: str) -> Callable[[], dict[str, Any]]:
+    def read() -> dict[str, Any]:
+        store = RunStore.open(db)
+        try:
+            return results_dict(store, store.get(run_id))
+        finally:
+            store.close()
+
+    return read
+
+
+def _decision(scoring: ScoringRun, outcome: EvaluationOutcome) -> Decision:
+    """until_decided's verdicts, with why the runs' scores may differ besides the system."""
+    report, baseline = outcome.until_decided or {}, scoring.baseline
+    warned: list[str] = []
+    if baseline is not None:
+        metrics = list(report["verdicts"])
+        warned = comparability_warnings(baseline.run, outcome.view.run, metrics, True)
+    label = baseline.label if baseline is not None else "the baseline"
+    return Decision(report, label, warned)
+
+
+def _baseline_ref(baseline: Any) -> str | None:
+    """A baseline given as a run id, latest, latest~N or a results.json path, or as an
+    Evaluation (its run id: it is in the same history)."""
+    if baseline is None:
+        return None
+    if isinstance(baseline, Evaluation):
+        return baseline.run_id
+    if isinstance(baseline, str | os.PathLike):
+        return os.fspath(baseline)
+    raise UsageError(
+        f"baseline: expected a run id, latest, a results.json path or an Evaluation, got "
+        f"{type(baseline).__name__}"
+    )
+
+
+def _ray(ray: bool | str | RaySettings | None) -> RaySettings | None:
+    """ray=True: the cluster RAY_ADDRESS names, else one started here; an address; or
+    RaySettings (with actors and threads)."""
+    if ray is None or ray is False:
+        return None
+    if isinstance(ray, RaySettings):
+        return ray
+    return RaySettings(None if ray is True else str(ray))
 
 
 def _metric_options(given: Mapping[str, Any]) -> dict[str, Any]:
     """The metrics' options given in code, by dest, as the command line hands them on: a
     path as a Path, a repeatable option's single value as a list; an unknown name refused,
-    an old one taken with a DeprecationWarning."""
-    current, renamed = take_old_spellings(given)
+    an old one taken with a DeprecationWarning; None is an option not given."""
+    current, renamed = take_old_spellings({k: v for k, v in given.items() if v is not None})
     for option in renamed:
-        warnings.warn(
+        warn(
             f"options: '{option.old_dest}' is now '{option.dest}'; the old name will be "
             "removed in a later release",
             DeprecationWarning,
-            stacklevel=3,
         )
     return options_from_code(current)
 
@@ -405,4 +384,13 @@ def report(
     return render_report(_results(run, location), format, base, junit_samples, worst)
 
 
-__all__ = ["DEFAULT_DB", "Evaluation", "LocalevalWarning", "diff", "evaluate", "report"]
+__all__ = [
+    "DEFAULT_DB",
+    "DEFAULT_MARGIN",
+    "RESUME_MATCHING",
+    "RaySettings",
+    "diff",
+    "estimate",
+    "evaluate",
+    "report",
+]

@@ -159,6 +159,10 @@ class EvaluationEvents:
     def resuming(self, run: StoredRun) -> None:
         """An interrupted run of the same evaluation is continued."""
 
+    def estimated(self, seconds: Mapping[str, float]) -> None:
+        """Each sample's estimated seconds, told before scoring starts when the judge's speed
+        on this machine is known (only with progress on): where a time left can start."""
+
     def scoring(self, run: StoredRun) -> None:
         """Scoring starts: `run.n_done` of `run.n_samples` samples are stored already."""
 
