@@ -25,6 +25,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -98,6 +99,7 @@ def evaluate(
     ray: bool | str | RaySettings | None = None,
     state_cache_gb: float | None = None,
     events: EvaluationEvents | None = None,
+    keep_models: bool = True,
 ) -> Evaluation:
     """Score `data` and check the quality gates, as `localeval evaluate` does; each keyword
     is that command's option of the same name (docs/python.md lists them).
@@ -123,7 +125,9 @@ def evaluate(
     on). ray: score on a Ray cluster: True, its address, or RaySettings(address, actors,
     threads). state_cache_gb: the llama.cpp judge's context states kept on disk. events:
     what the evaluation tells along the way (default: warnings, and tqdm's bar if
-    `progress`). Returns an Evaluation; raises localeval.errors' errors.
+    `progress`). keep_models=False loads the models for this call alone (the command line,
+    one call per process) instead of keeping them for the process's later calls. Returns
+    an Evaluation; raises localeval.errors' errors.
     """
     given = dict(locals())
     with _opened(given) as (scoring, events):
@@ -159,6 +163,7 @@ def estimate(
         cost = EvaluationCost(counted, division)
         if scoring.output is not None:
             write_json(scoring.output, cost.as_dict())
+            cost = replace(cost, written=scoring.output.path)
     return cost
 
 
@@ -172,7 +177,7 @@ def _opened(given: Mapping[str, Any]) -> Iterator[tuple[ScoringRun, EvaluationEv
         scratch = Path(opened.enter_context(tempfile.TemporaryDirectory(prefix="localeval-")))
         data = _data_file(given["data"], scratch, given["skip_invalid"])
         path, label = opened.enter_context(data)
-        pool = MODELS if given["tools"] is None else None
+        pool = MODELS if given["tools"] is None and given["keep_models"] else None
         request = _request(given, path, label, scratch)
         yield opened.enter_context(ScoringRun(request, events, given["tools"], pool)), events
 

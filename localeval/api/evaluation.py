@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from localeval.errors import UsageError
@@ -49,6 +50,8 @@ class EvaluationCost:
 
     estimate: Estimate
     division: Division | None = None
+    #: where it was written as JSON (`output`), if it was
+    written: Path | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON `evaluate --estimate --output` writes."""

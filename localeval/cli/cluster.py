@@ -4,11 +4,12 @@ with --estimate: localeval.reports.estimate_text.division_text)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from localeval.evaluation.requests import RaySettings
+if TYPE_CHECKING:
+    from localeval.api import RaySettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,6 +53,8 @@ def ray_settings(
 ) -> RaySettings | None:
     """The request's Ray settings (None: scored in this process); the actor options need
     --ray."""
+    from localeval.api import RaySettings
+
     if address is None:
         for value, option in ((actors, "--ray-actors"), (threads, "--ray-threads")):
             if value is not None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,129 +24,24 @@ from localeval.cli.options import (
     models_option,
     output_option,
     progress_option,
-    show_estimate,
     translate_errors,
 )
-from localeval.cli.progress import Progress
 from localeval.cli.until_decided import decided, until_decided_options
-from localeval.data.samples import DatasetWarning
-from localeval.data.stdin import readable_data
-from localeval.errors import BudgetSpent, DatasetError, RunInUseError, UsageError
-from localeval.evaluation.estimate import cluster_division, estimate_evaluation, speed_kept
-from localeval.evaluation.requests import (
-    Budget,
-    ClusterPlan,
-    EvaluationEvents,
-    EvaluationOutcome,
-    EvaluationRequest,
-)
-from localeval.evaluation.scoring import ScoringRun
-from localeval.history.records import StoredRun
+from localeval.errors import BudgetSpent, UsageError
 from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
-from localeval.results.model import SampleResult
 from localeval.text import printable
 
 if TYPE_CHECKING:
-    from localeval.database import Location
+    from localeval.api import Evaluation, EvaluationCost
 
 
-class Printed(EvaluationEvents):
-    """What `localeval evaluate` says on stderr while it works."""
+def __getattr__(name: str) -> Any:
+    """`Printed`, the command's events, from the module imported when the command runs."""
+    if name == "Printed":
+        from localeval.cli._evaluate_events import Printed
 
-    def __init__(self, data: str, show_progress: bool, new_run: bool = False):
-        self.data = data
-        self.show_progress = show_progress
-        #: --no-resume was given: the same command would start yet another run
-        self.new_run = new_run
-        #: the run kept part-way when scoring stopped (the command that goes on names it)
-        self.stopped_run: str | None = None
-        self.progress: Progress | None = None
-        #: each sample's estimated seconds, when an estimate was made for the time left
-        self.expected: dict[str, float] | None = None
-        #: samples scored at once (a Ray cluster's actors), which divide the time left
-        self.parallel = 1
-
-    def skipped(self, error: DatasetError) -> None:
-        echo(f"Skipped: {error}", err=True)
-
-    def warned(self, warning: DatasetWarning) -> None:
-        echo(f"Warning: {warning}", err=True)
-
-    def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str]) -> None:
-        loaded = f"Loaded {n_samples} samples from {self.data}"
-        if n_skipped:
-            loaded += f" ({n_skipped} invalid rows skipped)"
-        echo(f"{loaded}; metrics: {', '.join(metrics)}", err=True)
-
-    def noted(self, message: str) -> None:
-        echo(f"Warning: {message}", err=True)
-
-    def in_use(self, busy: RunInUseError) -> None:
-        echo(
-            f"Note: {busy}, so this process does not join it: it starts a run of its own.",
-            err=True,
-        )
-
-    def resuming(self, run: StoredRun) -> None:
-        echo(
-            f"Resuming run {run.id}: {run.n_done} of {run.n_samples} samples were scored "
-            f"before it stopped. (--no-resume starts a new run.)",
-            err=True,
-        )
-
-    def scoring(self, run: StoredRun) -> None:
-        expected = None if self.expected is None else sum(self.expected.values()) / self.parallel
-        self.progress = Progress(
-            run.n_samples,
-            "Evaluating",
-            enabled=self.show_progress,
-            resumed=run.n_done,
-            expected=expected,
-        )
-
-    def scored(self, result: SampleResult) -> None:
-        if self.progress is not None:
-            expected = (self.expected or {}).get(result.sample.sample_id, 0.0)
-            self.progress.advance(expected=expected / self.parallel)
-
-    def scoring_ended(self) -> None:
-        if self.progress is not None:
-            self.progress.close()
-
-    def stopped(self, run: StoredRun, n_done: int) -> None:
-        self.stopped_run = run.id
-        again = "re-run the same command"
-        if self.new_run:
-            again = f"re-run the command with --resume {run.id} in place of --no-resume"
-        echo(
-            f"Run {run.id} is saved with {n_done} of {run.n_samples} samples scored; {again} "
-            "to continue it.",
-            err=True,
-        )
-
-    def cluster_ready(self, plan: ClusterPlan) -> None:
-        self.parallel = plan.actors
-        echo(f"Ray: {plan}", err=True)
-
-    def cluster_done(self, sent: int, answered: int, plan: ClusterPlan) -> None:
-        echo(
-            f"Ray: {sent} samples scored by the actors, {answered} answered here from the cache",
-            err=True,
-        )
-
-    def invalidated(self, run: StoredRun, reason: str) -> None:
-        echo(
-            f"{reason}: run {run.id} is never continued; re-run the same command to start a "
-            "new run.",
-            err=True,
-        )
-
-
-def show(outcome: EvaluationOutcome) -> None:
-    """The summary, per category, the gates and what the judge did."""
-    from localeval.reports import console
-
-    echo(console.run_summary(outcome.view, outcome.from_judge, outcome.judge))
+        return Printed
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 HELP = """Score the samples in DATA (JSONL, JSON array or CSV, or any of them .gz; `-`: read
@@ -285,7 +178,7 @@ def evaluate(
     embedder_name: str | None,
     models_path: str | None,
     progress: bool,
-    db_path: Location | None,
+    db_path: Any,  # a file or a database URL, as --db read it (None: the default)
     resume: str | None,
     new_run: bool,
     baseline: str | None,
@@ -304,79 +197,77 @@ def evaluate(
     ray_threads: int | None,
     **options: Any,
 ) -> None:
-    # the help is HELP
-    request = EvaluationRequest(
-        data,
-        metrics,
+    # the help is HELP: the flags as the library's keywords, in one call
+    from localeval import api
+    from localeval.cli._evaluate_events import Printed
+
+    if resume is not None and new_run:
+        raise UsageError("--resume and --no-resume contradict each other; give one")
+    keywords: dict[str, Any] = dict(
         output=output,
         thresholds=thresholds,
+        min_defined=min_defined,
+        gate_on=gate_on,
         judge=judge_name,
         embedder=embedder_name,
         models=models_path,
-        skip_invalid=skip_invalid,
-        db=db_path,
-        resume=resume,
-        new_run=new_run,
+        db=api.DEFAULT_DB if db_path is None else db_path,
+        resume=False if new_run else True if resume is None else resume,
         baseline=baseline,
         max_drop=max_drop,
-        use_cache=use_cache,
-        state_cache_gb=state_cache_gb,
-        metric_options=given_metric_options(options),
-        min_defined=min_defined,
-        gate_on=gate_on,
-        shard=shard,
-        budget=Budget(max_minutes, max_calls),
-        ray=ray_settings(ray_address, ray_actors, ray_threads),
         until_decided=until_decided,
         margin=margin,
+        use_cache=use_cache,
+        state_cache_gb=state_cache_gb,
+        skip_invalid=skip_invalid,
+        shard=shard,
+        max_minutes=max_minutes,
+        max_calls=max_calls,
+        options=given_metric_options(options),
+        ray=ray_settings(ray_address, ray_actors, ray_threads),
+        progress=progress,
+        keep_models=False,  # one call per process: nothing to keep the models for
     )
-    if estimate_only and (max_minutes is not None or max_calls is not None):
-        raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
-    sys.exit(EXIT_OK if _read_and_evaluate(request, progress, estimate_only) else EXIT_GATE_FAILED)
+    if estimate_only:
+        show_cost(api.estimate(data, metrics, **keywords))
+        sys.exit(EXIT_OK)
+    printed = Printed(printable(str(data)), progress, new_run)
+    try:
+        evaluation = api.evaluate(data, metrics, events=printed, **keywords)
+    except BudgetSpent as spent:
+        echo(f"Stopped: {spent}. To go on: {command_to_continue(printed.stopped_run)}", err=True)
+        sys.exit(exit_code_of(spent))
+    show(evaluation, output)
+    sys.exit(EXIT_OK if evaluation.passed else EXIT_GATE_FAILED)
 
 
-def _read_and_evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool) -> bool:
-    """Evaluate the data, read twice (checked, then scored) and hashed: standard input or a
-    pipe is kept in a file meanwhile; whether every gate passed."""
-    with readable_data(request.data, sys.stdin.buffer) as (path, label):
-        return _evaluate(replace(request, data=path, data_label=label), progress, estimate_only)
+def show(evaluation: Evaluation, output: Path | None) -> None:
+    """The summary, per category, the gates and what the judge did; where the results and
+    the run are; the verdicts against the baseline."""
+    from localeval.reports import console, history_text
+
+    echo(console.run_summary(evaluation.view(), evaluation.gates_from_judge, evaluation.judge))
+    if output is not None:
+        echo(f"Results written to {output}")
+    if evaluation.decision is not None:
+        decided(evaluation)
+        return
+    echo(f"Run {evaluation.run_id} saved in {evaluation.db}")
+    if evaluation.comparison is not None:
+        echo("\n" + history_text.comparison_text(evaluation.comparison))
+        echo("\n" + history_text.regression_text(evaluation.comparison, evaluation.max_drop))
 
 
-def _evaluate(request: EvaluationRequest, progress: bool, estimate_only: bool = False) -> bool:
-    """Run the evaluation (or only estimate it) and print it; whether every gate passed."""
-    label = request.data_label or printable(str(request.data))
-    printed = Printed(label, progress, request.new_run)
-    with ScoringRun(request, printed) as evaluation:
-        if estimate_only:
-            estimate = estimate_evaluation(evaluation)
-            division = cluster_division(evaluation, estimate) if request.ray else None
-            show_estimate(estimate, evaluation.output, division)
-            return True
-        if progress and speed_kept(evaluation):
-            # the time left starts from the estimate, at the speed measured before
-            printed.expected = estimate_evaluation(evaluation, measure=False).per_item
-        try:
-            outcome = evaluation.run()
-        except BudgetSpent as spent:
-            way_on = command_to_continue(printed.stopped_run)
-            echo(f"Stopped: {spent}. To go on: {way_on}", err=True)
-            sys.exit(exit_code_of(spent))
-        show(outcome)
-        if request.output is not None:
-            evaluation.write_results(outcome, request.output)
-            echo(f"Results written to {request.output}")
-        if outcome.until_decided is not None:
-            return decided(evaluation, outcome)
-        echo(f"Run {outcome.run.id} saved in {evaluation.store.path}")
-        passed = outcome.passed
-        comparison = evaluation.compare_with_baseline(outcome)
-        if comparison is not None:
-            from localeval.reports import history_text
+def show_cost(cost: EvaluationCost) -> None:
+    """--estimate: the estimate's table (with how a Ray cluster's actors divide it, under
+    --ray), and where --output wrote it as JSON."""
+    from localeval.reports.estimate_text import division_text, estimate_text
 
-            echo("\n" + history_text.comparison_text(comparison))
-            echo("\n" + history_text.regression_text(comparison, request.max_drop))
-            passed = passed and not comparison.regressions(request.max_drop)
-    return passed
+    echo(estimate_text(cost.estimate))
+    if cost.division is not None:
+        echo(division_text(cost.division))
+    if cost.written is not None:
+        echo(f"Estimate written to {cost.written}")
 
 
 COMMAND = evaluate

@@ -4,42 +4,38 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from localeval.cli.options import command_to_continue, echo
-from localeval.evaluation.requests import EvaluationOutcome
-from localeval.evaluation.scoring import ScoringRun
 from localeval.reports.console import WIDTH
 from localeval.reports.decision_text import decision_text
-from localeval.results.comparability import comparability_warnings
-from localeval.results.decision import DEFAULT_MARGIN, WORSE
+from localeval.results.decision import DEFAULT_MARGIN
 from localeval.text import printable
 
+if TYPE_CHECKING:
+    from localeval.api import Evaluation
 
-def decided(evaluation: ScoringRun, outcome: EvaluationOutcome) -> bool:
-    """--until-decided: the verdicts, and where the run is; whether no metric got worse
-    (and, for a run the data's end completed, every gate passed)."""
-    report, run, baseline = outcome.until_decided or {}, outcome.run, evaluation.baseline
-    label = baseline.label if baseline is not None else "the baseline"
-    warnings = []
-    if baseline is not None:
-        metrics = list(report["verdicts"])
-        warnings = comparability_warnings(baseline.run, outcome.view.run, metrics, True)
-    echo("\n" + decision_text(report, label, warnings))
-    if run.complete:
-        echo(f"Run {run.id} saved in {evaluation.store.path}")
-    else:
-        rest = command_to_continue(run.id, ["--until-decided"], ["--margin"])
-        kept = (
-            f"Run {run.id} is kept, stopped by design, with {run.n_done} of {run.n_samples} "
-            f"samples scored: `{printable(rest)}` scores the rest. Saved in "
-            f"{evaluation.store.path}"
-        )
-        echo(textwrap.fill(kept, WIDTH, break_on_hyphens=False, break_long_words=False))
-    worse = [m for m, v in report["verdicts"].items() if v == WORSE]
-    return not worse and (outcome.passed or not run.complete)
+
+def decided(evaluation: Evaluation) -> None:
+    """--until-decided: the verdicts, and where the run is (whether it passed is the
+    evaluation's `passed`)."""
+    decision = evaluation.decision
+    if decision is None:
+        return
+    echo("\n" + decision_text(decision.report, decision.baseline, decision.warnings))
+    run_id = evaluation.run_id
+    if evaluation.complete:
+        echo(f"Run {run_id} saved in {evaluation.db}")
+        return
+    rest = command_to_continue(run_id, ["--until-decided"], ["--margin"])
+    kept = (
+        f"Run {run_id} is kept, stopped by design, with {evaluation.n_scored} of "
+        f"{evaluation.n_samples} samples scored: `{printable(rest)}` scores the rest. Saved in "
+        f"{evaluation.db}"
+    )
+    echo(textwrap.fill(kept, WIDTH, break_on_hyphens=False, break_long_words=False))
 
 
 def until_decided_options(command: Callable[..., Any]) -> Callable[..., Any]:

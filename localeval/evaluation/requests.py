@@ -145,8 +145,9 @@ class EvaluationEvents:
     def warned(self, warning: DatasetWarning) -> None:
         """Something in a usable row the user may not have meant."""
 
-    def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str]) -> None:
-        """The data checked in full; the models are about to load."""
+    def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str], data: str) -> None:
+        """The data checked in full; the models are about to load. `data`: how messages
+        name it (its path made printable, "<stdin>", "<DataFrame>", ...)."""
 
     def noted(self, message: str) -> None:
         """Something about the options the user should know (one that has no effect, an

@@ -102,8 +102,6 @@ class ScoringRun(Closing):
         self.request = request
         self.events = events or EvaluationEvents()
         self.tools, self.pool = tools, pool
-        if request.resume is not None and request.new_run:
-            raise UsageError("--resume and --no-resume contradict each other; give one")
         check_max_drop(request.max_drop)
         check_deciding_options(request.until_decided, request.margin, bool(request.baseline))
         self.names = order_metrics(request.metrics)
@@ -177,7 +175,7 @@ class ScoringRun(Closing):
             )
         if warning := self._embedder_language_warning():
             self.events.warned(warning)
-        self.events.loaded(self.dataset.n_samples, len(self.skipped), self.names)
+        self.events.loaded(self.dataset.n_samples, len(self.skipped), self.names, self.label)
 
     def _embedder_language_warning(self) -> DatasetWarning | None:
         """Samples in a language the embedder does not read, when a metric embeds their text."""

@@ -1,0 +1,199 @@
+"""`localeval.evaluate()`'s keywords that are `localeval evaluate`'s options (baseline,
+until_decided, estimate, output, shard, the budget, resume, events), each behaving as its
+flag does: the command is a client of the call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from fakes import UNSUPPORTED, FakeEmbedder, HashJudge
+from standins import StandIns, models_toml
+
+import localeval
+from localeval.cli import main
+from localeval.errors import BudgetSpent, UsageError
+
+DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
+N_SAMPLES = 40
+#: faithfulness only, gated at 0 (the hash judge's scores fail the default gate)
+GATED = {"metrics": ["faithfulness"], "thresholds": {"faithfulness": 0.0}}
+FLAGS = ["-m", "faithfulness", "--threshold", "faithfulness=0"]
+
+
+@pytest.fixture(autouse=True)
+def hash_judge(stand_ins: StandIns, tmp_path_factory: pytest.TempPathFactory) -> HashJudge:
+    models = tmp_path_factory.mktemp("models") / "models.toml"
+    models.write_text(models_toml())
+    stand_ins.models = models
+    judge = HashJudge()
+    stand_ins.use(judge, FakeEmbedder())
+    return judge
+
+
+def run(*args: Any) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def evaluate(data: Any, **keywords: Any) -> localeval.Evaluation:
+    """The call as the tests make it: no progress bar, models loaded for the call alone
+    (each test's stand-ins are its own)."""
+    given = {**GATED, "progress": False, "keep_models": False, **keywords}
+    return localeval.evaluate(data, **given)
+
+
+def version(path: Path, unsupported: bool = False) -> Path:
+    """N_SAMPLES samples made from the demo's rows; `unsupported`: every answer claims only
+    what the contexts do not say (the hash judge calls it unsupported)."""
+    demo = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()]
+    rows = []
+    for i in range(N_SAMPLES):
+        row = dict(demo[i % len(demo)], sample_id=f"s-{i}")
+        row["answer"] += f" (Answer {i}.)"
+        if unsupported:
+            row["answer"] = f"It includes {UNSUPPORTED} free support calls ({i})."
+        rows.append(row)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_a_baseline_comparison_fails_passed_as_the_flag_exits_1(tmp_path: Path) -> None:
+    base = evaluate(version(tmp_path / "base.jsonl"))
+    assert base.passed and base.comparison is None and base.regressions == []
+    worse = version(tmp_path / "worse.jsonl", unsupported=True)
+    new = evaluate(worse, baseline=base, resume=False)  # an Evaluation, or its id
+    assert new.comparison is not None and new.decision is None
+    assert [m.metric for m in new.regressions] == ["faithfulness"]
+    assert all(g.passed for g in new.gates) and not new.passed  # the gates pass; it regressed
+    # the same comparison tolerated: max_drop as --max-drop
+    assert evaluate(worse, baseline=base.run_id, max_drop=1.0, resume=False).passed
+    # the command line: the same verdict as its exit code
+    flagged = run("evaluate", worse, *FLAGS, "--baseline", base.run_id, "--no-progress")
+    assert flagged.exit_code == 1 and "faithfulness" in flagged.stdout
+
+
+def test_until_decided_stops_once_decided_and_the_same_call_without_it_completes(
+    tmp_path: Path,
+) -> None:
+    base = evaluate(version(tmp_path / "base.jsonl"))
+    worse = version(tmp_path / "worse.jsonl", unsupported=True)
+    decided = evaluate(worse, baseline=base.run_id, until_decided=True, margin=0.05)
+    assert decided.decision is not None and decided.decision.worse == ["faithfulness"]
+    assert decided.decision.verdicts == {"faithfulness": "worse"}
+    assert not decided.complete and decided.n_scored < decided.n_samples == N_SAMPLES
+    assert not decided.passed and decided.comparison is None
+    assert decided.to_dict()["run"]["until_decided"]["verdicts"] == {"faithfulness": "worse"}
+    # the same evaluation without until_decided scores the rest of the same run
+    rest = evaluate(worse)
+    assert rest.run_id == decided.run_id and rest.complete and rest.n_scored == N_SAMPLES
+
+
+def test_until_decided_needs_a_baseline(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--until-decided"):
+        evaluate(version(tmp_path / "d.jsonl"), until_decided=True)
+
+
+def test_an_estimate_counts_what_the_flag_counts_and_evaluates_nothing(
+    tmp_path: Path, hash_judge: HashJudge
+) -> None:
+    data = version(tmp_path / "d.jsonl")
+    out = tmp_path / "estimate.json"
+    cost = localeval.estimate(data, output=out, **GATED)
+    assert isinstance(cost, localeval.EvaluationCost) and cost.division is None
+    assert cost.estimate.n_items == N_SAMPLES and cost.estimate.usage.judge_calls > 0
+    assert cost.written == out and json.loads(out.read_text()) == cost.as_dict()
+    assert hash_judge.usage.judge_calls == 0  # nothing evaluated
+    assert localeval.evaluate  # nor kept: no run in the history
+    assert run("runs", "list").stdout.count("\n") <= 1
+    flagged = run("evaluate", data, *FLAGS, "--estimate", "-o", tmp_path / "flag.json")
+    assert flagged.exit_code == 0, flagged.output
+    ours, theirs = cost.as_dict()["estimate"], json.loads((tmp_path / "flag.json").read_text())
+    assert ours["usage"] == theirs["estimate"]["usage"]
+    assert ours["by_metric"] == theirs["estimate"]["by_metric"]
+
+
+def test_an_estimate_takes_evaluates_keywords_and_refuses_a_budget(tmp_path: Path) -> None:
+    data = version(tmp_path / "d.jsonl")
+    with pytest.raises(UsageError, match="evaluates nothing"):
+        localeval.estimate(data, max_calls=5)
+    with pytest.raises(TypeError, match="max_call"):
+        localeval.estimate(data, max_call=5)  # as a call to evaluate() would
+    assert localeval.estimate(data, shard="1/4", **GATED).estimate.n_items < N_SAMPLES
+
+
+def test_the_output_file_is_results_json(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    evaluation = evaluate(version(tmp_path / "d.jsonl"), output=out)
+    assert json.loads(out.read_text()) == evaluation.to_dict()
+    # never onto the data itself, as --output
+    with pytest.raises(UsageError, match="data"):
+        evaluate(tmp_path / "d.jsonl", output=tmp_path / "d.jsonl", resume=False)
+
+
+def test_shards_partition_the_samples(tmp_path: Path) -> None:
+    data = version(tmp_path / "d.jsonl")
+    first, second = (evaluate(data, shard=f"{k}/2") for k in (1, 2))
+    ids = [{s["sample_id"] for s in shard.samples} for shard in (first, second)]
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
+    assert ids[0] | ids[1] == {f"s-{i}" for i in range(N_SAMPLES)}
+    assert first.to_dict()["run"]["shard"] == "1/2"
+    with pytest.raises(UsageError):
+        evaluate(data, shard="3/2")
+
+
+def test_a_budget_stops_the_run_and_the_same_call_continues_it(tmp_path: Path) -> None:
+    data = version(tmp_path / "d.jsonl")
+    with pytest.raises(BudgetSpent, match="--max-calls 3"):
+        evaluate(data, max_calls=3)
+    with pytest.warns(localeval.LocalevalWarning, match="continuing run"):
+        continued = evaluate(data)
+    assert continued.complete and 0 < len(continued.scored or []) < N_SAMPLES
+
+
+def test_resume_by_run_id_and_a_new_run(tmp_path: Path) -> None:
+    data = version(tmp_path / "d.jsonl")
+    with pytest.raises(BudgetSpent):
+        evaluate(data, max_calls=3)
+    fresh = evaluate(data, resume=False)
+    assert fresh.n_scored == N_SAMPLES and len(fresh.scored or []) == N_SAMPLES
+    (stopped,) = [
+        line.split()[0]
+        for line in run("runs", "list").stdout.splitlines()[1:]
+        if "INCOMPLETE" in line
+    ]
+    with pytest.warns(localeval.LocalevalWarning, match=f"continuing run {stopped}"):
+        assert evaluate(data, resume=stopped).run_id == stopped
+
+
+class Recorded(localeval.EvaluationEvents):
+    """Events that keep what they are told."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, Any]] = []
+
+    def loaded(self, n_samples: int, n_skipped: int, metrics: Sequence[str], data: str) -> None:
+        self.told.append(("loaded", (n_samples, list(metrics), data)))
+
+    def estimated(self, seconds: Mapping[str, float]) -> None:
+        self.told.append(("estimated", len(seconds)))
+
+    def scored(self, result: Any) -> None:
+        self.told.append(("scored", result.sample.sample_id))
+
+
+def test_events_given_are_told_in_place_of_the_warnings(tmp_path: Path) -> None:
+    events = Recorded()
+    rows = [json.loads(line) for line in version(tmp_path / "d.jsonl").read_text().splitlines()]
+    evaluation = evaluate(rows[:3], events=events)
+    assert events.told[0] == ("loaded", (3, ["faithfulness"], "<samples>"))
+    assert [what for what, _ in events.told[1:]] == ["scored"] * 3
+    assert evaluation.scored is None  # the default events keep them; these did not
+
+
+def test_ray_settings_are_checked_before_the_data_is_read(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--ray-actors must be at least 1"):
+        evaluate(tmp_path / "missing.jsonl", ray=localeval.RaySettings(actors=0))
