@@ -198,7 +198,7 @@ def evaluate(
     **options: Any,
 ) -> None:
     # the help is HELP: the flags as the library's keywords, in one call
-    from localeval import api
+    import localeval.api as api
     from localeval.cli._evaluate_events import Printed
 
     if resume is not None and new_run:
@@ -228,10 +228,10 @@ def evaluate(
         progress=progress,
         keep_models=False,  # one call per process: nothing to keep the models for
     )
-    if estimate_only:
-        show_cost(api.estimate(data, metrics, **keywords))
-        sys.exit(EXIT_OK)
     printed = Printed(printable(str(data)), progress, new_run)
+    if estimate_only:
+        show_cost(api.estimate(data, metrics, events=printed, **keywords))
+        sys.exit(EXIT_OK)
     try:
         evaluation = api.evaluate(data, metrics, events=printed, **keywords)
     except BudgetSpent as spent:
