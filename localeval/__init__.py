@@ -19,7 +19,7 @@ from localeval.version import __version__ as __version__
 #: (`localeval --help` and a pytest session load no model library)
 _API = (
     "evaluate",
-    "estimate",
+    "estimate_cost",
     "diff",
     "report",
     "Evaluation",

@@ -97,17 +97,23 @@ def test_until_decided_needs_a_baseline(tmp_path: Path) -> None:
         evaluate(version(tmp_path / "d.jsonl"), until_decided=True)
 
 
-def test_an_estimate_counts_what_the_flag_counts_and_evaluates_nothing(
-    tmp_path: Path, hash_judge: HashJudge
-) -> None:
-    data = version(tmp_path / "d.jsonl")
+def fake_models(folder: Path) -> Path:
+    """A models.toml naming the fake backend, which can be estimated (the stand-ins cannot)."""
+    models = folder / "fake.toml"
+    models.write_text('[judges."j"]\nbackend = "fake"\n[embedders."e"]\nbackend = "fake"\n')
+    return models
+
+
+def test_an_estimate_counts_what_the_flag_counts_and_evaluates_nothing(tmp_path: Path) -> None:
+    data, models = version(tmp_path / "d.jsonl"), fake_models(tmp_path)
     out = tmp_path / "estimate.json"
-    cost = localeval.estimate(data, output=out, **GATED)
+    cost = localeval.estimate_cost(data, models=models, output=out, **GATED)
     assert isinstance(cost, localeval.EvaluationCost) and cost.division is None
     assert cost.estimate.n_items == N_SAMPLES and cost.estimate.usage.judge_calls > 0
     assert cost.written == out and json.loads(out.read_text()) == cost.as_dict()
-    assert hash_judge.usage.judge_calls == 0  # nothing evaluated
-    flagged = run("evaluate", data, *FLAGS, "--estimate", "-o", tmp_path / "flag.json")
+    flagged = run(
+        "evaluate", data, *FLAGS, "--models", models, "--estimate", "-o", tmp_path / "flag.json"
+    )
     assert flagged.exit_code == 0, flagged.output
     ours, theirs = cost.as_dict()["estimate"], json.loads((tmp_path / "flag.json").read_text())
     assert ours["usage"] == theirs["estimate"]["usage"]
@@ -115,12 +121,13 @@ def test_an_estimate_counts_what_the_flag_counts_and_evaluates_nothing(
 
 
 def test_an_estimate_takes_evaluates_keywords_and_refuses_a_budget(tmp_path: Path) -> None:
-    data = version(tmp_path / "d.jsonl")
+    data, models = version(tmp_path / "d.jsonl"), fake_models(tmp_path)
     with pytest.raises(UsageError, match="evaluates nothing"):
-        localeval.estimate(data, max_calls=5)
+        localeval.estimate_cost(data, max_calls=5)
     with pytest.raises(TypeError, match="max_call"):
-        localeval.estimate(data, max_call=5)  # as a call to evaluate() would
-    assert localeval.estimate(data, shard="1/4", **GATED).estimate.n_items < N_SAMPLES
+        localeval.estimate_cost(data, max_call=5)  # as a call to evaluate() would
+    quarter = localeval.estimate_cost(data, models=models, shard="1/4", **GATED)
+    assert 0 < quarter.estimate.n_items < N_SAMPLES
 
 
 def test_the_output_file_is_results_json(tmp_path: Path) -> None:
@@ -149,7 +156,8 @@ def test_a_budget_stops_the_run_and_the_same_call_continues_it(tmp_path: Path) -
         evaluate(data, max_calls=3)
     with pytest.warns(localeval.LocalevalWarning, match="continuing run"):
         continued = evaluate(data)
-    assert continued.complete and 0 < len(continued.scored or []) < N_SAMPLES
+    assert continued.complete and continued.scored is not None
+    assert 0 < len(continued.scored.samples) < N_SAMPLES  # only what the first call left
 
 
 def test_resume_by_run_id_and_a_new_run(tmp_path: Path) -> None:
@@ -157,7 +165,7 @@ def test_resume_by_run_id_and_a_new_run(tmp_path: Path) -> None:
     with pytest.raises(BudgetSpent):
         evaluate(data, max_calls=3)
     fresh = evaluate(data, resume=False)
-    assert fresh.n_scored == N_SAMPLES and len(fresh.scored or []) == N_SAMPLES
+    assert fresh.scored is not None and len(fresh.scored.samples) == N_SAMPLES
     (stopped,) = [
         line.split()[0]
         for line in run("runs", "list").stdout.splitlines()[1:]

@@ -5,7 +5,7 @@
     run = localeval.evaluate("examples/demo.jsonl")  # or a DataFrame, a list of dicts, ...
 
 Each module of this package is one part of it (docs/python.md): `evaluating` the
-evaluation (evaluate, estimate, diff, report), `evaluation` what it returns, `events` what
+evaluation (evaluate, estimate_cost, diff, report), `evaluation` what it returns, `events` what
 it tells along the way. Nothing here prints: bad input raises the errors of
 localeval.errors, naming the parameter the caller used; what the user may not have meant
 is a LocalevalWarning.
@@ -19,7 +19,7 @@ from localeval.api.evaluating import (
     RESUME_MATCHING,
     RaySettings,
     diff,
-    estimate,
+    estimate_cost,
     evaluate,
     report,
 )
@@ -50,7 +50,7 @@ __all__ = [
     "StoredRun",
     "Warned",
     "diff",
-    "estimate",
+    "estimate_cost",
     "evaluate",
     "report",
 ]

@@ -1,4 +1,4 @@
-"""The Python API's evaluation: `localeval.evaluate()`, `localeval.estimate()`,
+"""The Python API's evaluation: `localeval.evaluate()`, `localeval.estimate_cost()`,
 `localeval.diff()` and `localeval.report()`.
 
     import localeval
@@ -139,7 +139,7 @@ def evaluate(
         return _evaluation(scoring, outcome, events, given)
 
 
-def estimate(
+def estimate_cost(
     data: Any, metrics: Sequence[str] | str | None = None, **options: Any
 ) -> EvaluationCost:
     """What `evaluate(data, metrics, **options)` would cost, counted without evaluating
@@ -395,7 +395,7 @@ __all__ = [
     "RESUME_MATCHING",
     "RaySettings",
     "diff",
-    "estimate",
+    "estimate_cost",
     "evaluate",
     "report",
 ]

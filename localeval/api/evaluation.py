@@ -1,4 +1,4 @@
-"""What `localeval.evaluate()` and `localeval.estimate()` return: `Evaluation` (a scored
+"""What `localeval.evaluate()` and `localeval.estimate_cost()` return: `Evaluation` (a scored
 run: its gates, its comparison with a baseline, its results.json and views of it), with
 `Decision` (until_decided's verdicts), and `EvaluationCost` (an estimate)."""
 
@@ -18,7 +18,7 @@ from localeval.results.decision import WORSE
 from localeval.results.diff import DEFAULT_MAX_DROP, Comparison, MetricChange
 from localeval.results.gates import GateResult
 from localeval.results.model import RunResult
-from localeval.results.view import RunView, evidence_hint
+from localeval.results.view import RunView, evidence_hint, read_run
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Decision:
 
 @dataclass(frozen=True)
 class EvaluationCost:
-    """What an evaluation will cost, counted without evaluating anything (`estimate()`,
+    """What an evaluation will cost, counted without evaluating anything (`estimate_cost()`,
     as `evaluate --estimate`): judge calls, prompt tokens, generated tokens, cache answers
     and time, per metric and in total (`estimate`); with `ray`, how the cluster's actors
     divide it (`division`)."""
@@ -159,8 +159,13 @@ class Evaluation:
         return copy.deepcopy(self._dict())
 
     def view(self) -> RunView:
-        """The run as the reports and the command line's summary read it: its summaries,
-        overall and per category, gates, cost and diagnosis."""
+        """The run as the reports read it (its samples held)."""
+        return read_run(self._dict())
+
+    def summary_view(self) -> RunView:
+        """The run's summaries as `localeval evaluate` prints them
+        (localeval.reports.console.run_summary): overall and per category, with the gates,
+        the cost and the diagnosis; its samples not held."""
         return self._outcome.view
 
     def to_pandas(self) -> Any:

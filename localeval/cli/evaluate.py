@@ -230,7 +230,7 @@ def evaluate(
     )
     printed = Printed(printable(str(data)), progress, new_run)
     if estimate_only:
-        show_cost(api.estimate(data, metrics, events=printed, **keywords))
+        show_cost(api.estimate_cost(data, metrics, events=printed, **keywords))
         sys.exit(EXIT_OK)
     try:
         evaluation = api.evaluate(data, metrics, events=printed, **keywords)
@@ -246,7 +246,8 @@ def show(evaluation: Evaluation, output: Path | None) -> None:
     the run are; the verdicts against the baseline."""
     from localeval.reports import console, history_text
 
-    echo(console.run_summary(evaluation.view(), evaluation.gates_from_judge, evaluation.judge))
+    summary = evaluation.summary_view()
+    echo(console.run_summary(summary, evaluation.gates_from_judge, evaluation.judge))
     if output is not None:
         echo(f"Results written to {output}")
     if evaluation.decision is not None:
