@@ -203,3 +203,36 @@ def test_events_given_are_told_in_place_of_the_warnings(tmp_path: Path) -> None:
 def test_ray_settings_are_checked_before_the_data_is_read(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="must be at least 1, got 0"):
         evaluate(tmp_path / "missing.jsonl", ray=localeval.RaySettings(actors=0))
+
+
+#: the flags whose keyword is named otherwise, and where each goes
+RENAMED = {
+    "judge_name": "judge",
+    "embedder_name": "embedder",
+    "models_path": "models",
+    "db_path": "db",
+    "new_run": "resume",  # resume=False
+    "ray_address": "ray",  # RaySettings(address, actors, threads)
+    "ray_actors": "ray",
+    "ray_threads": "ray",
+}
+
+
+def test_every_option_of_the_command_is_a_keyword_of_the_call() -> None:
+    """An option added to the command must be added to the call (or be the metrics' own,
+    which go in `options`); --estimate is the call estimate_cost()."""
+    import inspect
+
+    import click
+
+    from localeval.cli.evaluate import COMMAND
+    from localeval.metrics import metric_options
+
+    keywords = set(inspect.signature(localeval.evaluate).parameters)
+    metrics_own = {o.dest for _, o in metric_options()} | {
+        o.old_dest for _, o in metric_options() if o.old_dest
+    }
+    params = COMMAND.get_params(click.Context(COMMAND))
+    names = {p.name for p in params if p.expose_value and p.name not in metrics_own}
+    assert names - {"estimate_only"} - keywords - set(RENAMED) == set()
+    assert set(RENAMED.values()) <= keywords
