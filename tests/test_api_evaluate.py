@@ -190,13 +190,17 @@ class Recorded(localeval.EvaluationEvents):
     def scored(self, result: Any) -> None:
         self.told.append(("scored", result.sample.sample_id))
 
+    def evaluated(self, evaluation: Any) -> None:
+        self.told.append(("evaluated", evaluation))
+
 
 def test_events_given_are_told_in_place_of_the_warnings(tmp_path: Path) -> None:
     events = Recorded()
     rows = [json.loads(line) for line in version(tmp_path / "d.jsonl").read_text().splitlines()]
     evaluation = evaluate(rows[:3], events=events)
     assert events.told[0] == ("loaded", (3, ["faithfulness"], "<samples>"))
-    assert [what for what, _ in events.told[1:]] == ["scored"] * 3
+    assert [what for what, _ in events.told[1:]] == ["scored"] * 3 + ["evaluated"]
+    assert events.told[-1][1] is evaluation  # told before results.json is written
     assert evaluation.scored is None  # the default events keep them; these did not
 
 

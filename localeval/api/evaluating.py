@@ -134,9 +134,11 @@ def evaluate(
         if progress and tools is None:
             _tell_expected_times(scoring, events)
         outcome = scoring.run()
+        evaluation = _evaluation(scoring, outcome, events, given)
+        events.evaluated(evaluation)
         if scoring.request.output is not None:
             scoring.write_results(outcome, scoring.request.output)
-        return _evaluation(scoring, outcome, events, given)
+        return evaluation
 
 
 def estimate_cost(

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from localeval.api import (
     ClusterPlan,
     DatasetWarning,
+    Evaluation,
     EvaluationEvents,
     SampleResult,
     StoredRun,
@@ -97,6 +98,14 @@ class Printed(EvaluationEvents):
             "to continue it.",
             err=True,
         )
+
+    def evaluated(self, evaluation: Evaluation) -> None:
+        """The summary, per category, the gates and what the judge did (before the results
+        are written: an --output that is standard output gets them after it)."""
+        from localeval.reports import console
+
+        summary = evaluation.summary_view()
+        echo(console.run_summary(summary, evaluation.gates_from_judge, evaluation.judge))
 
     def cluster_ready(self, plan: ClusterPlan) -> None:
         self.parallel = plan.actors

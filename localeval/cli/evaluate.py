@@ -242,12 +242,10 @@ def evaluate(
 
 
 def show(evaluation: Evaluation, output: Path | None) -> None:
-    """The summary, per category, the gates and what the judge did; where the results and
-    the run are; the verdicts against the baseline."""
-    from localeval.reports import console, history_text
+    """Where the results and the run are, and the verdicts against the baseline (the
+    summary was printed as the run finished: Printed.evaluated)."""
+    from localeval.reports import history_text
 
-    summary = evaluation.summary_view()
-    echo(console.run_summary(summary, evaluation.gates_from_judge, evaluation.judge))
     if output is not None:
         echo(f"Results written to {output}")
     if evaluation.decision is not None:

@@ -180,6 +180,11 @@ class EvaluationEvents:
     def scoring_ended(self) -> None:
         """Scoring ended, finished or not."""
 
+    def evaluated(self, evaluation: Any) -> None:
+        """The run is finished (or stopped once decided) and its gates checked: the
+        `localeval.Evaluation` the call returns, told before its results.json is written
+        (`output`), so that what is shown of it comes first."""
+
     def cluster_ready(self, plan: ClusterPlan) -> None:
         """Connected to the Ray cluster, which will score with these actors (started at the
         first sample the cache cannot answer)."""
