@@ -12,6 +12,16 @@ is a LocalevalWarning.
 
 from __future__ import annotations
 
+from localeval.api.calibrating import (
+    CalibrationEvents,
+    CalibrationOutcome,
+    LabelsOutcome,
+    MapsKept,
+    OutputTarget,
+    RowScore,
+    calibrate,
+    calibrate_labels,
+)
 from localeval.api.evaluating import (
     DEFAULT_DB,
     Evaluation,
@@ -20,5 +30,36 @@ from localeval.api.evaluating import (
     evaluate,
     report,
 )
+from localeval.api.labelling import (
+    CorrectedSummary,
+    LabelImport,
+    LabelsExported,
+    Location,
+    RunCorrected,
+    RunLabels,
+)
+from localeval.api.reviewing import ReviewServer
 
-__all__ = ["DEFAULT_DB", "Evaluation", "LocalevalWarning", "diff", "evaluate", "report"]
+__all__ = [
+    "DEFAULT_DB",
+    "CalibrationEvents",
+    "CalibrationOutcome",
+    "CorrectedSummary",
+    "Evaluation",
+    "LabelImport",
+    "LabelsExported",
+    "LabelsOutcome",
+    "LocalevalWarning",
+    "Location",
+    "MapsKept",
+    "OutputTarget",
+    "ReviewServer",
+    "RowScore",
+    "RunCorrected",
+    "RunLabels",
+    "calibrate",
+    "calibrate_labels",
+    "diff",
+    "evaluate",
+    "report",
+]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from localeval.calibration.agreement import Calibration, suggested_thresholds
 from localeval.calibration.calibrating import CalibrationRequest, CalibrationRun
 from localeval.calibration.fit import KindFit
-from localeval.calibration.models_file import save_calibration
+from localeval.calibration.models_file import calibration_toml, save_calibration
 from localeval.calibration.rows import RowScore
 from localeval.database import Location
 from localeval.errors import UsageError
@@ -57,6 +57,10 @@ class MapsKept:
     saved: Path | None = None
     #: what a map had to lower the error on to be kept, as the note on none kept says
     held_out: str = ""
+
+    def toml(self) -> str:
+        """The maps as the judge's models.toml tables (what `save` writes)."""
+        return calibration_toml(self.judge, self.maps)
 
 
 def keep_maps(

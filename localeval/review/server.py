@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import socket
+import threading
 from collections.abc import Callable
 
 import uvicorn
@@ -38,10 +39,25 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{host}:{port}/"
 
 
-def review_server(app: Starlette) -> uvicorn.Server:
+class ReadyServer(uvicorn.Server):
+    """A uvicorn server that says when it serves: `ready` is set once it listens (or once
+    it ended without, so that no one waits for it forever)."""
+
+    def __init__(self, config: uvicorn.Config):
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets)
+        finally:
+            self.ready.set()
+
+
+def review_server(app: Starlette) -> ReadyServer:
     """A uvicorn server of the app, quiet but for warnings (set `should_exit` to stop it)."""
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    return uvicorn.Server(config)
+    return ReadyServer(config)
 
 
 def serve(
@@ -56,3 +72,5 @@ def serve(
         server.run(sockets=[sock])
     finally:
         sock.close()
+        if isinstance(server, ReadyServer):
+            server.ready.set()  # ended, whether it served or not
