@@ -20,6 +20,9 @@ HOST = "127.0.0.1"
 def bind_local(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:port (0: a free port); UsageError when it is taken."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # the port of a server just stopped is free at once (its closed connections wait out
+    # TIME_WAIT); a port another socket listens on is still refused
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((HOST, port))
         sock.listen(64)
