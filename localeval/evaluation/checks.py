@@ -13,7 +13,7 @@ from localeval.config import ModelsConfig
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import is_pipe
 from localeval.database import database_files, default_db_path, store_exists
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.evaluation.requests import EvaluationRequest
 from localeval.evaluation.resume import DatasetScan
 from localeval.metrics import EmbedsByLanguage, Metric
@@ -24,13 +24,14 @@ from localeval.text import LANGUAGE_NAMES
 def check_history_given(request: EvaluationRequest) -> None:
     """What needs stored runs (a --baseline of the history, --resume), checked before the
     database is opened: a usage error creates no database."""
-    needs = [] if request.resume is None else ["--resume"]
+    needs = [] if request.resume is None else [param("resume")]
     if request.baseline is not None and RunRef(request.baseline).in_history:
-        needs.append(f"--baseline {request.baseline}")
+        needs.append(f"{param('baseline')} {request.baseline}")
     where = request.db or default_db_path()
     if needs and not store_exists(where):
         raise UsageError(
-            f"{needs[0]}: there is no run history at {where} (give --db PATH or set LOCALEVAL_DB)"
+            f"{needs[0]}: there is no run history at {where} (give {param('db')} PATH or set "
+            "LOCALEVAL_DB)"
         )
 
 
@@ -53,14 +54,14 @@ def unused_models(
         models.judge(request.judge)
         if not any(m.uses_judge for m in metrics):
             notes.append(
-                f"--judge {request.judge} has no effect: no metric of this run ({names}) "
+                f"{param('judge')} {request.judge} has no effect: no metric of this run ({names}) "
                 "uses a judge"
             )
     if request.embedder is not None:
         models.embedder(request.embedder)
         if not any(m.uses_embedder for m in metrics):
             notes.append(
-                f"--embedder {request.embedder} has no effect: no metric of this run "
+                f"{param('embedder')} {request.embedder} has no effect: no metric of this run "
                 f"({names}) uses an embedder"
             )
     return notes
@@ -108,11 +109,11 @@ def protected_inputs(request: EvaluationRequest, models: ModelsConfig) -> list[t
     database with its journals."""
     inputs = [(request.data, "the data file"), (models.source, "the models file")]
     if request.baseline is not None and (path := RunRef(request.baseline).path) is not None:
-        inputs.append((path, "the --baseline results file"))
+        inputs.append((path, f"the {param('baseline')} results file"))
     for name, value in request.metric_options.items():
         for item in value if isinstance(value, list | tuple) else [value]:
             if isinstance(item, Path):
-                inputs.append((item, f"a file given to --{name.replace('_', '-')}"))
+                inputs.append((item, f"a file given to {param(name)}"))
     return inputs + database_files(request.db or default_db_path())
 
 

@@ -24,7 +24,7 @@ from localeval.data.samples import DatasetWarning, check_answered, read_samples
 from localeval.data.shards import Shard
 from localeval.database import Database, db_words
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
-from localeval.errors import BudgetSpent, DatasetError, UsageError
+from localeval.errors import BudgetSpent, DatasetError, UsageError, param
 from localeval.evaluation.checks import (
     check_history_given,
     check_not_a_pipe,
@@ -103,7 +103,9 @@ class ScoringRun(Closing):
         self.events = events or EvaluationEvents()
         self.tools, self.pool = tools, pool
         if request.resume is not None and request.new_run:
-            raise UsageError("--resume and --no-resume contradict each other; give one")
+            raise UsageError(
+                f"{param('resume')} and {param('resume=False')} contradict each other; give one"
+            )
         check_max_drop(request.max_drop)
         check_deciding_options(request.until_decided, request.margin, bool(request.baseline))
         self.names = order_metrics(request.metrics)
@@ -134,7 +136,9 @@ class ScoringRun(Closing):
         if request.output is not None:
             self.output = check_output(request.output, self._inputs())
             if self.output.replaces:
-                self.events.noted(f"--output {request.output} exists; it will be overwritten")
+                self.events.noted(
+                    f"{param('output')} {request.output} exists; it will be overwritten"
+                )
         check_history_given(request)
         self.store = RunStore.open(request.db)
         try:
@@ -172,7 +176,7 @@ class ScoringRun(Closing):
         )
         if self.deciding is not None and self.deciding.n_paired < self.deciding.n_samples:
             self.events.noted(
-                f"the --baseline run holds {self.deciding.n_paired} of the "
+                f"the {param('baseline')} run holds {self.deciding.n_paired} of the "
                 f"{self.deciding.n_samples} samples: only those are scored and decide"
             )
         if warning := self._embedder_language_warning():
