@@ -140,13 +140,13 @@ def test_options_that_contradict_each_other_are_named_as_keywords_by_the_library
 
 
 def test_a_message_keeps_its_parameters_marked_until_it_is_shown() -> None:
-    error = UsageError(f"{param('max_calls')} 3 and {param('resume=False')}")
-    assert str(error) == "max_calls 3 and resume=False"
+    error = UsageError(f"{param('max_calls')} 3, {param('resume=False')}, {param('fit=True')}")
+    assert str(error) == "max_calls 3, resume=False, fit=True"
     with parameters_named(flag_of):
-        assert str(error) == "--max-calls 3 and --no-resume"
+        assert str(error) == "--max-calls 3, --no-resume, --fit"
     # carried to another process (a Ray worker's failure), still rendered where it is shown
     assert str(UsageError(unrendered(error))) == str(error)
-    assert rendered(unrendered(error), flag_of) == "--max-calls 3 and --no-resume"
+    assert rendered(unrendered(error), flag_of) == "--max-calls 3, --no-resume, --fit"
     assert unrendered(ValueError("plain")) == "plain"
 
 

@@ -29,7 +29,7 @@ from typing import Any, Final
 from localeval.data.given import given_rows, write_given
 from localeval.data.samples import DatasetWarning
 from localeval.database import Location, default_db_path, location_of
-from localeval.errors import DatasetError, RunInUseError, UsageError, rendered
+from localeval.errors import DatasetError, RunInUseError, UsageError
 from localeval.evaluation.requests import EvaluationEvents, EvaluationRequest
 from localeval.evaluation.scoring import ScoringRun
 from localeval.evaluation.sources import history_for, load_results, load_scores, results_dict
@@ -226,7 +226,7 @@ class _Events(EvaluationEvents):
 
 
 def _warn(message: str) -> None:
-    warnings.warn(rendered(message), LocalevalWarning, stacklevel=_callers_level())
+    warnings.warn(message, LocalevalWarning, stacklevel=_callers_level())
 
 
 _PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -43,11 +43,13 @@ IRREGULAR_FLAGS = {"resume=False": "--no-resume"}
 
 def flag_of(name: str) -> str:
     """The command line's flag for the library's parameter `name` (the Python keyword,
-    or spelling, a message names it by): the table's, else the flag of the running command's
-    option of that name (`thresholds` is --threshold, `new_run` --no-resume, `metrics`
-    --metric), else the keyword in flag form (`until_decided` is --until-decided)."""
+    or spelling, a message names it by; "fit=True" is the switch --fit): the table's, else
+    the flag of the running command's option of that name (`thresholds` is --threshold,
+    `new_run` --no-resume, `metrics` --metric), else the keyword in flag form
+    (`until_decided` is --until-decided)."""
     if name in IRREGULAR_FLAGS:
         return IRREGULAR_FLAGS[name]
+    name = name.removesuffix("=True")
     context = click.get_current_context(silent=True)
     for option in context.command.params if context is not None else ():
         if isinstance(option, click.Option) and option.name == name:

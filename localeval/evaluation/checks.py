@@ -13,7 +13,7 @@ from localeval.config import ModelsConfig
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import is_pipe
 from localeval.database import database_files, default_db_path, store_exists
-from localeval.errors import UsageError, param
+from localeval.errors import UsageError, param, rendered
 from localeval.evaluation.requests import EvaluationRequest
 from localeval.evaluation.resume import DatasetScan
 from localeval.metrics import EmbedsByLanguage, Metric
@@ -54,15 +54,19 @@ def unused_models(
         models.judge(request.judge)
         if not any(m.uses_judge for m in metrics):
             notes.append(
-                f"{param('judge')} {request.judge} has no effect: no metric of this run ({names}) "
-                "uses a judge"
+                rendered(
+                    f"{param('judge')} {request.judge} has no effect: no metric of this run "
+                    f"({names}) uses a judge"
+                )
             )
     if request.embedder is not None:
         models.embedder(request.embedder)
         if not any(m.uses_embedder for m in metrics):
             notes.append(
-                f"{param('embedder')} {request.embedder} has no effect: no metric of this run "
-                f"({names}) uses an embedder"
+                rendered(
+                    f"{param('embedder')} {request.embedder} has no effect: no metric of this "
+                    f"run ({names}) uses an embedder"
+                )
             )
     return notes
 

@@ -24,7 +24,7 @@ from localeval.data.samples import DatasetWarning, check_answered, read_samples
 from localeval.data.shards import Shard
 from localeval.database import Database, db_words
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
-from localeval.errors import BudgetSpent, DatasetError, UsageError, param
+from localeval.errors import BudgetSpent, DatasetError, UsageError, param, rendered
 from localeval.evaluation.checks import (
     check_history_given,
     check_not_a_pipe,
@@ -137,7 +137,7 @@ class ScoringRun(Closing):
             self.output = check_output(request.output, self._inputs())
             if self.output.replaces:
                 self.events.noted(
-                    f"{param('output')} {request.output} exists; it will be overwritten"
+                    rendered(f"{param('output')} {request.output} exists; it will be overwritten")
                 )
         check_history_given(request)
         self.store = RunStore.open(request.db)
@@ -176,8 +176,10 @@ class ScoringRun(Closing):
         )
         if self.deciding is not None and self.deciding.n_paired < self.deciding.n_samples:
             self.events.noted(
-                f"the {param('baseline')} run holds {self.deciding.n_paired} of the "
-                f"{self.deciding.n_samples} samples: only those are scored and decide"
+                rendered(
+                    f"the {param('baseline')} run holds {self.deciding.n_paired} of the "
+                    f"{self.deciding.n_samples} samples: only those are scored and decide"
+                )
             )
         if warning := self._embedder_language_warning():
             self.events.warned(warning)

@@ -48,12 +48,12 @@ def labels_kept_message(counts: dict[str, int], db: Location | None = None) -> s
         return (
             f"run {run_id} holds {n_labels} labels of your team, which cannot be computed "
             f"again: `localeval labels export {run_id}{where} -o labels.jsonl` keeps them in a "
-            f"file, and {param('with_labels')} deletes the run with them"
+            f"file, and {param('with_labels=True')} deletes the run with them"
         )
     return (
         f"runs {', '.join(counts)} hold {sum(counts.values())} labels of your team, which "
         f"cannot be computed again: `localeval labels export RUN{where} -o labels.jsonl` keeps "
-        f"a run's labels in a file, and {param('with_labels')} deletes the runs with them"
+        f"a run's labels in a file, and {param('with_labels=True')} deletes the runs with them"
     )
 
 
