@@ -1,22 +1,23 @@
 """What an evaluation checks of its own inputs, before any model loads and again at the end:
-data it can read twice, models.toml entries its metrics use, which metrics embed a
-language's text and whether the embedder reads it, the files an output must never replace,
-and whether the data file is still what was checked."""
+data it can read twice, models.toml entries its metrics use and the gates they bring, which
+metrics embed a language's text and whether the embedder reads it, the files an output must
+never replace, and whether the data file is still what was checked."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from localeval.backends.model_files import sha256_file
-from localeval.config import ModelsConfig
+from localeval.config import JudgeConfig, ModelsConfig
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import is_pipe
 from localeval.database import database_files, default_db_path, store_exists
 from localeval.errors import UsageError, param, rendered
 from localeval.evaluation.requests import EvaluationRequest
 from localeval.evaluation.resume import DatasetScan
-from localeval.metrics import EmbedsByLanguage, Metric
+from localeval.metrics import EmbedsByLanguage, Metric, on_judge_scale
+from localeval.results.gates import GatePlan, plan_gates
 from localeval.results.refs import RunRef
 from localeval.text import LANGUAGE_NAMES
 
@@ -69,6 +70,22 @@ def unused_models(
                 )
             )
     return notes
+
+
+def run_gates(
+    metrics: Sequence[Metric],
+    overrides: Mapping[str, float],
+    judge: Callable[[], JudgeConfig] | None,
+) -> tuple[GatePlan, JudgeConfig | None]:
+    """The gates of a run of `metrics` (plan_gates), for an evaluation and the pytest check
+    alike, and the judge's models.toml entry they read: `judge()` gives it, asked only where
+    a metric uses the judge (None: models given as they are, test doubles, which have no
+    entry, so the metrics' defaults apply); `overrides` are the gates given."""
+    judged = {m.name for m in metrics if m.uses_judge}
+    config = judge() if judged and judge is not None else None
+    own = config.thresholds if config is not None else {}
+    names = [m.name for m in metrics]
+    return plan_gates(names, on_judge_scale(judged), own, overrides), config
 
 
 def embeds(metric: Metric, language: str) -> bool:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from localeval.closing import Closing
@@ -31,6 +32,7 @@ from localeval.evaluation.checks import (
     data_change,
     embedder_language_warning,
     protected_inputs,
+    run_gates,
     unused_models,
 )
 from localeval.evaluation.decided import (
@@ -65,7 +67,6 @@ from localeval.metrics import (
     build_metric,
     configure_metrics,
     metric_names,
-    on_judge_scale,
 )
 from localeval.results.contract import check_output, write_results
 from localeval.results.diff import Comparison, compare_runs
@@ -75,7 +76,6 @@ from localeval.results.gates import (
     check_min_defined,
     check_overrides,
     evaluate_gates,
-    plan_gates,
 )
 from localeval.results.model import SampleResult
 from localeval.results.output_files import OutputTarget
@@ -197,11 +197,8 @@ class ScoringRun(Closing):
     def _gates(self) -> tuple[dict[str, float], list[str], JudgeConfig | None]:
         """The run's gates (metric: threshold), the metrics whose threshold is the judge's
         own (models.toml), and that judge's entry."""
-        judged = {m.name for m in self.metrics if m.uses_judge}
-        wanted = judged and self.tools is None  # models given as they are bring no entry
-        judge_config = self.models.judge(self.request.judge) if wanted else None
-        judge_thresholds = judge_config.thresholds if judge_config else {}
-        plan = plan_gates(self.names, on_judge_scale(judged), judge_thresholds, self.overrides)
+        judge = partial(self.models.judge, self.request.judge) if self.tools is None else None
+        plan, judge_config = run_gates(self.metrics, self.overrides, judge)
         return plan.thresholds, plan.from_judge, judge_config
 
     def run(self) -> EvaluationOutcome:
