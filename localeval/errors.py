@@ -58,6 +58,9 @@ class LocalevalError(Exception):
     def __str__(self) -> str:
         return rendered(super().__str__())
 
+    def __repr__(self) -> str:  # as a notebook shows it: no mark either
+        return f"{type(self).__name__}({str(self)!r})"
+
 
 class UsageError(LocalevalError):
     """The user asked for what cannot be done as asked (bad option value, unknown name)."""
@@ -161,7 +164,8 @@ class RunInUseError(UsageError):
 
 
 class BudgetSpent(LocalevalError):
-    """A run reached its --max-minutes or --max-calls and stopped, resumable."""
+    """A run reached its budget (max_minutes or max_calls) and stopped, resumable;
+    `limit`: which, with its parameter marked ("max_calls 500")."""
 
     def __init__(self, limit: str, scored: int, seconds: float, judge_calls: int):
         self.limit = limit

@@ -142,6 +142,7 @@ def test_options_that_contradict_each_other_are_named_as_keywords_by_the_library
 def test_a_message_keeps_its_parameters_marked_until_it_is_shown() -> None:
     error = UsageError(f"{param('max_calls')} 3, {param('resume=False')}, {param('fit=True')}")
     assert str(error) == "max_calls 3, resume=False, fit=True"
+    assert repr(error) == "UsageError('max_calls 3, resume=False, fit=True')"
     with parameters_named(flag_of):
         assert str(error) == "--max-calls 3, --no-resume, --fit"
     # carried to another process (a Ray worker's failure), still rendered where it is shown

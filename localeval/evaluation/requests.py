@@ -151,7 +151,7 @@ class EvaluationEvents:
 
     def noted(self, message: str) -> None:
         """Something about the options the user should know (one that has no effect, an
-        output file that will be replaced)."""
+        output file that will be replaced), its parameters named already (rendered)."""
 
     def in_use(self, busy: RunInUseError) -> None:
         """An interrupted run of the same evaluation is passed over: a live process is
