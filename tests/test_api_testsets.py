@@ -54,6 +54,12 @@ def test_a_generation_is_checked_before_any_model_loads(
     assert generation.options.mix == {"single_fact": 2.0, "unanswerable": 1.0}
     with pytest.raises(UsageError, match="unknown question kind 'long'"):
         localeval.TestsetGeneration(docs, out, mix={"long": 1})
+    with pytest.raises(UsageError, match="size 0: must be 1 or more"):
+        localeval.TestsetGeneration(docs, out, size=0)
+    with pytest.raises(UsageError, match="max_overlap nan: must be a number from 0 to 1"):
+        localeval.TestsetGeneration(docs, out, max_overlap=float("nan"))
+    with pytest.raises(UsageError, match="chunk_tokens 8: must be 32 or more"):
+        localeval.TestsetGeneration(docs, out, chunk_tokens=8)
     with pytest.raises(UsageError, match="one of the documents"):
         localeval.TestsetGeneration(docs, docs / "ops" / "manual.md", on_skip=skipped.append)
 

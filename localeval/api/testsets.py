@@ -21,12 +21,13 @@ from typing import Any
 
 from localeval.api.evaluating import DEFAULT_DB, _location, _warn
 from localeval.api.models import Db, ModelsFile
+from localeval.errors import UsageError
 from localeval.judge import Usage
 from localeval.results.output_files import OutputTarget
 from localeval.testset.answer import AnswerResult, Counter, check_answer_output
 from localeval.testset.answer import answer_testset as _fill
 from localeval.testset.candidates import Events, GeneratedQuestion, GenerateResult, Rejection
-from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS
+from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS, MIN_CHUNK_TOKENS
 from localeval.testset.documents import Skipped
 from localeval.testset.filters import DEFAULT_MAX_OVERLAP, DEFAULT_MAX_SIMILARITY
 from localeval.testset.generation import (
@@ -76,6 +77,7 @@ class TestsetGeneration:
         db: Db = DEFAULT_DB,
         on_skip: Callable[[Skipped], None] | None = None,
     ) -> None:
+        _check_bounds(size, chunk_tokens, min_support, max_overlap, max_similarity)
         given = [docs] if isinstance(docs, str | os.PathLike) else list(docs)
         kinds = parse_mix(mix) if isinstance(mix, str) else dict(mix or DEFAULT_MIX)
         options = GenerateOptions(
@@ -123,6 +125,24 @@ class TestsetGeneration:
         result = self._generation.run(events)
         self._generation.write(result)
         return result
+
+
+def _check_bounds(
+    size: int,
+    chunk_tokens: int,
+    min_support: float | None,
+    max_overlap: float,
+    max_similarity: float,
+) -> None:
+    """The bounds the command line's option types hold, for values given in code."""
+    if size < 1:
+        raise UsageError(f"size {size}: must be 1 or more")
+    if chunk_tokens < MIN_CHUNK_TOKENS:
+        raise UsageError(f"chunk_tokens {chunk_tokens}: must be {MIN_CHUNK_TOKENS} or more")
+    shares = {"min_support": min_support, "max_overlap": max_overlap}
+    for name, value in {**shares, "max_similarity": max_similarity}.items():
+        if value is not None and not 0 <= value <= 1:  # NaN too: no comparison with it holds
+            raise UsageError(f"{name} {value}: must be a number from 0 to 1")
 
 
 class _Bars:

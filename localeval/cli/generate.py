@@ -20,7 +20,7 @@ from localeval.cli.options import (
     warn_if_replaced,
 )
 from localeval.cli.progress import Progress
-from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS
+from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS, MIN_CHUNK_TOKENS
 from localeval.testset.filters import DEFAULT_MAX_OVERLAP, DEFAULT_MAX_SIMILARITY
 from localeval.testset.generation import DEFAULT_MIX_TEXT
 from localeval.testset.kinds import KINDS
@@ -123,7 +123,7 @@ def estimate_lines(bounds: GenerateEstimate, size: int, attempts_per_question: i
     help=f"Share of each question kind ({', '.join(KINDS)}); weights are normalised.",
 )  # fmt: skip
 @click.option(
-    "--chunk-tokens", type=click.IntRange(min=32), default=DEFAULT_CHUNK_TOKENS,
+    "--chunk-tokens", type=click.IntRange(min=MIN_CHUNK_TOKENS), default=DEFAULT_CHUNK_TOKENS,
     show_default=True, help="Largest chunk, in estimated tokens (a word or CJK character each).",
 )  # fmt: skip
 @click.option(
