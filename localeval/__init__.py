@@ -17,7 +17,25 @@ from localeval.version import __version__ as __version__
 
 #: the Python API (localeval.api), imported on first use: `import localeval` stays light
 #: (`localeval --help` and a pytest session load no model library)
-_API = ("evaluate", "diff", "report", "Evaluation", "LocalevalWarning", "DEFAULT_DB")
+_API = (
+    "evaluate",
+    "diff",
+    "report",
+    "Evaluation",
+    "LocalevalWarning",
+    "DEFAULT_DB",
+    # the models, the state cache, test sets, comparing answers
+    "list_models",
+    "check_models",
+    "StateCache",
+    "check_install",
+    "generate_testset",
+    "TestsetGeneration",
+    "answer_testset",
+    "TestsetAnswering",
+    "compare_answers",
+    "AnswerComparison",
+)
 
 
 def __getattr__(name: str) -> Any:
