@@ -24,6 +24,18 @@ _API = (
     "Evaluation",
     "LocalevalWarning",
     "DEFAULT_DB",
+    # the models, the state cache, test sets, comparing answers
+    "list_models",
+    "check_models",
+    "StateCache",
+    "check_install",
+    "generate_testset",
+    "TestsetGeneration",
+    "answer_testset",
+    "TestsetAnswering",
+    "compare_answers",
+    "AnswerComparison",
+    # labels, the review page, calibrate
     "RunLabels",
     "ReviewServer",
     "calibrate",

@@ -216,7 +216,7 @@ def test_diff_and_report(tmp_path: Path) -> None:
         (
             lambda: localeval.evaluate([ROW], ["faithfulness"], gate_on="people"),
             UsageError,
-            "--gate-on people: one of judge, corrected, auto",
+            "gate_on people: one of judge, corrected, auto",
         ),
         (
             lambda: localeval.evaluate([ROW], ["faithfulness"], judge="nobody"),

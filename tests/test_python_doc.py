@@ -36,6 +36,8 @@ def test_every_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     models.write_text(FAKE_MODELS, encoding="utf-8")
     monkeypatch.setenv("LOCALEVAL_MODELS", str(models))
     monkeypatch.delenv("LOCALEVAL_DB", raising=False)
+    # the user's cache folder (context states, speeds) is the test's: the page clears it
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "python_doc"}
     for number, code in enumerate(blocks(), 1):

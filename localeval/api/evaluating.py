@@ -229,7 +229,8 @@ def _warn(message: str) -> None:
     warnings.warn(message, LocalevalWarning, stacklevel=_callers_level())
 
 
-_PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: the localeval package (this module sits in its api/ folder)
+_PACKAGE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _callers_level() -> int:

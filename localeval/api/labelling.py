@@ -21,7 +21,7 @@ from pathlib import Path
 from localeval.api.evaluating import DEFAULT_DB, DefaultDb, _location
 from localeval.data.file_rows import format_suffix
 from localeval.database import Location, database_files, default_db_path
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.labels import label_files
 from localeval.labels.label_files import check_samples, export_text, read_label_rows
 from localeval.labels.review_items import ReviewRun, load_review_run
@@ -130,7 +130,7 @@ class RunLabels:
         the same ones. Once all their verdicts are labelled they count for the mean
         corrected by labels, however the labels were made."""
         if n < 0:
-            raise UsageError(f"n {n}: must be 0 or more")
+            raise UsageError(f"{param('n')} {n}: must be 0 or more")
         judged = {sample_id for sample_id, found in self._review.verdicts.items() if found}
         return [s for s in self._review.estimate_order() if s in judged][:n]
 
@@ -171,7 +171,7 @@ class RunLabels:
         (`format`: "jsonl" or "csv"), with what each label says and whether its sample
         counts as drawn at random."""
         if format not in FORMATS:
-            raise UsageError(f"format '{format}': must be one of {', '.join(FORMATS)}")
+            raise UsageError(f"{param('format')} '{format}': must be one of {', '.join(FORMATS)}")
         labels = self.current()
         return export_text(self._review, labels, as_csv=format == "csv")
 
@@ -209,7 +209,7 @@ class RunLabels:
 
 def _reviewer(given: str | None) -> str:
     if given is not None and not given.strip():
-        raise UsageError("--reviewer: give a name (default: the OS user)")
+        raise UsageError(f"{param('reviewer')}: give a name (default: the OS user)")
     return given or default_reviewer()
 
 

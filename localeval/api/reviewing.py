@@ -17,7 +17,7 @@ from typing import Self
 from localeval.api.evaluating import DEFAULT_DB, _location
 from localeval.api.labelling import Db
 from localeval.closing import Closing
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.labels.review_items import load_review_run, require_verdicts
 from localeval.labels.store import Label, LabelStore, default_reviewer
 
@@ -43,7 +43,7 @@ class ReviewServer(Closing):
         from localeval.review.server import bind_local, review_server, url_of
 
         if reviewer is not None and not reviewer.strip():
-            raise UsageError("--reviewer: give a name (default: the OS user)")
+            raise UsageError(f"{param('reviewer')}: give a name (default: the OS user)")
         self.reviewer = reviewer or default_reviewer()
         self._review = load_review_run(run, _location(db))
         require_verdicts(self._review)

@@ -16,7 +16,7 @@ from localeval.calibration.fit import KindFit
 from localeval.calibration.models_file import calibration_toml, save_calibration
 from localeval.calibration.rows import RowScore
 from localeval.database import Location
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.results.output_files import OutputTarget
 from localeval.verdict_maps import VerdictMap
 
@@ -93,7 +93,10 @@ class CalibrationOutcome:
 
 def check_save(fit: bool, save: bool) -> None:
     if save and not fit:
-        raise UsageError("--save writes the maps --fit fits; give --fit too")
+        raise UsageError(
+            f"{param('save=True')} writes the maps {param('fit=True')} fits; give "
+            f"{param('fit=True')} too"
+        )
 
 
 def calibrate_files(

@@ -19,7 +19,7 @@ from typing import Any
 from localeval.data.samples import Sample
 from localeval.data.shards import Shard
 from localeval.database import Location, database_files
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.evaluation.sources import results_dict, stored_report, stored_view
 from localeval.history.records import StoredRun
 from localeval.history.store import RunStore
@@ -88,7 +88,7 @@ def _check_shards(shards: Sequence[tuple[str, dict[str, Any]]]) -> tuple[int, li
     for label, data in shards:
         text = data["run"].get("shard")
         if not isinstance(text, str):
-            raise UsageError(f"{label} is not a shard (made without evaluate --shard K/N)")
+            raise UsageError(f"{label} is not a shard (made without evaluate {param('shard')} K/N)")
         shard = Shard.parse(text)
         if shard.index in found:
             raise UsageError(f"{label} and {found[shard.index]} are both shard {shard}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.database import Database
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.history.records import StoredRun
 from localeval.history.store import RunStore
 
@@ -87,7 +87,9 @@ def runs_to_copy(source: RunStore, refs: Sequence[str]) -> list[StoredRun]:
 def copy_runs(source: RunStore, target: RunStore, runs: Sequence[StoredRun]) -> Copied:
     """Copy the runs from `source` into `target` in one transaction (see the module)."""
     if str(source.path) == str(target.path):
-        raise UsageError(f"--from and --to are the same database ({source.path})")
+        raise UsageError(
+            f"{param('source')} and {param('target')} are the same database ({source.path})"
+        )
     contents = {}
     with source.connection.translating(f"reading runs from {source.path}"):
         for run in runs:

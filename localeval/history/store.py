@@ -32,7 +32,7 @@ from localeval.database import (
     open_store,
     store_exists,
 )
-from localeval.errors import RunInUseError, UsageError
+from localeval.errors import RunInUseError, UsageError, param
 from localeval.history.lease import (
     Owner,
     RunLease,
@@ -390,6 +390,6 @@ def open_history(db_path: Location | None, writable: bool = False) -> RunStore:
     if not store_exists(path):
         raise UsageError(
             f"no run history at {path}: `localeval evaluate DATA` creates it "
-            "(or give --db PATH / set LOCALEVAL_DB)"
+            f"(or give {param('db')} PATH / set LOCALEVAL_DB)"
         )
     return RunStore.open(path, readonly=not writable)

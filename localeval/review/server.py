@@ -12,7 +12,7 @@ from collections.abc import Callable
 import uvicorn
 from starlette.applications import Starlette
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 HOST = "127.0.0.1"
 
@@ -30,7 +30,8 @@ def bind_local(port: int) -> socket.socket:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise UsageError(
-                f"port {port} on {HOST} is in use; give another --port, or leave it out for a "
+                f"port {port} on {HOST} is in use; give another {param('port')}, or leave it out "
+                "for a "
                 "free one"
             ) from None
         raise UsageError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
