@@ -17,7 +17,7 @@ from localeval.version import __version__ as __version__
 
 #: the Python API (localeval.api), imported on first use: `import localeval` stays light
 #: (`localeval --help` and a pytest session load no model library)
-_API = ("evaluate", "diff", "report", "Evaluation", "LocalevalWarning", "DEFAULT_DB")
+_API = ("evaluate", "diff", "report", "Evaluation", "LocalevalWarning", "DEFAULT_DB", "History")
 
 
 def __getattr__(name: str) -> Any:
