@@ -100,7 +100,8 @@ class ShownRun:
 
     @property
     def gates_read_again(self) -> bool:
-        """Whether a gate reads people's labels, so may say otherwise than when recorded."""
+        """Whether a gate's metric is one people's labels correct (`localeval review`):
+        `runs show` then shows the gates read again, each with the mean it read."""
         return any(gate.metric in self.view.corrected for gate in self.view.gates)
 
 
