@@ -58,6 +58,17 @@ def test_runs_are_listed_got_and_shown(db: Location, tmp_path: Path) -> None:
         assert [target.replaces for target in checked] == [False, True]
 
 
+def test_an_open_history_sees_runs_made_since(db: Location) -> None:
+    first = scored(db, 0.9)
+    with History(db) as history:
+        assert [run.id for run in history.runs()] == [first.run_id]
+        second = scored(db, 0.2)  # another connection writes it
+        assert [run.id for run in history.runs()] == [second.run_id, first.run_id]
+        assert history.get("latest").id == second.run_id
+        with pytest.raises(UsageError, match="limit 0: must be 1 or more"):
+            history.runs(limit=0)
+
+
 def test_reading_creates_no_history(tmp_path: Path) -> None:
     missing = tmp_path / "none.db"
     history = History(missing)

@@ -6,13 +6,10 @@ and `report` do over it, and `localeval.diff()` / `localeval.report()`, which op
         history.diff("latest~1", "latest").regressions(0.02)
         history.report("latest", "md", output="report.md")
 
-A history is opened on a file or a postgresql:// URL (default: $LOCALEVAL_DB, else
-.localeval/localeval.db), and its database only when a call needs it: reading never creates
-one (NoRunHistory where none is kept), a change opens it for writing, and merging results
-files alone may start one. Nothing here prints: each call returns what the command shows,
-and raises localeval.errors' errors. A call that writes an output file checks it before any
-work (never a results file it reads, nor the database or its journals) and hands the checked
-target to `on_output`, where the command line warns that it replaces a file.
+Its database is opened when a call needs it: reading never creates one (NoRunHistory where
+none is kept), and merging results files alone may start one. Nothing here prints: a call
+returns what its command shows, or raises localeval.errors' errors. An output file is checked
+before any work and handed to `on_output`, where the command line warns it replaces a file.
 """
 
 from __future__ import annotations
@@ -186,6 +183,8 @@ class History(Closing):
     def runs(self, limit: int | None = None) -> list[StoredRun]:
         """The runs, newest first (by start), incomplete ones included (`limit`: the newest
         so many), as `localeval runs list` lists them."""
+        if limit is not None and limit < 1:
+            raise UsageError(f"limit {limit}: must be 1 or more")
         return self._open().list_runs(limit)
 
     def get(self, ref: str) -> StoredRun:
