@@ -15,41 +15,18 @@ from typing import Any
 
 from localeval.version import __version__ as __version__
 
-#: the Python API (localeval.api), imported on first use: `import localeval` stays light
-#: (`localeval --help` and a pytest session load no model library)
-_API = (
-    "evaluate",
-    "diff",
-    "report",
-    "Evaluation",
-    "LocalevalWarning",
-    "DEFAULT_DB",
-    # the models, the state cache, test sets, comparing answers
-    "list_models",
-    "check_models",
-    "StateCache",
-    "check_install",
-    "generate_testset",
-    "TestsetGeneration",
-    "answer_testset",
-    "TestsetAnswering",
-    "compare_answers",
-    "AnswerComparison",
-    # labels, the review page, calibrate
-    "RunLabels",
-    "ReviewServer",
-    "calibrate",
-    "calibrate_labels",
-)
-
 
 def __getattr__(name: str) -> Any:
-    if name in _API:
-        from localeval import api  # the package root is the API's front door, a layer above it
+    # the Python API's names (localeval.api.NAMES), each imported on first use: `import
+    # localeval` stays light (`localeval --help` and a pytest session load no model library)
+    from localeval import api  # the package root is the API's front door, a layer above it
 
+    if name in api.NAMES:
         return getattr(api, name)
     raise AttributeError(f"module 'localeval' has no attribute '{name}'")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+    from localeval import api
+
+    return sorted([*globals(), *api.NAMES])

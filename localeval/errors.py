@@ -163,6 +163,33 @@ class RunInUseError(UsageError):
         super().__init__(f"run {run_id} is being written by {holder} now{since}")
 
 
+class NoRunHistory(UsageError):
+    """No run history is kept where one was to be read (nothing is created just to look):
+    `location` as printed, and `absence`, what is there instead ("does not exist", "holds
+    no run history yet")."""
+
+    def __init__(self, location: str, absence: str):
+        self.location = location
+        self.absence = absence
+        super().__init__(
+            f"no run history at {location}: `localeval evaluate DATA` creates it "
+            f"(or give {param('db')} PATH / set LOCALEVAL_DB)"
+        )
+
+
+class SameDatabase(UsageError):
+    """Runs were to be copied into the database they are in."""
+
+
+class CopyFailed(UsageError):
+    """Copying runs failed on one `side` ("source" or "target"), with that side's message
+    (the error itself is the cause)."""
+
+    def __init__(self, message: str, side: str):
+        self.side = side
+        super().__init__(message)
+
+
 class BudgetSpent(LocalevalError):
     """A run reached its budget (max_minutes or max_calls) and stopped, resumable;
     `limit`: which, with its parameter marked ("max_calls 500")."""

@@ -5,120 +5,88 @@
     run = localeval.evaluate("examples/demo.jsonl")  # or a DataFrame, a list of dicts, ...
 
 Each module of this package is one part of it (docs/python.md): `evaluating` the
-evaluation and its result; `models` the models, the state cache and the install's checks;
-`testsets` writing and answering test sets; `pairs` comparing two answers to each
-question; `labelling` a run's labels; `reviewing` the review page as a server;
-`calibrating` the judge against labels. Nothing here prints: bad input raises the errors of
+evaluation and its result; `history` the run history (`History`), with diff() and report()
+over it; `labelling` a run's labels; `reviewing` the review page as a server;
+`calibrating` the judge against labels; `models` the models, the state cache and the
+install's checks; `testsets` writing and answering test sets; `pairs` comparing two
+answers to each question. Nothing here prints: bad input raises the errors of
 localeval.errors, naming the parameter the caller used; what the user may not have meant
 is a LocalevalWarning.
+
+A name is imported from its module when first used, so that `import localeval.api` (and
+`localeval --help`, whose commands import from here) loads no model library.
 """
 
 from __future__ import annotations
 
-from localeval.api.calibrating import (
-    CalibrationEvents,
-    CalibrationOutcome,
-    LabelsOutcome,
-    MapsKept,
-    OutputTarget,
-    RowScore,
-    calibrate,
-    calibrate_labels,
-)
-from localeval.api.evaluating import (
-    DEFAULT_DB,
-    Evaluation,
-    LocalevalWarning,
-    diff,
-    evaluate,
-    report,
-)
-from localeval.api.labelling import (
-    CorrectedSummary,
-    LabelImport,
-    LabelsExported,
-    RunCorrected,
-    RunLabels,
-)
-from localeval.api.models import (
-    CacheReport,
-    Check,
-    Cleared,
-    Diagnosis,
-    Location,
-    Model,
-    ModelList,
-    StateCache,
-    check_install,
-    check_models,
-    list_models,
-)
-from localeval.api.pairs import AnswerComparison, PairsOutcome, compare_answers
-from localeval.api.reviewing import ReviewServer
-from localeval.api.testsets import (
-    DEFAULT_CHUNK_TOKENS,
-    DEFAULT_MAX_OVERLAP,
-    DEFAULT_MAX_SIMILARITY,
-    DEFAULT_MIX_TEXT,
-    KINDS,
-    AnswerResult,
-    GenerateEstimate,
-    GenerateResult,
-    Rejection,
-    TestsetAnswering,
-    TestsetGeneration,
-    Usage,
-    answer_testset,
-    generate_testset,
-)
+import importlib
+from typing import Any
 
-__all__ = [
-    "DEFAULT_CHUNK_TOKENS",
-    "DEFAULT_DB",
-    "DEFAULT_MAX_OVERLAP",
-    "DEFAULT_MAX_SIMILARITY",
-    "DEFAULT_MIX_TEXT",
-    "KINDS",
-    "AnswerComparison",
-    "AnswerResult",
-    "CacheReport",
-    "CalibrationEvents",
-    "CalibrationOutcome",
-    "Check",
-    "Cleared",
-    "CorrectedSummary",
-    "Diagnosis",
-    "Evaluation",
-    "GenerateEstimate",
-    "GenerateResult",
-    "LabelImport",
-    "LabelsExported",
-    "LabelsOutcome",
-    "LocalevalWarning",
-    "Location",
-    "MapsKept",
-    "Model",
-    "ModelList",
-    "OutputTarget",
-    "PairsOutcome",
-    "Rejection",
-    "ReviewServer",
-    "RowScore",
-    "RunCorrected",
-    "RunLabels",
-    "StateCache",
-    "TestsetAnswering",
-    "TestsetGeneration",
-    "Usage",
-    "answer_testset",
-    "calibrate",
-    "calibrate_labels",
-    "check_install",
-    "check_models",
-    "compare_answers",
-    "diff",
-    "evaluate",
-    "generate_testset",
-    "list_models",
-    "report",
-]
+#: every public name, and the module of this package that holds it
+NAMES: dict[str, str] = {
+    "DEFAULT_DB": "evaluating",
+    "diff": "evaluating",
+    "evaluate": "evaluating",
+    "Evaluation": "evaluating",
+    "LocalevalWarning": "evaluating",
+    "report": "evaluating",
+    "Deletion": "history",
+    "History": "history",
+    "CorrectedSummary": "labelling",
+    "LabelImport": "labelling",
+    "LabelsExported": "labelling",
+    "RunCorrected": "labelling",
+    "RunLabels": "labelling",
+    "ReviewServer": "reviewing",
+    "calibrate": "calibrating",
+    "calibrate_labels": "calibrating",
+    "CalibrationEvents": "calibrating",
+    "CalibrationOutcome": "calibrating",
+    "LabelsOutcome": "calibrating",
+    "MapsKept": "calibrating",
+    "OutputTarget": "calibrating",
+    "RowScore": "calibrating",
+    "CacheReport": "models",
+    "Check": "models",
+    "check_install": "models",
+    "check_models": "models",
+    "Cleared": "models",
+    "Diagnosis": "models",
+    "list_models": "models",
+    "Location": "models",
+    "Model": "models",
+    "ModelList": "models",
+    "StateCache": "models",
+    "answer_testset": "testsets",
+    "AnswerResult": "testsets",
+    "DEFAULT_CHUNK_TOKENS": "testsets",
+    "DEFAULT_MAX_OVERLAP": "testsets",
+    "DEFAULT_MAX_SIMILARITY": "testsets",
+    "DEFAULT_MIX_TEXT": "testsets",
+    "generate_testset": "testsets",
+    "GenerateEstimate": "testsets",
+    "GenerateResult": "testsets",
+    "KINDS": "testsets",
+    "Rejection": "testsets",
+    "TestsetAnswering": "testsets",
+    "TestsetGeneration": "testsets",
+    "Usage": "testsets",
+    "AnswerComparison": "pairs",
+    "compare_answers": "pairs",
+    "PairsOutcome": "pairs",
+}
+
+__all__ = sorted(NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    module = NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'localeval.api' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f"localeval.api.{module}"), name)
+    globals()[name] = value  # later uses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *NAMES])
