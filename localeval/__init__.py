@@ -11,6 +11,7 @@ pytest plugin is imported in every test session) keeps its own settings.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from localeval.version import __version__ as __version__
@@ -19,14 +20,12 @@ from localeval.version import __version__ as __version__
 def __getattr__(name: str) -> Any:
     # the Python API's names (localeval.api.NAMES), each imported on first use: `import
     # localeval` stays light (`localeval --help` and a pytest session load no model library)
-    from localeval import api  # the package root is the API's front door, a layer above it
-
+    # (import_module, not `from localeval import api`, which would ask this function again)
+    api = importlib.import_module("localeval.api")  # the root is the API's front door
     if name in api.NAMES:
         return getattr(api, name)
     raise AttributeError(f"module 'localeval' has no attribute '{name}'")
 
 
 def __dir__() -> list[str]:
-    from localeval import api
-
-    return sorted([*globals(), *api.NAMES])
+    return sorted([*globals(), *importlib.import_module("localeval.api").NAMES])

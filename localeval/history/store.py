@@ -33,7 +33,7 @@ from localeval.database import (
     store_exists,
     store_file,
 )
-from localeval.errors import NoRunHistory, RunInUseError, UsageError, param
+from localeval.errors import NoRunHistory, RunInUseError, UsageError
 from localeval.history.lease import (
     Owner,
     RunLease,
