@@ -1,0 +1,227 @@
+"""Answer relevancy's two questions in layouts that read the answer once: candidates against
+rag-6 on WikiEval and RGB (English and Chinese, long answers, fixed dodges), under the rule
+written before scoring (docs/decisions.md; figures in docs/measurements/judge-quality.md).
+
+Every row is asked, in this order, so that each later prompt shares the earlier one's
+prefix and costs only its own tail:
+  nc6  the answer alone, then the noncommittal question (rag-6's, and rag-8's)
+  relB the answer, then the question and relevancy's question (rag-8's relevancy)
+  rel6 the question, then the answer, then relevancy's question (rag-6's relevancy)
+  nc7  the question and the answer, then the noncommittal question (rag-7's)
+  ncD  the question and the answer, then a reworded noncommittal question
+The rows (`rows()`): WikiEval's 100 answer-relevancy rows; for the first 40 RGB questions
+their reference answer (label 1) against the reference of the question 25 places on
+(label 0), and for the first 20 a passage labelled positive (it holds the answer) against
+one labelled negative (same topic, no answer), each the one nearest 200 characters; four
+fixed dodges in each language on the first 12 questions of each.
+
+Usage:
+  python scripts/answer_layout_bench.py count BENCH            tokens the scoring evaluates
+  python scripts/answer_layout_bench.py score BENCH OUT.jsonl  (run again: goes on)
+  python scripts/answer_layout_bench.py analyse OUT.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from localeval.backends.llama_count import CountingLlamaJudge
+from localeval.backends.llama_judge import LlamaJudge
+from localeval.backends.llama_settings import LlamaCppSettings
+from localeval.config import load_models_config
+from localeval.judge import Prompt
+from localeval.prompts import rag
+from localeval.prompts.sets import RAG_6
+from localeval.stats import pair_accuracy, roc_auc
+from localeval.text import detect_language
+
+JUDGE = "qwen2.5-coder-1.5b"
+DODGES_EN = (
+    "I don't know.",
+    "I'm sorry, but I cannot answer that question based on the information I have.",
+    "I am not sure about this. The provided documents do not contain enough information "
+    "to answer the question, so I cannot give a reliable answer.",
+    "Unfortunately, I do not have access to that information.",
+)
+DODGES_ZH = (
+    "我不知道。",
+    "抱歉，根据我所掌握的信息，我无法回答这个问题。",
+    "我不太确定。提供的资料中没有足够的信息来回答这个问题，所以我无法给出可靠的答案。",
+    "很遗憾，我没有这方面的信息。",
+)
+#: the rows the rule fixed before scoring (docs/decisions.md): questions of each kind
+ZH_SHORT, ZH_LONG, DODGE_QUESTIONS = 40, 20, 12
+OFFSET = 25  # the other question whose reference is the wrong answer
+Ask = Callable[[str, str, str], Prompt]
+PROMPTS: dict[str, Ask] = {
+    "nc6": rag.answer_noncommittal,
+    "relB": rag.answer_then_question,
+    "rel6": RAG_6.rag.answer_answers,
+    "nc7": rag.question_answer_noncommittal,
+    "ncD": rag.question_answer_only_noncommittal,
+}
+#: each set's (noncommittal, relevancy) prompts
+SETS = {
+    "rag-6": ("nc6", "rel6"),
+    "rag-8 (answer first)": ("nc6", "relB"),
+    "reworded (D)": ("ncD", "rel6"),
+    "rag-7 (reference)": ("nc7", "rel6"),
+}
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _nearest(passages: list[str], length: int = 200) -> str:
+    return min(passages, key=lambda p: (abs(len(p) - length), p))
+
+
+def rows(bench: Path) -> Iterator[dict[str, Any]]:
+    """The rows, each with its group, label, pair and whether it is a dodge."""
+    wiki = _jsonl(bench / "wikieval.answer_relevancy.jsonl")
+    for row in wiki:
+        yield {
+            "id": row["id"],
+            "group": "en",
+            "question": row["question"],
+            "answer": row["answer"],
+            "label": row["label"],
+            "pair": row["pair_id"],
+        }
+    questions: list[dict[str, Any]] = []
+    for row in _jsonl(bench / "rgb_zh.context_precision.jsonl"):
+        meta = row.get("meta") or {}
+        new = all(q["question"] != row["question"] for q in questions)
+        if meta.get("all_positive") and meta.get("all_negative") and new:
+            questions.append(row)
+    for i, row in enumerate(questions[:ZH_SHORT]):
+        other = questions[(i + OFFSET) % len(questions)]
+        meta = row["meta"]
+        kinds = [("zh-short", row["reference_answer"], other["reference_answer"])]
+        if i < ZH_LONG:
+            kinds.append(
+                ("zh-long", _nearest(meta["all_positive"]), _nearest(meta["all_negative"]))
+            )
+        for group, good, bad in kinds:
+            for label, answer in ((1, good), (0, bad)):
+                yield {
+                    "id": f"{row['id']}-{group}-{label}",
+                    "group": group,
+                    "question": row["question"],
+                    "answer": answer,
+                    "label": label,
+                    "pair": row["id"],
+                }
+    firsts = {r["pair_id"]: r for r in wiki}
+    en_questions = [r["question"] for r in list(firsts.values())[:DODGE_QUESTIONS]]
+    zh_questions = [q["question"] for q in questions[:DODGE_QUESTIONS]]
+    for group, asked, dodges in (
+        ("en-dodge", en_questions, DODGES_EN),
+        ("zh-dodge", zh_questions, DODGES_ZH),
+    ):
+        for i, question in enumerate(asked):
+            for d, dodge in enumerate(dodges):
+                yield {
+                    "id": f"{group}-{i}-{d}",
+                    "group": group,
+                    "question": question,
+                    "answer": dodge,
+                    "label": 0,
+                    "pair": None,
+                }
+
+
+def _judge(counting: bool) -> LlamaJudge:
+    settings = load_models_config().judge(JUDGE).settings
+    assert isinstance(settings, LlamaCppSettings)
+    # nothing written to the cache folder; one thread, as another judge shares the 2 cores
+    settings = replace(settings, state_cache_gb=0, threads=1)
+    return (CountingLlamaJudge if counting else LlamaJudge)(JUDGE, settings)
+
+
+def count(bench: Path) -> None:
+    judge = _judge(counting=True)
+    by_group: dict[str, int] = {}
+    for row in rows(bench):
+        language = detect_language(row["question"])
+        before = judge.usage.prompt_tokens
+        for ask in PROMPTS.values():
+            judge.yes_probability(ask(row["question"], row["answer"], language))
+        by_group[row["group"]] = by_group.get(row["group"], 0) + judge.usage.prompt_tokens - before
+    print(json.dumps(by_group), "total", sum(by_group.values()))
+
+
+def score(bench: Path, out: Path) -> None:
+    done = {r["id"] for r in _jsonl(out)} if out.exists() else set()
+    judge = _judge(counting=False)
+    with out.open("a", encoding="utf-8") as sink:
+        for row in rows(bench):
+            if row["id"] in done:
+                continue
+            language = detect_language(row["question"])
+            for name, ask in PROMPTS.items():
+                row[name] = judge.yes_probability(ask(row["question"], row["answer"], language))
+            row["language"] = language
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.flush()
+    print("prompt tokens", judge.usage.prompt_tokens, "calls", judge.usage.judge_calls)
+
+
+def figures(scored: list[dict[str, Any]], nc: str, rel: str) -> dict[str, float | None]:
+    """One set's figures: the metric's score is 0 when P(noncommittal) >= 0.5."""
+
+    def metric(row: dict[str, Any]) -> float:
+        return 0.0 if row[nc] >= 0.5 else row[rel]
+
+    out: dict[str, float | None] = {}
+    for group in ("en", "zh-short", "zh-long", "zh"):
+        part = [
+            r
+            for r in scored
+            if r["group"] == group or (group == "zh" and r["group"] in ("zh-short", "zh-long"))
+        ]
+        pairs: dict[Any, dict[int, float]] = {}
+        for r in part:
+            pairs.setdefault((r["group"], r["pair"]), {})[r["label"]] = metric(r)
+        whole = [p for p in pairs.values() if len(p) == 2]
+        out[f"{group} pairs"] = pair_accuracy([p[1] for p in whole], [p[0] for p in whole])
+        out[f"{group} AUC"] = roc_auc([metric(r) for r in part], [r["label"] for r in part])
+        out[f"{group} committed flagged"] = sum(r[nc] >= 0.5 for r in part) / len(part)
+    for group in ("en-dodge", "zh-dodge"):
+        part = [r for r in scored if r["group"] == group]
+        out[f"{group} flagged"] = sum(r[nc] >= 0.5 for r in part) / len(part)
+        out[f"{group} mean score"] = sum(metric(r) for r in part) / len(part)
+    return out
+
+
+def analyse(out: Path) -> None:
+    scored = _jsonl(out)
+    table = {name: figures(scored, nc, rel) for name, (nc, rel) in SETS.items()}
+    names = list(table)
+    print("| figure | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for key in table["rag-6"]:
+        cells = [f"{v:.3f}" if isinstance(v := table[n][key], float) else "-" for n in names]
+        print(f"| {key} | " + " | ".join(cells) + " |")
+    print(
+        "rows:",
+        {g: sum(r["group"] == g for r in scored) for g in sorted({r["group"] for r in scored})},
+    )
+
+
+if __name__ == "__main__":
+    command, *args = sys.argv[1:]
+    if command == "count":
+        count(Path(args[0]))
+    elif command == "score":
+        score(Path(args[0]), Path(args[1]))
+    elif command == "analyse":
+        analyse(Path(args[0]))
+    else:
+        raise SystemExit(__doc__)
