@@ -173,6 +173,11 @@ def score(bench: Path, out: Path) -> None:
     print("prompt tokens", judge.usage.prompt_tokens, "calls", judge.usage.judge_calls)
 
 
+def _share(values: list[Any]) -> float | None:
+    """The mean of `values` (True counts 1); None for none."""
+    return sum(values) / len(values) if values else None
+
+
 def figures(scored: list[dict[str, Any]], nc: str, rel: str) -> dict[str, float | None]:
     """One set's figures: the metric's score is 0 when P(noncommittal) >= 0.5."""
 
@@ -192,11 +197,11 @@ def figures(scored: list[dict[str, Any]], nc: str, rel: str) -> dict[str, float 
         whole = [p for p in pairs.values() if len(p) == 2]
         out[f"{group} pairs"] = pair_accuracy([p[1] for p in whole], [p[0] for p in whole])
         out[f"{group} AUC"] = roc_auc([metric(r) for r in part], [r["label"] for r in part])
-        out[f"{group} committed flagged"] = sum(r[nc] >= 0.5 for r in part) / len(part)
+        out[f"{group} committed flagged"] = _share([r[nc] >= 0.5 for r in part])
     for group in ("en-dodge", "zh-dodge"):
         part = [r for r in scored if r["group"] == group]
-        out[f"{group} flagged"] = sum(r[nc] >= 0.5 for r in part) / len(part)
-        out[f"{group} mean score"] = sum(metric(r) for r in part) / len(part)
+        out[f"{group} flagged"] = _share([r[nc] >= 0.5 for r in part])
+        out[f"{group} mean score"] = _share([metric(r) for r in part])
     return out
 
 
