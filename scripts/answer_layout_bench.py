@@ -17,8 +17,8 @@ fixed dodges in each language on the first 12 questions of each.
 
 Usage:
   python scripts/answer_layout_bench.py count BENCH            tokens the scoring evaluates
-  python scripts/answer_layout_bench.py score BENCH OUT.jsonl  (run again: goes on)
-  python scripts/answer_layout_bench.py analyse OUT.jsonl
+  python scripts/answer_layout_bench.py score BENCH OUT.jsonl [GROUP,...]  (again: goes on)
+  python scripts/answer_layout_bench.py analyse OUT.jsonl [MORE.jsonl ...]
 """
 
 from __future__ import annotations
@@ -157,12 +157,13 @@ def count(bench: Path) -> None:
     print(json.dumps(by_group), "total", sum(by_group.values()))
 
 
-def score(bench: Path, out: Path) -> None:
+def score(bench: Path, out: Path, groups: set[str] | None) -> None:
+    """Score the rows (of `groups` only, if given) not in `out` yet, appending to it."""
     done = {r["id"] for r in _jsonl(out)} if out.exists() else set()
     judge = _judge(counting=False)
     with out.open("a", encoding="utf-8") as sink:
         for row in rows(bench):
-            if row["id"] in done:
+            if row["id"] in done or (groups and row["group"] not in groups):
                 continue
             language = detect_language(row["question"])
             for name, ask in PROMPTS.items():
@@ -205,8 +206,9 @@ def figures(scored: list[dict[str, Any]], nc: str, rel: str) -> dict[str, float 
     return out
 
 
-def analyse(out: Path) -> None:
-    scored = _jsonl(out)
+def analyse(outs: list[Path]) -> None:
+    """The table of each set's figures over the rows scored in `outs`."""
+    scored = list({r["id"]: r for out in outs for r in _jsonl(out)}.values())
     table = {name: figures(scored, nc, rel) for name, (nc, rel) in SETS.items()}
     names = list(table)
     print("| figure | " + " | ".join(names) + " |")
@@ -225,8 +227,8 @@ if __name__ == "__main__":
     if command == "count":
         count(Path(args[0]))
     elif command == "score":
-        score(Path(args[0]), Path(args[1]))
+        score(Path(args[0]), Path(args[1]), set(args[2].split(",")) if len(args) > 2 else None)
     elif command == "analyse":
-        analyse(Path(args[0]))
+        analyse([Path(a) for a in args])
     else:
         raise SystemExit(__doc__)
