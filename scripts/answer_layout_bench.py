@@ -37,7 +37,7 @@ from localeval.config import load_models_config
 from localeval.judge import Prompt
 from localeval.prompts import rag
 from localeval.prompts.sets import RAG_6
-from localeval.stats import pair_accuracy, roc_auc
+from localeval.stats import bootstrap_statistic, pair_accuracy, roc_auc
 from localeval.text import detect_language
 
 JUDGE = "qwen2.5-coder-1.5b"
@@ -206,6 +206,25 @@ def figures(scored: list[dict[str, Any]], nc: str, rel: str) -> dict[str, float 
     return out
 
 
+def auc_difference(
+    scored: list[dict[str, Any]], group: str, one: tuple[str, str], other: tuple[str, str]
+) -> tuple[float, float] | None:
+    """A bootstrap interval of one set's ROC AUC minus another's, resampling whole pairs."""
+    part = [r for r in scored if r["group"] == group or r["group"].startswith(group + "-")]
+    part = [r for r in part if "dodge" not in r["group"]]
+    keys = sorted({(r["group"], str(r["pair"])) for r in part})
+    by_pair = {k: [r for r in part if (r["group"], str(r["pair"])) == k] for k in keys}
+
+    def difference(indices: Any) -> float | None:
+        drawn = [r for i in indices for r in by_pair[keys[i]]]
+        labels = [r["label"] for r in drawn]
+        aucs = [roc_auc([0.0 if r[nc] >= 0.5 else r[rel] for r in drawn], labels)
+                for nc, rel in (one, other)]  # fmt: skip
+        return None if None in aucs else aucs[0] - aucs[1]  # type: ignore[operator]
+
+    return bootstrap_statistic(difference, len(keys), resamples=2000)
+
+
 def analyse(outs: list[Path]) -> None:
     """The table of each set's figures over the rows scored in `outs`."""
     scored = list({r["id"]: r for out in outs for r in _jsonl(out)}.values())
@@ -216,6 +235,10 @@ def analyse(outs: list[Path]) -> None:
     for key in table["rag-6"]:
         cells = [f"{v:.3f}" if isinstance(v := table[n][key], float) else "-" for n in names]
         print(f"| {key} | " + " | ".join(cells) + " |")
+    for group in ("en", "zh"):
+        for name in names[1:]:
+            low_high = auc_difference(scored, group, SETS[name], SETS["rag-6"])
+            print(f"{group} AUC, {name} - rag-6, 95% interval over pairs: {low_high}")
     print(
         "rows:",
         {g: sum(r["group"] == g for r in scored) for g in sorted({r["group"] for r in scored})},
