@@ -1,6 +1,7 @@
 """Answer relevancy's two questions in layouts that read the answer once: candidates against
 rag-6 on WikiEval and RGB (English and Chinese, long answers, fixed dodges), under the rule
 written before scoring (docs/decisions.md; figures in docs/measurements/judge-quality.md).
+Neither candidate passed, so their wordings live here, not in a prompt set.
 
 Every row is asked, in this order, so that each later prompt shares the earlier one's
 prefix and costs only its own tail:
@@ -58,12 +59,37 @@ DODGES_ZH = (
 ZH_SHORT, ZH_LONG, DODGE_QUESTIONS = 40, 20, 12
 OFFSET = 25  # the other question whose reference is the wrong answer
 Ask = Callable[[str, str, str], Prompt]
+
+
+def answer_then_question(question: str, answer: str, language: str) -> Prompt:
+    """Candidate 1 (rag-8): rag-6's relevancy words with the answer first, so that the
+    prompt begins with the noncommittal check's own prefix (the answer alone)."""
+    return Prompt.of(
+        rag.SYSTEM_JUDGE,
+        rag.answer_segment(answer, language),
+        "\n\n"
+        + rag.question_segment(question, language)
+        + "Does the answer above answer the question? Answer Yes or No.",
+    )
+
+
+def question_answer_only_noncommittal(question: str, answer: str, language: str) -> Prompt:
+    """Candidate 2: rag-7's layout, the noncommittal question reworded."""
+    return Prompt.of(
+        rag.SYSTEM_JUDGE,
+        rag.question_segment(question, language),
+        rag.answer_segment(answer, language),
+        "\n\nDoes the answer above give no answer at all, only saying that it does not know "
+        "or cannot answer? Answer Yes or No.",
+    )
+
+
 PROMPTS: dict[str, Ask] = {
     "nc6": rag.answer_noncommittal,
-    "relB": rag.answer_then_question,
+    "relB": answer_then_question,
     "rel6": RAG_6.rag.answer_answers,
     "nc7": rag.question_answer_noncommittal,
-    "ncD": rag.question_answer_only_noncommittal,
+    "ncD": question_answer_only_noncommittal,
 }
 #: each set's (noncommittal, relevancy) prompts
 SETS = {

@@ -17,7 +17,7 @@ from localeval.data.samples import Sample
 from localeval.judge import Prompt
 from localeval.metrics import Tools, build_metric
 from localeval.prompts import rag
-from localeval.prompts.sets import RAG_6, RAG_7, RAG_8
+from localeval.prompts.sets import RAG_6, RAG_7
 from localeval.schema import Array, Object, Str
 
 pytestmark = pytest.mark.real_models
@@ -132,32 +132,6 @@ def test_rag_7_reads_the_answer_once_for_answer_relevancy() -> None:
     assert spent["rag-6"][0] == spent["rag-7"][0] == 2
     # the same two questions, the answer's segment evaluated once instead of twice
     assert spent["rag-6"][1] - spent["rag-7"][1] == answer_tokens - empty > 20
-
-
-def test_rag_8_reads_the_answer_once_for_answer_relevancy_and_keeps_rag_6_s_noncommittal() -> None:
-    answer = "The tower was finished in 1889 for the World's Fair, and it is 330 metres tall."
-    sample = Sample("s", "When was the tower finished?", CONTEXTS, answer)
-    metric = build_metric("answer_relevancy", {"n_questions": 0})
-    spent, noncommittal = {}, {}
-    for words in (RAG_6, RAG_8):
-        judge = LlamaJudge(NAME, settings(state_cache_gb=0))
-        result = metric.score(sample, Tools(judge=judge, prompts=words))
-        counter = CountingLlamaJudge(NAME, settings(state_cache_gb=0))
-        metric.score(sample, Tools(judge=counter, prompts=words))
-        assert counter.usage.prompt_tokens == judge.usage.prompt_tokens  # what --estimate says
-        spent[words.version] = judge.usage.prompt_tokens
-        noncommittal[words.version] = result.details["noncommittal_probability"]
-        asked = [w.rag.answer_answers(sample.question, answer, "en") for w in (RAG_6, RAG_8)]
-        lengths = [judge.count_tokens(prompt) for prompt in asked]
-        answer_tokens = judge.count_tokens(Prompt.of("", rag.answer_segment(answer, "en")))
-        empty = judge.count_tokens(Prompt.of("", ""))
-        judge.close()
-        counter.close()
-    assert noncommittal["rag-8"] == noncommittal["rag-6"]  # the same prompt, the same verdict
-    # relevancy's prompt, the answer's segment not evaluated again after the noncommittal one
-    saved = lengths[0] - lengths[1] + answer_tokens - empty
-    assert spent["rag-6"] - spent["rag-8"] == saved
-    assert answer_tokens - empty > 20
 
 
 def test_a_quantized_cache_restores_the_same_numbers_and_never_reads_an_f16_state() -> None:

@@ -23,8 +23,7 @@ from localeval.metrics import REGISTRY, Tools, build_metric
 from localeval.metrics.answer_relevancy import AnswerRelevancy
 from localeval.metrics.context_precision import ContextPrecision
 from localeval.pairwise.judge import compare_pair
-from localeval.prompts import rag
-from localeval.prompts.sets import RAG_6, RAG_7, RAG_8, PromptSet, prompt_set
+from localeval.prompts.sets import RAG_6, RAG_7, PromptSet
 from localeval.testset.generate import GenerateOptions, generate_testset, read_corpus
 
 MARK = "marked "
@@ -164,27 +163,6 @@ def test_evaluate_records_the_default_judges_set_and_none_for_bleu_alone(
     run, shown = evaluate_and_show(data, "bleu", tmp_path / "bleu.json")
     assert run["prompt_version"] is None
     assert "prompt version: none (no metric asked a judge)\n" in shown
-
-
-def test_rag_8_asks_relevancy_after_the_noncommittal_check_s_own_prefix() -> None:
-    # so a judge that keeps its state reads the answer once for both questions, and the
-    # noncommittal verdicts stay rag-6's
-    assert prompt_set("rag-8") is RAG_8
-    for question, answer, language in (
-        ("When was the tower finished?", "It was finished in 1889.", "en"),
-        ("铁塔何时建成？", "1889年建成。", "zh"),
-    ):
-        noncommittal = RAG_8.rag.answer_noncommittal(question, answer, language)
-        relevancy = RAG_8.rag.answer_answers(question, answer, language)
-        assert noncommittal == RAG_6.rag.answer_noncommittal(question, answer, language)
-        assert relevancy.system == noncommittal.system
-        assert relevancy.segments[:-1] == noncommittal.segments[:-1]
-        assert relevancy.segments[:-1] == (rag.answer_segment(answer, language),)
-        # rag-6's relevancy words, the question moved after the answer
-        before = RAG_6.rag.answer_answers(question, answer, language)
-        asked, shown, tail = before.segments
-        assert relevancy.user == shown + "\n\n" + asked + tail.removeprefix("\n\n")
-        assert question in relevancy.segments[-1]
 
 
 def test_rag_7_asks_the_noncommittal_question_after_relevancy_s_segments() -> None:

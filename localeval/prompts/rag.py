@@ -176,39 +176,6 @@ def question_answer_noncommittal(question: str, answer: str, language: str) -> P
     )
 
 
-def answer_then_question(question: str, answer: str, language: str) -> Prompt:
-    """rag-8's relevancy question: rag-6's words (question_then_answer), the answer first.
-    The prompt then begins with the noncommittal check's own prefix (the answer alone,
-    answer_noncommittal), so a judge that keeps its state reads the answer once for both,
-    and the noncommittal verdicts stay rag-6's (docs/measurements/judge-quality.md)."""
-    return Prompt.of(
-        SYSTEM_JUDGE,
-        answer_segment(answer, language),
-        "\n\n"
-        + question_segment(question, language)
-        + "Does the answer above answer the question? Answer Yes or No.",
-    )
-
-
-#: a reworded noncommittal question, after the question and the answer as rag-7's: what
-#: rag-7 flagged wrongly were answers that answer in part, or briefly
-ASKS_ONLY_NONCOMMITTAL = (
-    "\n\nDoes the answer above give no answer at all, only saying that it does not know or "
-    "cannot answer? Answer Yes or No."
-)
-
-
-def question_answer_only_noncommittal(question: str, answer: str, language: str) -> Prompt:
-    """A candidate measured against rag-6 (docs/measurements/judge-quality.md): rag-7's
-    layout with the noncommittal question reworded."""
-    return Prompt.of(
-        SYSTEM_JUDGE,
-        question_segment(question, language),
-        answer_segment(answer, language),
-        ASKS_ONLY_NONCOMMITTAL,
-    )
-
-
 # -- rag-4: the question asked, then what is judged as its answer ----------------------------
 # Chosen by measurement for the Qwen2.5-Coder-1.5B judge (docs/measurements/judge-quality.md): a
 # statement judged as an answer to the question it was given for ("Question: ... Answer:

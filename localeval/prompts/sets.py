@@ -245,15 +245,9 @@ RAG_6_CLAIMS = PromptSet(
 #: rule on WikiEval and RGB (docs/measurements/judge-quality.md).
 RAG_7 = PromptSet("rag-7", replace(RAG_6.rag, answer_noncommittal=rag.question_answer_noncommittal))
 
-#: rag-6 with relevancy asked in rag-6's words but with the answer before the question: the
-#: prompt then begins with the noncommittal check's (the answer alone), which stays rag-6's
-#: word for word, so a judge that keeps its state reads each answer once for both and the
-#: noncommittal verdicts are rag-6's (docs/measurements/judge-quality.md)
-RAG_8 = PromptSet("rag-8", replace(RAG_6.rag, answer_answers=rag.answer_then_question))
-
 #: every released set, by name
 PROMPT_SETS: dict[str, PromptSet] = {
-    s.version: s for s in (RAG_3, RAG_4, RAG_5, RAG_6, RAG_6_CLAIMS, RAG_7, RAG_8)
+    s.version: s for s in (RAG_3, RAG_4, RAG_5, RAG_6, RAG_6_CLAIMS, RAG_7)
 }
 #: the set of a judge whose entry names none, and of a judge given without an entry
 DEFAULT_PROMPTS = RAG_3.version
