@@ -11,33 +11,21 @@ pytest plugin is imported in every test session) keeps its own settings.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from localeval.version import __version__ as __version__
 
-#: the Python API (localeval.api), imported on first use: `import localeval` stays light
-#: (`localeval --help` and a pytest session load no model library)
-_API = (
-    "evaluate",
-    "estimate_cost",
-    "diff",
-    "report",
-    "Evaluation",
-    "EvaluationCost",
-    "EvaluationEvents",
-    "RaySettings",
-    "LocalevalWarning",
-    "DEFAULT_DB",
-)
-
 
 def __getattr__(name: str) -> Any:
-    if name in _API:
-        from localeval import api  # the package root is the API's front door, a layer above it
-
+    # the Python API's names (localeval.api.NAMES), each imported on first use: `import
+    # localeval` stays light (`localeval --help` and a pytest session load no model library)
+    # (import_module, not `from localeval import api`, which would ask this function again)
+    api = importlib.import_module("localeval.api")  # the root is the API's front door
+    if name in api.NAMES:
         return getattr(api, name)
     raise AttributeError(f"module 'localeval' has no attribute '{name}'")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+    return sorted([*globals(), *importlib.import_module("localeval.api").NAMES])

@@ -19,7 +19,7 @@ from localeval.backends import (
     embedder_backend,
     judge_backend,
 )
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, param
 from localeval.metrics import metric_names
 from localeval.prompts.sets import DEFAULT_PROMPTS, prompt_set
 from localeval.text import LANGUAGES
@@ -196,7 +196,7 @@ def load_models_config(path: str | os.PathLike[str] | None = None) -> ModelsConf
         raw = tomllib.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(
-            f"{source}: models file not found (pass --models PATH or set {MODELS_ENV})"
+            f"{source}: models file not found (pass {param('models')} PATH or set {MODELS_ENV})"
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{source}: cannot be read ({exc})") from None

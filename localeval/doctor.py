@@ -22,7 +22,7 @@ from localeval.backends.llama_proof import verify
 from localeval.backends.model_files import user_cache_folder
 from localeval.config import ModelsConfig, load_models_config
 from localeval.database import Location, default_db_path, store_exists, store_file
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, param, rendered
 from localeval.offline import hold_offline
 
 #: the backend whose build this install compiles for its CPU
@@ -63,7 +63,8 @@ def diagnose(models: str | os.PathLike[str] | None = None, db: Location | None =
     try:
         config = load_models_config(None if models is None else str(models))
     except LocalevalError as error:
-        found = [Check("models.toml", False, str(error), "fix or name another with --models")]
+        fix = rendered(f"fix or name another with {param('models')}")
+        found = [Check("models.toml", False, str(error), fix)]
         return Diagnosis((*found, *_folders(db), _store(db)))
     checks = [
         Check("models.toml", True, str(config.source)),
@@ -166,7 +167,9 @@ def _store(db: Location | None) -> Check:
     try:
         exists = store_exists(where)
     except LocalevalError as error:
-        return Check("run history", False, str(error), "check --db or $LOCALEVAL_DB")
+        return Check(
+            "run history", False, str(error), rendered(f"check {param('db')} or $LOCALEVAL_DB")
+        )
     if exists:
         return Check("run history", True, f"{where}: reachable")
     return Check("run history", True, f"{where}: none yet (the first evaluate makes it)")

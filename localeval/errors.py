@@ -3,9 +3,63 @@ codes (localeval/cli/exit_codes.py chooses a status for each type)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+#: a parameter named in a message, `param("until_decided")`: marked so that whoever shows
+#: the message names it as its caller knows it (the Python keyword `until_decided`, the
+#: command line's flag `--until-decided`); control characters, which no message says
+_PARAM_START, _PARAM_END = "\x0e", "\x0f"
+_PARAMS = re.compile(f"{_PARAM_START}([^{_PARAM_START}{_PARAM_END}]+){_PARAM_END}")
+
+#: how a parameter is named: as the Python keyword, unless a caller (the command line, for
+#: the time of a command) named them its own way; not per thread, since the scoring
+#: threads of a command make its messages too
+_naming: Callable[[str], str] = str
+
+
+def param(name: str) -> str:
+    """The parameter `name` (the Python keyword, or a Python spelling such as
+    "resume=False") in a message: `f"{param('margin')} applies only with ..."`. A message
+    that holds one is rendered (`rendered`) before it is shown or stored."""
+    return f"{_PARAM_START}{name}{_PARAM_END}"
+
+
+def rendered(text: str, naming: Callable[[str], str] | None = None) -> str:
+    """`text` with each parameter of it named by `naming` (default: the current naming,
+    the Python keyword unless `parameters_named` says otherwise)."""
+    name = naming or _naming
+    return _PARAMS.sub(lambda found: name(found.group(1)), text)
+
+
+@contextmanager
+def parameters_named(naming: Callable[[str], str]) -> Iterator[None]:
+    """Messages name parameters by `naming` within the block (the command line: by its
+    flags, `until_decided` -> "--until-decided"), as they did before it afterwards."""
+    global _naming
+    before, _naming = _naming, naming
+    try:
+        yield
+    finally:
+        _naming = before
+
+
+def unrendered(error: BaseException) -> str:
+    """The message of `error` with its parameters still marked: for a message carried to
+    another process (a Ray worker's), rendered where it is shown."""
+    return Exception.__str__(error) if isinstance(error, LocalevalError) else str(error)
+
 
 class LocalevalError(Exception):
-    """Base class for every error localeval reports to a user."""
+    """Base class for every error localeval reports to a user. Its message names a
+    parameter (`param`) as the caller knows it: str() renders it."""
+
+    def __str__(self) -> str:
+        return rendered(super().__str__())
+
+    def __repr__(self) -> str:  # as a notebook shows it: no mark either
+        return f"{type(self).__name__}({str(self)!r})"
 
 
 class UsageError(LocalevalError):
@@ -109,8 +163,36 @@ class RunInUseError(UsageError):
         super().__init__(f"run {run_id} is being written by {holder} now{since}")
 
 
+class NoRunHistory(UsageError):
+    """No run history is kept where one was to be read (nothing is created just to look):
+    `location` as printed, and `absence`, what is there instead ("does not exist", "holds
+    no run history yet")."""
+
+    def __init__(self, location: str, absence: str):
+        self.location = location
+        self.absence = absence
+        super().__init__(
+            f"no run history at {location}: `localeval evaluate DATA` creates it "
+            f"(or give {param('db')} PATH / set LOCALEVAL_DB)"
+        )
+
+
+class SameDatabase(UsageError):
+    """Runs were to be copied into the database they are in."""
+
+
+class CopyFailed(UsageError):
+    """Copying runs failed on one `side` ("source" or "target"), with that side's message
+    (the error itself is the cause)."""
+
+    def __init__(self, message: str, side: str):
+        self.side = side
+        super().__init__(message)
+
+
 class BudgetSpent(LocalevalError):
-    """A run reached its --max-minutes or --max-calls and stopped, resumable."""
+    """A run reached its budget (max_minutes or max_calls) and stopped, resumable;
+    `limit`: which, with its parameter marked ("max_calls 500")."""
 
     def __init__(self, limit: str, scored: int, seconds: float, judge_calls: int):
         self.limit = limit

@@ -26,11 +26,12 @@ from localeval.database import Database, open_store
 from localeval.embedder import Embedder
 from localeval.engine import order_metrics
 from localeval.errors import UsageError
+from localeval.evaluation.checks import run_gates
 from localeval.judge import Judge
-from localeval.metrics import DEFAULT_METRICS, Tools, build_metric, metric_names, on_judge_scale
+from localeval.metrics import DEFAULT_METRICS, Tools, build_metric, metric_names
 from localeval.results import view
 from localeval.results.contract import run_to_dict
-from localeval.results.gates import GateResult, check_threshold_values, plan_gates
+from localeval.results.gates import GateResult, check_threshold_values
 from localeval.results.model import RunResult
 from localeval.results.view import RunView, read_run
 from localeval.tools import load_tools, tools_for
@@ -174,12 +175,10 @@ def assert_rag_quality(
     from localeval import api  # the evaluation itself, imported when a check runs
 
     names = order_metrics(metrics if metrics is not None else DEFAULT_METRICS)
-    judged = on_judge_scale(n for n in names if build_metric(n).uses_judge)
-    # test doubles (`tools`) have no models.toml entry, so the metrics' defaults apply to them
-    from_models = judged and tools is None
-    judge_thresholds = load_models_config(models).judge(judge).thresholds if from_models else {}
     overrides = check_threshold_values(thresholds or {}, names, metric_names())
-    limits = plan_gates(names, judged, judge_thresholds, overrides).thresholds
+    # test doubles (`tools`) have no models.toml entry, so the metrics' defaults apply to them
+    entry = None if tools is not None else lambda: load_models_config(models).judge(judge)
+    limits = run_gates([build_metric(n) for n in names], overrides, entry)[0].thresholds
     if not limits:
         raise UsageError(
             f"no quality gate applies to {', '.join(names)}: give thresholds for them, "

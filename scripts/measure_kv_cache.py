@@ -3,7 +3,8 @@ without lossless compression (zstd levels 1 and 3, lz4), and the judge's prompt 
 second per type, the types taking turns in one process (a shared machine's load then falls on
 each alike): docs/measurements/speed.md, "A quantized key/value cache".
 
-Usage: python scripts/measure_kv_cache.py [JUDGE] [ROUNDS]   (needs zstandard and lz4)
+Usage: python scripts/measure_kv_cache.py [JUDGE] [ROUNDS]
+(needs zstandard and lz4, which localeval itself does not)
 """
 
 from __future__ import annotations

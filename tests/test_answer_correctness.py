@@ -168,13 +168,13 @@ def test_options_check_their_values_and_their_metric() -> None:
         configure_metrics(["answer_correctness"], {"answer_correctness_beta": "zero"})
     assert (
         str(bad.value)
-        == "--answer-correctness-beta must be a number above 0 and at most 10, got 'zero'"
+        == "answer_correctness_beta must be a number above 0 and at most 10, got 'zero'"
     )
     with pytest.raises(UsageError) as alone:
         configure_metrics(["faithfulness"], {"answer_correctness_diagnose": True})
     assert (
         str(alone.value)
-        == "--answer-correctness-diagnose sets answer_correctness; add -m answer_correctness"
+        == "answer_correctness_diagnose sets answer_correctness; add -m answer_correctness"
     )
 
 

@@ -56,5 +56,7 @@ def test_maps_are_not_saved_unless_asked_or_when_none_is_kept(tmp_path: Path) ->
 
 def test_save_needs_fit() -> None:
     check_save(fit=True, save=True)
-    with pytest.raises(UsageError, match="--save writes the maps --fit fits; give --fit too"):
+    with pytest.raises(
+        UsageError, match="save=True writes the maps fit=True fits; give fit=True too"
+    ):
         check_save(fit=False, save=True)

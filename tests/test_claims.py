@@ -205,10 +205,10 @@ def test_the_command_line_picks_the_statements_over_the_prompt_set() -> None:
         ["answer_correctness"], {"answer_correctness_statements": "claims"}
     ) == {"answer_correctness": {"statements": "claims"}}
     with pytest.raises(
-        UsageError, match="--answer-correctness-statements must be one of sentences, claims, "
+        UsageError, match="answer_correctness_statements must be one of sentences, claims, "
     ):
         configure_metrics(["answer_correctness"], {"answer_correctness_statements": "words"})
-    with pytest.raises(UsageError, match="--faithfulness-statements sets faithfulness; add -m"):
+    with pytest.raises(UsageError, match="faithfulness_statements sets faithfulness; add -m"):
         configure_metrics(["context_recall"], {"faithfulness_statements": "claims"})
     # the set says sentences; the option asks the reference's claims
     metric = build_metric("answer_correctness", {"answer_correctness": {"statements": "claims"}})

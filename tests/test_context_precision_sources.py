@@ -175,7 +175,7 @@ def test_the_option_refuses_what_it_cannot_read(value: str) -> None:
     with pytest.raises(UsageError) as refused:
         configure({"context_precision_usefulness": (value,)}, True)
     assert str(refused.value) == (
-        "--context-precision-usefulness takes SOURCE or LANGUAGE=SOURCE "
+        "context_precision_usefulness takes SOURCE or LANGUAGE=SOURCE "
         "(SOURCE: embedder or judge; "
         f"LANGUAGE: en or zh), got {value!r}"
     )

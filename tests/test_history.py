@@ -154,7 +154,7 @@ def test_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) ->
             store.record_sample(stored.id, position, result)
     assert str(err.value) == (
         f"database {tmp_path / 'h.db'}: database or disk is full while storing a sample's "
-        "scores. Runs stored so far are intact; fix the cause, or use --db PATH to put the "
+        "scores. Runs stored so far are intact; fix the cause, or use db PATH to put the "
         "database elsewhere"
     )
     kept = store.get(stored.id).n_done

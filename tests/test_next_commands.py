@@ -9,7 +9,15 @@ import shlex
 from pathlib import Path
 
 import pytest
-from test_until_decided import FAITHFULNESS, N_SAMPLES, baseline_run, run, version, words
+from test_until_decided import (  # hash_judge: its autouse stand-ins, never the real judge
+    FAITHFULNESS,
+    N_SAMPLES,
+    baseline_run,
+    hash_judge,  # noqa: F401
+    run,
+    version,
+    words,
+)
 
 from localeval.cli.options import command_to_continue
 

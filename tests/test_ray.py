@@ -615,7 +615,7 @@ def test_the_default_actors_fill_each_nodes_cpus_and_memory() -> None:
     assert plan_of(nodes, need=0).actors == 9
     assert plan_of(nodes, need=0, threads=2).actors == 2 + 1 + 1
     assert plan_of(nodes, need=0, actors=20).actors == 20  # asked for: the rest wait
-    with pytest.raises(UsageError, match="--ray-threads 5: no node of the cluster has"):
+    with pytest.raises(UsageError, match="ray_threads 5: no node of the cluster has"):
         plan_of(nodes, need=0, threads=5)
 
 

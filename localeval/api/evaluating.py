@@ -27,13 +27,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from localeval.api.evaluation import Decision, Evaluation, EvaluationCost
 from localeval.api.events import Warned, warn
+from localeval.api.history import DEFAULT_DB, DefaultDb, diff, report
+from localeval.api.history import history_location as _location
 from localeval.data.given import given_rows, write_given
 from localeval.data.stdin import readable_data
-from localeval.database import Location, default_db_path, location_of
+from localeval.database import Location, default_db_path
 from localeval.errors import UsageError
 from localeval.evaluation.requests import (
     Budget,
@@ -44,28 +46,15 @@ from localeval.evaluation.requests import (
 )
 from localeval.evaluation.resume import RESUME_MATCHING
 from localeval.evaluation.scoring import ScoringRun
-from localeval.evaluation.sources import history_for, load_results, load_scores, results_dict
+from localeval.evaluation.sources import results_dict
 from localeval.history.store import RunStore
 from localeval.metrics import Tools, options_from_code, take_old_spellings
 from localeval.results.comparability import comparability_warnings
 from localeval.results.decision import DEFAULT_MARGIN
-from localeval.results.diff import DEFAULT_MAX_DROP, DEFAULT_TOP, Comparison, compare_runs
+from localeval.results.diff import DEFAULT_MAX_DROP
 from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED
 from localeval.results.model import RunResult
-from localeval.results.refs import RunRef
-from localeval.results.view import RunView, read_run
 from localeval.tools import ModelPool
-
-
-class DefaultDb:
-    """The run history `localeval evaluate` uses: $LOCALEVAL_DB, else
-    .localeval/localeval.db in the working folder."""
-
-    def __repr__(self) -> str:
-        return "DEFAULT_DB"
-
-
-DEFAULT_DB: Final = DefaultDb()
 
 #: the models of this process, loaded by the first call that needs each
 MODELS = ModelPool()
@@ -327,68 +316,6 @@ def _metric_options(given: Mapping[str, Any]) -> dict[str, Any]:
             DeprecationWarning,
         )
     return options_from_code(current)
-
-
-def _location(db: str | os.PathLike[str] | Location | DefaultDb) -> Location | None:
-    """A db argument as the run history's location (None: the default one)."""
-    if isinstance(db, DefaultDb):
-        return None
-    return location_of(db, "db")
-
-
-def _results(run: Any, db: Location | None) -> Mapping[str, Any]:
-    """The results dict of a run given to report()."""
-    if isinstance(run, Evaluation):
-        return run.to_dict()
-    if isinstance(run, Mapping):
-        return run
-    return load_results(RunRef(os.fspath(run)), db)
-
-
-def _scores(run: Any, store: RunStore | None) -> RunView:
-    """A run given to diff() as one side of a comparison (`store`: the history, open)."""
-    if isinstance(run, Evaluation):
-        return read_run(run.to_dict(), run.run_id)
-    if isinstance(run, Mapping):
-        return read_run(run)
-    return load_scores(RunRef(os.fspath(run)), store)
-
-
-def diff(
-    base: Any,
-    new: Any,
-    *,
-    top: int = DEFAULT_TOP,
-    db: str | os.PathLike[str] | Location | DefaultDb = DEFAULT_DB,
-) -> Comparison:
-    """Compare run `new` with run `base`, as `localeval diff` does: per metric the mean
-    change over the samples both scored, its paired-bootstrap 95% interval and a verdict;
-    `.regressions(max_drop)`, `.as_dict()`. A run: an Evaluation, a results dict, or
-    `latest`, `latest~N`, a run id or a results.json path (`db`: the history they are in)."""
-    if top < 0:
-        raise UsageError(f"top {top}: must be 0 or more")
-    refs = [RunRef(os.fspath(r)) for r in (base, new) if isinstance(r, str | os.PathLike)]
-    # the evidence of a stored run is read as the comparison is made, with the history open
-    with history_for(refs, _location(db)) as store:
-        return compare_runs(_scores(base, store), _scores(new, store), top)
-
-
-def report(
-    run: Any,
-    format: str = "html",
-    *,
-    baseline: Any = None,
-    worst: int = 5,
-    junit_samples: bool = False,
-    db: str | os.PathLike[str] | Location | DefaultDb = DEFAULT_DB,
-) -> str:
-    """A run's report as text, as `localeval report` writes it: format "html" (one
-    self-contained page), "md", "junit" or "json". Runs as for diff()."""
-    from localeval.reports.render import render_report
-
-    location = _location(db)
-    base = None if baseline is None else _results(baseline, location)
-    return render_report(_results(run, location), format, base, junit_samples, worst)
 
 
 __all__ = [

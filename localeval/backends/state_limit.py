@@ -13,7 +13,7 @@ import math
 import shutil
 from pathlib import Path
 
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, param, rendered
 
 #: the share of the disk's free space the states take where no limit is given
 DISK_SHARE = 0.5
@@ -59,9 +59,9 @@ def room_note(kept: int, refused: int, refused_bytes: int, held: int, limit: int
     did: how many were kept, and the limit that would keep them all."""
     if not refused:
         return None
-    return (
+    return rendered(
         f"context states: {kept} of {kept + refused} kept; the rest did not fit the limit of "
         f"{gigabytes(limit)}, so a later run evaluates those contexts again. A limit of "
-        f"{gigabytes(held + refused_bytes)} (--state-cache-gb, or state_cache_gb in "
+        f"{gigabytes(held + refused_bytes)} ({param('state_cache_gb')}, or state_cache_gb in "
         "models.toml) would keep them all"
     )

@@ -26,7 +26,6 @@ outputs the judge failed to produce in the required form.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -328,39 +327,3 @@ def suggested_thresholds(calibration: Calibration) -> dict[str, float]:
         if threshold is not None:
             found[name] = round(threshold, 2)
     return found
-
-
-def thresholds_snippet(judge: str, thresholds: dict[str, float]) -> str:
-    """The suggested thresholds as a models.toml table for `judge`."""
-    lines = [
-        "Gate thresholds on this judge's scale (best_threshold over all rows of each metric),",
-        "for models.toml:",
-        f'[judges."{judge}".thresholds]',
-    ]
-    lines += [f"{metric} = {value:.2f}" for metric, value in thresholds.items()]
-    return "\n".join(lines)
-
-
-def format_table(calibration: Calibration) -> str:
-    """The agreement figures as a text table, one line per figure."""
-    counts = calibration.counts()
-    found = calibration.agreements
-    # as wide as the longest name (a dataset called "ragchecker_meta_eval"), at least the
-    # widths the table always had
-    wide = [
-        max([width, *(len(getattr(a, key)) for a in found)])
-        for key, width in (("dataset", 14), ("metric", 18), ("measure", 14))
-    ]
-    head = zip(("dataset", "metric", "measure"), wide, strict=True)
-    header = " ".join(f"{name:<{width}}" for name, width in head)
-    lines = [f"{header} {'value':>6}  {'95% CI':>15} {'n':>5} {'undef':>5} {'unparsed':>8}"]
-    for a in found:
-        value = "-" if a.value is None or math.isnan(a.value) else f"{a.value:.3f}"
-        interval = "-" if a.ci95 is None else f"[{a.ci95[0]:.2f}, {a.ci95[1]:.2f}]"
-        c = counts.get((a.dataset, a.metric), {"undefined": 0, "unparseable": 0})
-        names = zip((a.dataset, a.metric, a.measure), wide, strict=True)
-        lines.append(
-            " ".join(f"{name:<{width}}" for name, width in names)
-            + f" {value:>6}  {interval:>15} {a.n:>5} {c['undefined']:>5} {c['unparseable']:>8}"
-        )
-    return "\n".join(lines)

@@ -16,7 +16,7 @@ from localeval.closing import Closing
 from localeval.config import load_models_config
 from localeval.data.samples import Sample, load_samples
 from localeval.database import Location, database_files, default_db_path
-from localeval.errors import DatasetError, UsageError
+from localeval.errors import DatasetError, UsageError, param
 from localeval.metrics import REGISTRY, build_metric
 from localeval.pairwise.judge import compare_sample
 from localeval.results.contract import check_output
@@ -69,7 +69,7 @@ class CalibrationRun(Closing):
             if self.score_with not in REGISTRY:
                 known = ", ".join(REGISTRY)
                 raise UsageError(
-                    f"--score-with: unknown metric '{self.score_with}' (known: {known})"
+                    f"{param('score_with')}: unknown metric '{self.score_with}' (known: {known})"
                 )
             self.names = {self.score_with}
         used = [build_metric(SCORED_AS.get(n, n)) for n in self.names if n != PAIRWISE]

@@ -66,7 +66,7 @@ class LabelCalibration:
 
     @property
     def calibration(self) -> Calibration:
-        """The figures as agreement.format_table prints them."""
+        """The figures as reports.calibration_text.format_table prints them."""
         return Calibration(self.agreements, [_renamed(r.row, TEAM, r.group) for r in self.rows])
 
     @property

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from localeval.calibration.agreement import Calibration, suggested_thresholds
 from localeval.calibration.calibrating import CalibrationRequest, CalibrationRun
 from localeval.calibration.fit import KindFit
-from localeval.calibration.models_file import save_calibration
+from localeval.calibration.models_file import calibration_toml, save_calibration
 from localeval.calibration.rows import RowScore
 from localeval.database import Location
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.results.output_files import OutputTarget
 from localeval.verdict_maps import VerdictMap
 
@@ -58,6 +58,10 @@ class MapsKept:
     #: what a map had to lower the error on to be kept, as the note on none kept says
     held_out: str = ""
 
+    def toml(self) -> str:
+        """The maps as the judge's models.toml tables (what `save` writes)."""
+        return calibration_toml(self.judge, self.maps)
+
 
 def keep_maps(
     fits: dict[str, KindFit], judge: str, models_file: Path | None, held_out: str
@@ -89,7 +93,10 @@ class CalibrationOutcome:
 
 def check_save(fit: bool, save: bool) -> None:
     if save and not fit:
-        raise UsageError("--save writes the maps --fit fits; give --fit too")
+        raise UsageError(
+            f"{param('save=True')} writes the maps {param('fit=True')} fits; give "
+            f"{param('fit=True')} too"
+        )
 
 
 def calibrate_files(

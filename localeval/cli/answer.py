@@ -55,15 +55,13 @@ def answer(testset: Path, app_spec: str, output: Path, resume: bool, progress: b
 
     Exit status: 0 written, 2 bad usage or input or the app failed, 3 internal error.
     """
-    from localeval.testset.answer import answer_testset, check_answer_output
+    from localeval.api import TestsetAnswering
 
-    target = check_answer_output(testset, output, app_spec)
-    warn_if_replaced(target)
+    answering = TestsetAnswering(testset, app_spec, output, resume=resume)
+    warn_if_replaced(answering.target)
     counter = _AnswerProgress(progress)
     try:
-        result = answer_testset(
-            testset, app_spec, output, resume=resume, counter=counter, target=target
-        )
+        result = answering.run(counter)
     finally:
         counter.close()
     before = f" ({result.resumed} answered by an earlier run)" if result.resumed else ""

@@ -24,10 +24,7 @@ from localeval.cli.progress import Progress
 from localeval.errors import DatasetError, UsageError
 
 if TYPE_CHECKING:
-    from localeval.calibration.outcome import CalibrationOutcome, LabelsOutcome
-    from localeval.calibration.rows import RowScore
-    from localeval.database import Location
-    from localeval.results.output_files import OutputTarget
+    from localeval.api import CalibrationOutcome, LabelsOutcome, Location, OutputTarget, RowScore
 
 
 @click.command()
@@ -111,11 +108,11 @@ def calibrate(
     intervals; reviewers' agreement where two labelled the same item), the gates that fit
     this judge on this data, and with --fit maps held out by folds of samples.
     """
-    from localeval.calibration.calibrating import CalibrationRequest
-    from localeval.calibration.outcome import calibrate_files, calibrate_runs, check_save
+    from localeval.api import DEFAULT_DB, calibrate_labels
+    from localeval.api import calibrate as calibrate_files
 
-    check_save(fit, save)
     events = Printed(progress)
+    db = db_path or DEFAULT_DB
     if from_runs:
         if judge_name or embedder_name or limit:
             raise UsageError(
@@ -123,12 +120,28 @@ def calibrate(
                 "--embedder and --limit do not apply"
             )
         refs = [str(r) for r in labelled]
-        show_labels(calibrate_runs(refs, output, fit, save, models_path, db_path, events))
+        show_labels(
+            calibrate_labels(
+                refs, output=output, fit=fit, save=save, models=models_path, db=db, events=events
+            )
+        )
         return
-    files = list(labelled)
-    given = (judge_name, embedder_name, models_path, use_cache, db_path)  # in the fields' order
-    request = CalibrationRequest(files, output, limit, *given, score_with, _skipped)
-    show_files(calibrate_files(request, fit, save, events))
+    found = calibrate_files(
+        list(labelled),
+        output=output,
+        limit=limit,
+        fit=fit,
+        save=save,
+        score_with=score_with,
+        judge=judge_name,
+        embedder=embedder_name,
+        models=models_path,
+        use_cache=use_cache,
+        db=db,
+        events=events,
+        on_invalid=_skipped,
+    )
+    show_files(found)
 
 
 def _skipped(error: DatasetError) -> None:
@@ -160,8 +173,8 @@ class Printed:
 
 def show_files(outcome: CalibrationOutcome) -> None:
     """The figures of labelled files, then the maps or the gates, and what the judge did."""
-    from localeval.calibration.agreement import format_table
     from localeval.reports import console
+    from localeval.reports.calibration_text import format_table
 
     echo(format_table(outcome.table))
     show_fits(outcome)
@@ -173,7 +186,7 @@ def show_files(outcome: CalibrationOutcome) -> None:
 
 def show_labels(outcome: LabelsOutcome) -> None:
     """`calibrate --labels`: the runs, the figures, the gates, then the maps."""
-    from localeval.calibration.agreement import format_table
+    from localeval.reports.calibration_text import format_table
 
     found = outcome.found
     assert found is not None
@@ -189,7 +202,7 @@ def show_labels(outcome: LabelsOutcome) -> None:
 
 
 def show_thresholds(outcome: CalibrationOutcome) -> None:
-    from localeval.calibration.agreement import thresholds_snippet
+    from localeval.reports.calibration_text import thresholds_snippet
 
     if outcome.judge is not None and outcome.thresholds:
         echo("\n" + thresholds_snippet(outcome.judge, outcome.thresholds))
@@ -197,7 +210,6 @@ def show_thresholds(outcome: CalibrationOutcome) -> None:
 
 def show_fits(outcome: CalibrationOutcome) -> None:
     """The maps fitted, and which are kept: saved, or as models.toml text."""
-    from localeval.calibration.models_file import calibration_toml
     from localeval.reports.calibration_text import fits_text
 
     if outcome.fits is not None:
@@ -213,7 +225,7 @@ def show_fits(outcome: CalibrationOutcome) -> None:
         echo(f"\nCalibration of judge {kept.judge} saved in {kept.saved}")
     else:
         echo("\nFor models.toml (or run again with --save):\n")
-        echo(calibration_toml(kept.judge, kept.maps).rstrip())
+        echo(kept.toml().rstrip())
 
 
 def show_written(outcome: CalibrationOutcome) -> None:

@@ -24,7 +24,7 @@ from localeval.cli.options import (
 from localeval.cli.progress import Progress
 
 if TYPE_CHECKING:
-    from localeval.database import Location
+    from localeval.api import Location
 
 
 @click.command("compare-answers")
@@ -95,18 +95,17 @@ def compare_answers(
     and the 95% interval of B's win rate lies wholly below 0.5, 2 bad usage or input,
     3 internal error.
     """
-    from localeval.pairwise.comparing import PairComparison, PairsRequest
+    from localeval.api import AnswerComparison
     from localeval.reports import console
-    from localeval.results.contract import write_json
 
-    request = PairsRequest(
-        data, output, a_field, b_field, judge_name, models_path, use_cache, db_path
-    )
-    comparison = PairComparison(request)
-    warn_if_replaced(comparison.output)
+    comparison = AnswerComparison(
+        data, output=output, a_field=a_field, b_field=b_field, judge=judge_name,
+        models=models_path, use_cache=use_cache, db=db_path,
+    )  # fmt: skip
+    warn_if_replaced(comparison.target)
     echo(f"Loaded {len(comparison.rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
     if estimate_only:
-        show_estimate(comparison.estimate(), comparison.output)
+        show_estimate(comparison.estimate(), comparison.target)
         sys.exit(EXIT_OK)
     bar = Progress(len(comparison.rows), "Comparing", enabled=progress)
     try:
@@ -121,7 +120,7 @@ def compare_answers(
         echo(f"\nGate --fail-if-b-worse: {state} (fails when the whole 95% CI is below 0.5)")
     echo("\n" + console.usage_text(outcome.usage))
     if output is not None:
-        write_json(comparison.output or output, outcome.as_dict(str(data)))
+        comparison.write(outcome)
         echo(f"Verdicts written to {output}")
     sys.exit(EXIT_OK if not gate_failed else EXIT_GATE_FAILED)
 

@@ -19,7 +19,7 @@ from localeval.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from localeval.database import Location
+    from localeval.api import Location
 
 
 @click.command()
@@ -58,33 +58,19 @@ def diff(
     no detectable change) read from that interval; the same per category; then the samples
     that moved most, with what changed in their evidence.
     """
-    from localeval.database import database_files, default_db_path
-    from localeval.errors import UsageError
-    from localeval.evaluation.sources import history_for, load_scores
+    from localeval.api import History
     from localeval.reports import history_text
-    from localeval.results.contract import check_output, write_json
-    from localeval.results.diff import compare_runs
-    from localeval.results.gates import check_max_drop
-    from localeval.results.refs import RunRef
 
-    check_max_drop(max_drop)
-    if top < 0:
-        raise UsageError(f"--top {top}: must be 0 or more")
-    refs = [RunRef(base), RunRef(new)]
-    target = None
-    if output is not None:
-        inputs = [(ref.path, "a results file compared") for ref in refs if ref.path is not None]
-        target = check_output(output, inputs + database_files(db_path or default_db_path()))
-        warn_if_replaced(target)
-    with history_for(refs, db_path) as store:
-        comparison = compare_runs(load_scores(refs[0], store), load_scores(refs[1], store), top)
+    with History(db_path) as history:
+        comparison = history.diff(
+            base, new, top=top, max_drop=max_drop, output=output, on_output=warn_if_replaced
+        )
     echo(history_text.comparison_text(comparison))
     passed = True
     if fail_on_regression:
         echo("\n" + history_text.regression_text(comparison, max_drop))
         passed = not comparison.regressions(max_drop)
     if output is not None:
-        write_json(target or output, comparison.as_dict())
         echo(f"Comparison written to {output}")
     sys.exit(EXIT_OK if passed else EXIT_GATE_FAILED)
 

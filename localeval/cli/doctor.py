@@ -11,7 +11,7 @@ from localeval.cli.exit_codes import EXIT_GATE_FAILED, EXIT_OK
 from localeval.cli.options import db_option, echo, models_option, translate_errors
 
 if TYPE_CHECKING:
-    from localeval.database import Location
+    from localeval.api import Location
 
 
 @click.command("doctor")
@@ -24,9 +24,9 @@ def doctor_command(models_path: str | None, db_path: Location | None) -> None:
     (loaded offline), the cache and history folders (writable) and the run history's store
     (reachable). Creates nothing. Exit status: 0 all hold, 1 something does not (each line
     says what to do), 2 bad usage."""
-    from localeval.doctor import diagnose
+    from localeval.api import check_install
 
-    found = diagnose(models_path, db_path)
+    found = check_install(models_path, db_path)
     width = max(len(check.name) for check in found.checks)
     for check in found.checks:
         echo(f"{'ok' if check.ok else 'NO':<3} {check.name:<{width}}  {check.found}")

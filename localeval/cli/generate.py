@@ -20,22 +20,13 @@ from localeval.cli.options import (
     warn_if_replaced,
 )
 from localeval.cli.progress import Progress
-from localeval.judge import Usage
-from localeval.testset.candidates import GenerateResult, Rejection
-from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS
+from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS, MIN_CHUNK_TOKENS
 from localeval.testset.filters import DEFAULT_MAX_OVERLAP, DEFAULT_MAX_SIMILARITY
-from localeval.testset.generation import (
-    DEFAULT_MIX_TEXT,
-    GenerateEstimate,
-    GenerateRequest,
-    Generation,
-    parse_mix,
-)
+from localeval.testset.generation import DEFAULT_MIX_TEXT
 from localeval.testset.kinds import KINDS
-from localeval.testset.questions import GenerateOptions
 
 if TYPE_CHECKING:
-    from localeval.database import Location
+    from localeval.api import GenerateEstimate, GenerateResult, Location, Rejection, Usage
 
 
 class _ProgressEvents:
@@ -79,9 +70,9 @@ def usage_line(usage: Usage, seconds: float) -> str:
 
 
 def summary_lines(result: GenerateResult, output: Path, verbose: bool) -> list[str]:
-    counts = ", ".join(f"{result.count(k)} {k}" for k in KINDS if result.wanted[k])
+    counts = ", ".join(f"{result.count(k)} {k}" for k, wanted in result.wanted.items() if wanted)
     lines = [f"Wrote {len(result.questions)} questions to {output}: {counts}"]
-    for kind in KINDS:
+    for kind in result.wanted:  # in the order of the kinds
         if result.count(kind) < result.wanted[kind]:
             lines.append(
                 f"Warning: only {result.count(kind)} of {result.wanted[kind]} {kind} questions "
@@ -105,14 +96,13 @@ ESTIMATE_NOTES = (
 )
 
 
-def estimate_lines(bounds: GenerateEstimate, options: GenerateOptions) -> str:
+def estimate_lines(bounds: GenerateEstimate, size: int, attempts_per_question: int) -> str:
     """--estimate's output: the work if every candidate passes, and if every one fails."""
     from localeval.reports.estimate_text import bounds_text
 
     headings = (
-        f"If every candidate passes the judge's checks ({options.size} candidates, the fewest):",
-        f"If every candidate fails them (up to {options.attempts_per_question} per question, "
-        "the most):",
+        f"If every candidate passes the judge's checks ({size} candidates, the fewest):",
+        f"If every candidate fails them (up to {attempts_per_question} per question, the most):",
     )
     notes = [f"Note: {note}" for note in ESTIMATE_NOTES]
     return bounds_text(bounds.fewest, bounds.most, headings) + "\n" + "\n".join(notes)
@@ -133,7 +123,7 @@ def estimate_lines(bounds: GenerateEstimate, options: GenerateOptions) -> str:
     help=f"Share of each question kind ({', '.join(KINDS)}); weights are normalised.",
 )  # fmt: skip
 @click.option(
-    "--chunk-tokens", type=click.IntRange(min=32), default=DEFAULT_CHUNK_TOKENS,
+    "--chunk-tokens", type=click.IntRange(min=MIN_CHUNK_TOKENS), default=DEFAULT_CHUNK_TOKENS,
     show_default=True, help="Largest chunk, in estimated tokens (a word or CJK character each).",
 )  # fmt: skip
 @click.option(
@@ -183,14 +173,14 @@ def generate(
 
     Exit status: 0 written (or estimated), 2 bad usage or input, 3 internal error.
     """
-    options = GenerateOptions(
-        size=size, mix=parse_mix(mix), chunk_tokens=chunk_tokens, min_support=min_support,
-        max_overlap=max_overlap, max_similarity=max_similarity,
+    from localeval.api import TestsetGeneration
+
+    generation = TestsetGeneration(
+        docs, output, size=size, mix=mix, chunk_tokens=chunk_tokens, min_support=min_support,
+        max_overlap=max_overlap, max_similarity=max_similarity, judge=judge_name,
+        embedder=embedder_name, models=models_path, use_cache=use_cache, db=db_path,
+        on_skip=lambda note: echo(f"Warning: {note}", err=True),
     )  # fmt: skip
-    request = GenerateRequest(
-        docs, output, options, judge_name, embedder_name, models_path, use_cache, db_path
-    )
-    generation = Generation(request, on_skip=lambda note: echo(f"Warning: {note}", err=True))
     if not estimate_only:
         warn_if_replaced(generation.target)
     corpus = generation.corpus
@@ -200,7 +190,8 @@ def generate(
         err=True,
     )
     if estimate_only:
-        echo(estimate_lines(generation.estimate(), options))
+        options = generation.options
+        echo(estimate_lines(generation.estimate(), options.size, options.attempts_per_question))
         return
     events = _ProgressEvents(progress, verbose)
     try:
@@ -209,7 +200,6 @@ def generate(
         events.close()
     for note in result.notes:
         echo(f"Warning: {note}", err=True)
-    generation.write(result)
     for line in summary_lines(result, output, verbose):
         echo(line)
 

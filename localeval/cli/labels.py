@@ -8,11 +8,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from localeval.cli.options import db_option, echo, output_option, translate_errors
-from localeval.cli.review import default_reviewer
+from localeval.cli.options import (
+    db_option,
+    echo,
+    output_option,
+    translate_errors,
+    warn_if_replaced,
+)
 
 if TYPE_CHECKING:
-    from localeval.database import Location
+    from localeval.api import Location
 
 
 @click.group("labels")
@@ -31,29 +36,14 @@ def labels_export(run: str, output: Path | None, db_path: Location | None) -> No
     """Write every reviewer's current labels of RUN (latest, latest~N or a run id), in the
     order they were made: JSON lines, or CSV when the output's name ends in .csv;
     gzip-compressed when it ends in .gz."""
-    from localeval.cli.options import warn_if_replaced
-    from localeval.data.file_rows import format_suffix
-    from localeval.database import database_files, default_db_path
-    from localeval.labels.label_files import export_text
-    from localeval.labels.review_items import load_review_run
-    from localeval.labels.store import LabelStore
-    from localeval.results.contract import check_output
-    from localeval.results.output_files import write_text
+    from localeval.api import DEFAULT_DB, RunLabels
 
-    target = None
-    if output is not None:
-        target = check_output(output, database_files(db_path or default_db_path()))
-        warn_if_replaced(target)
-    review = load_review_run(run, db_path)
-    with LabelStore.open(review.db) as store:
-        labels = store.current(review.run.id)
-    as_csv = output is not None and format_suffix(output)[0] == ".csv"
-    text = export_text(review, labels, as_csv=as_csv)
+    labels = RunLabels(run, db=db_path or DEFAULT_DB)
     if output is None:
-        echo(text, nl=False)
+        echo(labels.text(), nl=False)
         return
-    write_text(target or output, text)
-    echo(f"{len(labels)} labels of run {review.run.id} written to {output}", err=True)
+    written = labels.export(output, on_replace=warn_if_replaced)
+    echo(f"{written.n_labels} labels of run {written.run_id} written to {output}", err=True)
 
 
 @labels_group.command("import")
@@ -86,48 +76,37 @@ def labels_import(
     again, so importing a file twice stores it once. Afterwards it says which samples have
     verdicts still unlabelled (not counted for the mean corrected by labels) and on how many
     verdicts reviewers disagree (every label kept; their mean counts)."""
-    from localeval.history.store import open_history
-    from localeval.labels.corrected import stored_people
-    from localeval.labels.label_files import check_samples, plan_import, read_label_rows
-    from localeval.labels.review_items import load_review_run
-    from localeval.labels.store import LabelStore
+    from localeval.api import DEFAULT_DB, RunLabels
     from localeval.reports import history_text
-    from localeval.results.person_values import RANDOM
     from localeval.text import counted
 
-    rows = read_label_rows(file)
-    review = load_review_run(run, db_path)
-    check_samples(review, rows, file)
-    plan = plan_import(review, rows, reviewer or default_reviewer(), str(file), random_sample)
-    with LabelStore.open(review.db) as store:
-        stored = store.add(review.run.id, plan.labels, only_changes=True)
-    already = len(plan.labels) - len(stored)
-    echo(
-        f"Imported {counted(len(stored), 'label')} into run {review.run.id}; "
-        f"{already} {'was' if already == 1 else 'were'} there already, "
-        f"{len(plan.unmatched)} matched no verdict or score of the run"
+    done = RunLabels(run, db=db_path or DEFAULT_DB).import_file(
+        file, reviewer=reviewer, random_sample=random_sample
     )
-    not_random = sum(label.selection != RANDOM for label in stored)
-    if not_random:
+    already = done.already
+    echo(
+        f"Imported {counted(len(done.stored), 'label')} into run {done.run_id}; "
+        f"{already} {'was' if already == 1 else 'were'} there already, "
+        f"{len(done.unmatched)} matched no verdict or score of the run"
+    )
+    if done.not_random:
         echo(
-            f"{not_random} of the labels imported are of samples not said to be drawn "
+            f"{done.not_random} of the labels imported are of samples not said to be drawn "
             "at random: kept for calibrate, not counted for the mean corrected by labels "
             "(--random-sample says the file's samples were)",
             err=True,
         )
-    if plan.superseded:
+    if done.superseded:
         echo(
-            f"Left out {counted(plan.superseded, 'row')} of {file} for a later row of the same "
+            f"Left out {counted(done.superseded, 'row')} of {file} for a later row of the same "
             "item and reviewer",
             err=True,
         )
-    if plan.unmatched:
-        shown = ", ".join(str(n) for n in plan.unmatched[:10])
-        more = ", ..." if len(plan.unmatched) > 10 else ""
+    if done.unmatched:
+        shown = ", ".join(str(n) for n in done.unmatched[:10])
+        more = ", ..." if len(done.unmatched) > 10 else ""
         echo(f"Unmatched rows of {file} (lines): {shown}{more}", err=True)
-    with open_history(review.db) as history:
-        made = stored_people(history, review.run, review.samples)
-    for note in history_text.label_notes(made, review.run.id, db=review.db):
+    for note in history_text.label_notes(done.people, done.run_id, db=done.db):
         echo(note, err=True)
 
 

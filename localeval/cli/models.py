@@ -6,11 +6,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from localeval.backends import ModelStatus
 from localeval.cli.options import echo, models_option, translate_errors
 
 if TYPE_CHECKING:
-    from localeval.config import JudgeConfig
+    from localeval.api import Model
 
 
 @click.command("models")
@@ -18,39 +17,34 @@ if TYPE_CHECKING:
 @translate_errors
 def models_command(models_path: str | None) -> None:
     """List the judge and embedding models of models.toml and check their files."""
-    from localeval.backends import embedder_backend, judge_backend
-    from localeval.config import load_models_config
+    from localeval.api import list_models
 
-    models = load_models_config(models_path)
-    lines = [f"models file: {models.source}", "", "judges:"]
-    for name, judge in models.judges.items():
-        found = judge_backend(judge.backend).status(judge.settings)
-        lines.append(_line(name, name == models.default_judge, found))
-        lines.append(f"   {'':<24} {_judge_note(name, judge, models.judge_aliases)}")
+    listed = list_models(models_path)
+    lines = [f"models file: {listed.source}", "", "judges:"]
+    for judge in listed.judges:
+        lines.append(_line(judge))
+        lines.append(f"   {'':<24} {_judge_note(judge)}")
         if judge.thresholds:
             gates = ", ".join(f"{m} >= {v:.2f}" for m, v in judge.thresholds.items())
             lines.append(f"   {'':<24} gates on its scale: {gates}")
     lines += ["", "embedders:"]
-    for name, embedder in models.embedders.items():
-        found = embedder_backend(embedder.backend).status(embedder.settings)
-        lines.append(_line(name, name == models.default_embedder, found))
+    lines += [_line(embedder) for embedder in listed.embedders]
     lines += ["", "* = default. Missing files: run scripts/setup.sh."]
     echo("\n".join(lines))
 
 
-def _judge_note(name: str, judge: JudgeConfig, aliases: dict[str, str]) -> str:
+def _judge_note(judge: Model) -> str:
     """Prompt set, calibration and aliases of one judge entry, in a line."""
-    kinds = ", ".join(sorted(judge.calibration))
+    kinds = ", ".join(judge.calibrated)
     calibrated = f"calibrated: {kinds}" if kinds else "uncalibrated (scores are raw P(Yes))"
-    also = sorted(alias for alias, target in aliases.items() if target == name)
-    named = f"; also called {', '.join(also)}" if also else ""
+    named = f"; also called {', '.join(judge.aliases)}" if judge.aliases else ""
     return f"prompts {judge.prompts}; {calibrated}{named}"
 
 
-def _line(name: str, default: bool, found: ModelStatus) -> str:
-    status = "ok" if found.problem is None else f"PROBLEM: {found.problem}"
-    mark = "*" if default else " "
-    return f" {mark} {name:<24} {status:<10} {found.location}  ({found.note})"
+def _line(model: Model) -> str:
+    status = "ok" if model.problem is None else f"PROBLEM: {model.problem}"
+    mark = "*" if model.default else " "
+    return f" {mark} {model.name:<24} {status:<10} {model.location}  ({model.note})"
 
 
 COMMAND = models_command

@@ -23,7 +23,7 @@ import click
 from localeval.cli.exit_codes import EXIT_GATE_FAILED as EXIT_GATE_FAILED  # re-exported
 from localeval.cli.exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code_of
 from localeval.cli.exit_codes import EXIT_OK as EXIT_OK  # re-exported
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, parameters_named, rendered
 from localeval.estimate.counting import Estimate
 from localeval.results.output_files import OutputTarget
 from localeval.text import printable
@@ -35,6 +35,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: where the command group keeps the words the command line was given (click's ctx.meta)
 ARGV = "localeval.argv"
+
+
+#: the flag of each parameter whose Python spelling is no option's name (dest) in any command
+IRREGULAR_FLAGS = {"resume=False": "--no-resume"}
+
+
+def flag_of(name: str) -> str:
+    """The command line's flag for the library's parameter `name` (the Python keyword,
+    or spelling, a message names it by; "fit=True" is the switch --fit): the table's, else
+    the flag of the running command's option of that name (`thresholds` is --threshold,
+    `new_run` --no-resume, `metrics` --metric), else the keyword in flag form
+    (`until_decided` is --until-decided)."""
+    if name in IRREGULAR_FLAGS:
+        return IRREGULAR_FLAGS[name]
+    name = name.removesuffix("=True")
+    context = click.get_current_context(silent=True)
+    for option in context.command.params if context is not None else ():
+        if isinstance(option, click.Option) and option.name == name:
+            return max(option.opts, key=len)  # "--output" of -o/--output
+    return "--" + name.replace("_", "-")
 
 
 def command_to_continue(
@@ -69,7 +89,8 @@ def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
     much of what localeval prints comes from data, and it is printed the same on a terminal
     or not."""
     try:
-        click.echo(printable(str(message), keep_lines=True), err=err, nl=nl)
+        text = rendered(str(message), flag_of)  # a library message's parameters, as flags
+        click.echo(printable(text, keep_lines=True), err=err, nl=nl)
     except BrokenPipeError:
         silence_closed_stream(sys.stderr if err else sys.stdout)
 
@@ -157,37 +178,44 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def translate_errors(command: F) -> F:
     """Turn library errors into a one-line message and their exit codes (docs/reference.md);
-    never a traceback unless LOCALEVAL_DEBUG is set."""
+    never a traceback unless LOCALEVAL_DEBUG is set. While the command runs, the library's
+    messages name each parameter by its flag (`flag_of`)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            with _sigterm_as_interrupt():
-                return command(*args, **kwargs)
-        except LocalevalError as exc:
-            if os.environ.get("LOCALEVAL_DEBUG") and exc.__cause__ is not None:
-                traceback.print_exception(exc.__cause__)  # a plugin's own error, say
-            echo(f"Error: {exc}", err=True)
-            sys.exit(exit_code_of(exc))
-        except KeyboardInterrupt as stop:
-            if isinstance(stop, Terminated) or _SIGTERM_RECEIVED.is_set():
-                echo("Terminated.", err=True)
-                sys.exit(EXIT_TERMINATED)
-            echo("Interrupted.", err=True)
-            sys.exit(EXIT_INTERRUPTED)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
-            raise
-        except Exception as exc:  # anything else is our bug: say so plainly
-            if os.environ.get("LOCALEVAL_DEBUG"):
-                traceback.print_exc()
-            echo(
-                f"Internal error: {type(exc).__name__}: {exc} "
-                "(set LOCALEVAL_DEBUG=1 for the traceback)",
-                err=True,
-            )
-            sys.exit(EXIT_INTERNAL)
+        with parameters_named(flag_of):  # the message of an error too
+            return _translated(command, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _translated(command: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The command's return value; its error as a message and an exit code."""
+    try:
+        with _sigterm_as_interrupt():
+            return command(*args, **kwargs)
+    except LocalevalError as exc:
+        if os.environ.get("LOCALEVAL_DEBUG") and exc.__cause__ is not None:
+            traceback.print_exception(exc.__cause__)  # a plugin's own error, say
+        echo(f"Error: {exc}", err=True)
+        sys.exit(exit_code_of(exc))
+    except KeyboardInterrupt as stop:
+        if isinstance(stop, Terminated) or _SIGTERM_RECEIVED.is_set():
+            echo("Terminated.", err=True)
+            sys.exit(EXIT_TERMINATED)
+        echo("Interrupted.", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+        raise
+    except Exception as exc:  # anything else is our bug: say so plainly
+        if os.environ.get("LOCALEVAL_DEBUG"):
+            traceback.print_exc()
+        echo(
+            f"Internal error: {type(exc).__name__}: {exc} "
+            "(set LOCALEVAL_DEBUG=1 for the traceback)",
+            err=True,
+        )
+        sys.exit(EXIT_INTERNAL)
 
 
 class DatabaseLocation(click.ParamType):
@@ -205,7 +233,8 @@ class DatabaseLocation(click.ParamType):
             location = parse_location(str(value))
             refuse_password(location)
         except LocalevalError as exc:
-            self.fail(str(exc), param, ctx)
+            with parameters_named(flag_of):  # read before the command runs
+                self.fail(str(exc), param, ctx)
         if store_file(location) is None:
             return location
         return click.Path(dir_okay=False, path_type=Path).convert(value, param, ctx)

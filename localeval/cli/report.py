@@ -16,7 +16,7 @@ from localeval.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from localeval.database import Location
+    from localeval.api import Location
 
 
 @click.command("report")
@@ -68,26 +68,21 @@ def report(
     Reports are drawn from the stored results alone: no model is loaded and no file named in
     the data is opened. Exit status: 0 written, 2 bad usage or an unreadable results file.
     """
-    from localeval.database import database_files, default_db_path
-    from localeval.evaluation.sources import load_results
-    from localeval.reports.render import render_report
-    from localeval.results.contract import check_output
-    from localeval.results.output_files import write_text
-    from localeval.results.refs import RunRef
+    from localeval.api import History
 
-    refs = [RunRef(run)] + ([RunRef(baseline)] if baseline is not None else [])
-    target = None
-    if output is not None:
-        inputs = [(ref.path, "a results file reported") for ref in refs if ref.path is not None]
-        target = check_output(output, inputs + database_files(db_path or default_db_path()))
-        warn_if_replaced(target)
-    results = load_results(RunRef(run), db_path)
-    base = load_results(RunRef(baseline), db_path) if baseline is not None else None
-    text = render_report(results, report_format, base, junit_samples, worst)
+    with History(db_path) as history:
+        text = history.report(
+            run,
+            report_format,
+            baseline=baseline,
+            worst=worst,
+            junit_samples=junit_samples,
+            output=output,
+            on_output=warn_if_replaced,
+        )
     if output is None:
         echo(text, nl=False)
         return
-    write_text(target or output, text)
     echo(f"Report written to {output}", err=True)
 
 

@@ -4,25 +4,14 @@ them."""
 from __future__ import annotations
 
 import contextlib
-import getpass
 from typing import TYPE_CHECKING
 
 import click
 
 from localeval.cli.options import db_option, echo, translate_errors
-from localeval.errors import UsageError
 
 if TYPE_CHECKING:
-    from localeval.database import Location
-
-
-def default_reviewer() -> str:
-    """The OS user's name (what labels are kept under unless --reviewer says otherwise)."""
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):  # no login name (a container without a passwd entry)
-        return "reviewer"
-
+    from localeval.api import Location
 
 reviewer_option = click.option(
     "--reviewer",
@@ -58,37 +47,27 @@ def review(
     the reviewer's name and the time. `localeval calibrate --labels RUN` measures the judge
     against them; `localeval labels export` writes them to a file. Stop with Ctrl-C.
     """
-    from localeval.labels.review_items import load_review_run, require_verdicts
-    from localeval.labels.store import LabelStore
-    from localeval.review.app import review_app
-    from localeval.review.server import bind_local, review_server, serve, url_of
+    from localeval.api import DEFAULT_DB, ReviewServer
 
-    if reviewer is not None and not reviewer.strip():
-        raise UsageError("--reviewer: give a name (default: the OS user)")
-    name = reviewer or default_reviewer()
-    loaded = load_review_run(run, db_path)
-    require_verdicts(loaded)
-    sock = bind_local(port)
-    url = url_of(sock)
+    server = ReviewServer(run, reviewer=reviewer, port=port, db=db_path or DEFAULT_DB)
     echo(
-        f"Reviewing run {loaded.run.id}: {len(loaded.samples)} samples, {loaded.n_verdicts} "
-        f"verdicts, {loaded.n_scores} scores, as {name}."
+        f"Reviewing run {server.run_id}: {server.n_samples} samples, {server.n_verdicts} "
+        f"verdicts, {server.n_scores} scores, as {server.reviewer}."
     )
-    echo(f"Open {url} (Ctrl-C stops the server)")
+    echo(f"Open {server.url} (Ctrl-C stops the server)")
 
     def opened() -> None:
         if open_browser:
             import webbrowser
 
-            webbrowser.open(url)
+            webbrowser.open(server.url)
 
     # uvicorn stops on Ctrl-C (or SIGTERM), then raises it again: here, the way to stop
     with contextlib.suppress(KeyboardInterrupt):
-        serve(review_server(review_app(loaded, name)), sock, opened)
-    with LabelStore.open(loaded.db) as store:
-        labels = store.current(loaded.run.id)
-    yours = sum(label.reviewer == name for label in labels)
-    echo(f"Stopped. Run {loaded.run.id} holds {len(labels)} current labels, {yours} of them yours.")
+        server.serve(opened)
+    labels = server.labels()
+    yours = sum(label.reviewer == server.reviewer for label in labels)
+    echo(f"Stopped. Run {server.run_id} holds {len(labels)} current labels, {yours} of them yours.")
 
 
 COMMAND = review

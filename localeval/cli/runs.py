@@ -19,9 +19,9 @@ from localeval.cli.options import (
 from localeval.cli.runs_copy import runs_copy
 
 if TYPE_CHECKING:  # imported where used: `localeval --help` stays quick
-    from localeval.database import Location
-    from localeval.history.records import StoredRun
-    from localeval.history.store import RunStore
+    from collections.abc import Callable
+
+    from localeval.api import Deletion, Location
 
 
 @click.group("runs")
@@ -43,17 +43,20 @@ def runs_group() -> None:
 @translate_errors
 def runs_list(db_path: Location | None, limit: int) -> None:
     """List the newest runs; an interrupted run is marked INCOMPLETE with how far it got."""
-    from localeval.database import default_db_path, store_exists, store_file
-    from localeval.history.store import RunStore
+    from localeval.api import History
+    from localeval.errors import NoRunHistory
     from localeval.reports import history_text
 
-    path = db_path or default_db_path()
-    if not store_exists(path):
-        missing = "does not exist" if store_file(path) is not None else "holds no run history yet"
-        echo(f"No runs yet: {path} {missing}. `localeval evaluate DATA` records one.")
+    try:
+        with History(db_path) as history:
+            runs = history.runs(limit)
+    except NoRunHistory as missing:
+        echo(
+            f"No runs yet: {missing.location} {missing.absence}. "
+            "`localeval evaluate DATA` records one."
+        )
         return
-    with RunStore.open(path, readonly=True) as store:
-        echo(history_text.runs_table(store.list_runs(limit)))
+    echo(history_text.runs_table(runs))
 
 
 @runs_group.command("show")
@@ -67,52 +70,63 @@ def runs_show(run: str, db_path: Location | None, output: Path | None) -> None:
     import`, labels carried over from earlier runs), each the way its --gate-on asked, and
     each says which mean it read. Exit status 0: it shows, whatever the gates say (gate in
     CI with `evaluate`, which reads the same labels)."""
-    from localeval.database import database_files, default_db_path
-    from localeval.evaluation.sources import stored_report, stored_view
-    from localeval.history.store import open_history
+    from localeval.api import History
     from localeval.reports import console, history_text
-    from localeval.results.contract import check_output, write_results
-    from localeval.results.gates import GateResult
 
-    target = None
+    with History(db_path) as history:
+        shown = history.show(run, output=output, on_output=warn_if_replaced)
+    parts = [history_text.run_description(shown.run), console.run_summary(shown.view)]
+    if shown.gates_read_again:
+        view = shown.view
+        parts.append(
+            history_text.gates_read_again(view.gates, shown.recorded_gates, view.corrected)
+        )
     if output is not None:
-        target = check_output(output, database_files(db_path or default_db_path()))
-        warn_if_replaced(target)
-    with open_history(db_path) as store:
-        stored = store.resolve(run)
-        view = stored_view(store, stored)
-        parts = [history_text.run_description(stored), console.run_summary(view)]
-        if any(gate.metric in view.corrected for gate in view.gates):
-            recorded = [GateResult.from_dict(gate) for gate in stored.gates or []]
-            parts.append(history_text.gates_read_again(view.gates, recorded, view.corrected))
-        if target is not None:
-            write_results(target, *stored_report(store, stored))
-            parts.append(f"Results written to {output}")
-        echo("\n\n".join(parts))
+        parts.append(f"Results written to {output}")
+    echo("\n\n".join(parts))
 
 
-def _deleted(store: RunStore, runs: list[StoredRun], yes: bool, with_labels: bool) -> None:
-    """Confirm (unless --yes), delete, and say what was deleted and what the file shrank to."""
-    from localeval.history.cleanup import delete_runs, label_counts
-    from localeval.reports import history_text
+def _confirming(yes: bool) -> Callable[[Deletion], bool]:
+    """What `runs delete` and `runs prune` show before deleting: the runs a prune keeps and
+    why, then the runs to delete, and (unless --yes) a question."""
 
-    if not runs:
+    def confirm(plan: Deletion) -> bool:
+        from localeval.reports import history_text
+
+        for run in plan.busy:
+            echo(f"Kept run {run.id}: a live process is writing it.", err=True)
+        for run, n_labels in plan.labelled:
+            echo(
+                f"Kept run {run.id}: it holds {n_labels} labels of your team "
+                "(--with-labels deletes it with them).",
+                err=True,
+            )
+        if not plan.runs:
+            return False
+        echo(history_text.runs_table(plan.runs))
+        if not yes:
+            what = "their samples and scores"
+            if plan.n_labels:
+                what = (
+                    f"their samples, scores and the {plan.n_labels} labels your team made of "
+                    "them (labels cannot be computed again)"
+                )
+            click.confirm(f"Delete these {len(plan.runs)} runs with {what}?", abort=True)
+        return True
+
+    return confirm
+
+
+def _said(done: Deletion) -> None:
+    """What was deleted and what the file shrank to."""
+    if not done.deleted:
         echo("No run to delete.")
         return
-    echo(history_text.runs_table(runs))
-    if not yes:
-        what = "their samples and scores"
-        if n_labels := sum(label_counts(store, runs).values()):
-            what = (
-                f"their samples, scores and the {n_labels} labels your team made of them "
-                "(labels cannot be computed again)"
-            )
-        click.confirm(f"Delete these {len(runs)} runs with {what}?", abort=True)
-    before, after = delete_runs(store, runs, with_labels)
+    n_runs, before, after = len(done.runs), done.size_before, done.size_after
     sizes = ""
     if before is not None and after is not None:  # a server's database: no file to measure
         sizes = f": {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB"
-    echo(f"Deleted {len(runs)} run{'s' * (len(runs) != 1)}; {store.path}{sizes}")
+    echo(f"Deleted {n_runs} run{'s' * (n_runs != 1)}; {done.location}{sizes}")
 
 
 yes_option = click.option("-y", "--yes", is_flag=True, help="Delete without asking (for scripts).")
@@ -137,11 +151,10 @@ def runs_delete(
     samples and scores; the database file shrinks accordingly. A run a live process is
     writing is refused, and so is a run your team labelled, unless --with-labels. The
     judge/embedding cache is kept (see `localeval cache clear`)."""
-    from localeval.history.cleanup import runs_to_delete
-    from localeval.history.store import open_history
+    from localeval.api import History
 
-    with open_history(db_path, writable=True) as store:
-        _deleted(store, runs_to_delete(store, refs, with_labels), yes, with_labels)
+    with History(db_path) as history:
+        _said(history.delete(refs, with_labels=with_labels, confirm=_confirming(yes)))
 
 
 @runs_group.command("prune")
@@ -160,20 +173,10 @@ def runs_prune(keep: int, db_path: Location | None, yes: bool, with_labels: bool
     """Delete every run but the N newest, complete or not, except runs a live process is
     writing and, unless --with-labels, runs your team labelled; the database file shrinks
     accordingly."""
-    from localeval.history.cleanup import plan_pruning
-    from localeval.history.store import open_history
+    from localeval.api import History
 
-    with open_history(db_path, writable=True) as store:
-        plan = plan_pruning(store, keep, with_labels)
-        for run in plan.busy:
-            echo(f"Kept run {run.id}: a live process is writing it.", err=True)
-        for run, n_labels in plan.labelled:
-            echo(
-                f"Kept run {run.id}: it holds {n_labels} labels of your team "
-                "(--with-labels deletes it with them).",
-                err=True,
-            )
-        _deleted(store, plan.delete, yes, with_labels)
+    with History(db_path) as history:
+        _said(history.prune(keep, with_labels=with_labels, confirm=_confirming(yes)))
 
 
 @runs_group.command("merge")
@@ -185,25 +188,18 @@ def runs_merge(runs: tuple[str, ...], db_path: Location | None, output: Path | N
     """Join the shards of one evaluation (`evaluate --shard K/N`, each RUN an id, latest~N
     or a results.json file) into one run, with the summary, intervals and gates of a
     single run over all samples. Exit status: 0 all gates pass, 1 a gate failed."""
+    from localeval.api import History
     from localeval.cli.options import EXIT_GATE_FAILED, EXIT_OK
-    from localeval.database import default_db_path
-    from localeval.evaluation.merge import check_merge_output, merge_shards
-    from localeval.history.store import RunStore, open_history
     from localeval.reports import console
-    from localeval.results.refs import RunRef
 
-    if output is not None:  # before the database is opened (or created)
-        warn_if_replaced(check_merge_output(runs, db_path or default_db_path(), output))
-    # shards of the history need one already; results files alone may start it
-    stored = any(RunRef(ref).in_history for ref in runs)
-    with open_history(db_path, writable=True) if stored else RunStore.open(db_path) as store:
-        outcome = merge_shards(runs, store, output)
-        for warning in outcome.warnings:
-            echo(f"Warning: {warning}", err=True)
-        echo(console.run_summary(outcome.view))
-        if output is not None:
-            echo(f"Results written to {output}")
-        echo(f"Merged {len(runs)} shards into run {outcome.run.id} in {store.path}")
+    with History(db_path) as history:
+        outcome = history.merge(runs, output=output, on_output=warn_if_replaced)
+    for warning in outcome.warnings:
+        echo(f"Warning: {warning}", err=True)
+    echo(console.run_summary(outcome.view))
+    if output is not None:
+        echo(f"Results written to {output}")
+    echo(f"Merged {len(runs)} shards into run {outcome.run.id} in {history.location}")
     sys.exit(EXIT_OK if outcome.passed else EXIT_GATE_FAILED)
 
 

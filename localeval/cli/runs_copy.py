@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import click
 
 from localeval.cli.options import DatabaseLocation, echo, translate_errors
-from localeval.errors import UsageError
+from localeval.errors import CopyFailed, SameDatabase, UsageError
 
 if TYPE_CHECKING:
-    from localeval.database import Location
+    from localeval.api import Location
 
 
 @click.command("copy")
@@ -38,28 +38,21 @@ def runs_copy(refs: tuple[str, ...], source: Location | None, target: Location |
     their samples, scores, evidence and labels into another database, all or none. Copying
     again changes nothing (labels made since are added); a run id the target holds with
     other content is refused, never overwritten."""
-    from localeval.database import StoreError, default_db_path
-    from localeval.history.copying import copy_runs, runs_to_copy
-    from localeval.history.store import RunStore, open_history
+    from localeval.api import History
 
-    source, target = source or default_db_path(), target or default_db_path()
-    if str(source) == str(target):
-        raise click.UsageError("--from and --to name the same database; give the other one")
-    side = "--from"
     try:
-        with open_history(source) as reading:
-            runs = runs_to_copy(reading, refs)
-            side = "--to"
-            with RunStore.open(target) as writing:
-                done = copy_runs(reading, writing, runs)
-    except StoreError as exc:
-        raise _with_option(exc, "--from" if str(exc.location) == str(source) else "--to") from None
-    except UsageError as exc:
-        raise _with_option(exc, side) from None
+        with History(source) as history:
+            done = history.copy_to(target, refs)
+    except SameDatabase:
+        raise click.UsageError(
+            "--from and --to name the same database; give the other one"
+        ) from None
+    except CopyFailed as exc:
+        raise _with_option(exc, "--from" if exc.side == "source" else "--to") from None
     for run_id in done.copied:
-        echo(f"Copied run {run_id} to {target}")
+        echo(f"Copied run {run_id} to {done.target}")
     for run_id in done.present:
-        echo(f"Run {run_id} is in {target} already, with the same content")
+        echo(f"Run {run_id} is in {done.target} already, with the same content")
     if done.labels_added:
         echo(f"Added {done.labels_added} labels made since the last copy")
     if done.undos_added:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 #: a criterion's name becomes part of a score key ("rubric.accuracy")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -76,21 +76,21 @@ def parse_criterion_option(text: str) -> Criterion:
     name = name.strip()
     if not sep:
         raise UsageError(
-            f"--rubric-criterion '{text}': expected NAME: DESCRIPTION, e.g. "
+            f"{param('rubric_criterion')} '{text}': expected NAME: DESCRIPTION, e.g. "
             "'tone: polite and free of jargon'"
         )
     if problem := _problem(name, description):
-        raise UsageError(f"--rubric-criterion '{text}': {problem}")
+        raise UsageError(f"{param('rubric_criterion')} '{text}': {problem}")
     return Criterion(name, description.strip())
 
 
 def criteria_from_options(texts: Sequence[str]) -> tuple[Criterion, ...]:
     criteria = tuple(parse_criterion_option(t) for t in texts)
-    _check_count(len(criteria), "--rubric-criterion")
+    _check_count(len(criteria), param("rubric_criterion"))
     names = [c.name for c in criteria]
     for name in names:
         if names.count(name) > 1:
-            raise UsageError(f"--rubric-criterion: '{name}' is given more than once")
+            raise UsageError(f"{param('rubric_criterion')}: '{name}' is given more than once")
     return criteria
 
 

@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 _FORM = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
@@ -29,10 +29,10 @@ class Shard:
         """K/N, e.g. "2/4"; UsageError if it is not that or K is not in 1..N."""
         match = _FORM.fullmatch(text)
         if match is None:
-            raise UsageError(f"--shard '{text}': expected K/N, e.g. 1/4")
+            raise UsageError(f"{param('shard')} '{text}': expected K/N, e.g. 1/4")
         index, count = int(match.group(1)), int(match.group(2))
         if count < 1 or not 1 <= index <= count:
-            raise UsageError(f"--shard '{text}': K must be between 1 and N")
+            raise UsageError(f"{param('shard')} '{text}': K must be between 1 and N")
         return cls(index, count)
 
     def holds(self, sample_id: str) -> bool:

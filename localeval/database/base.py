@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Protocol
 
 from localeval.closing import Closing
 from localeval.database.location import Location, store_file
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 
 class Rows(Protocol):
@@ -62,12 +62,12 @@ def store_message(location: Location, detail: str, kind: str, doing: str) -> str
     if kind == DAMAGED:
         # nothing here can say what of it is still intact
         return (
-            f"{said}; the file is damaged or was overwritten: use --db PATH to put the "
+            f"{said}; the file is damaged or was overwritten: use {param('db')} PATH to put the "
             "database elsewhere"
         )
     if not doing:
         return said
-    elsewhere = "--db PATH" if store_file(location) is not None else "--db URL"
+    elsewhere = f"{param('db')} PATH" if store_file(location) is not None else f"{param('db')} URL"
     return (
         f"{said}. Runs stored so far are intact; fix the cause, or use {elsewhere} to put the "
         "database elsewhere"

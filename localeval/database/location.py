@@ -22,7 +22,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 DB_ENV = "LOCALEVAL_DB"
 DEFAULT_DB = Path(".localeval") / "localeval.db"
@@ -197,7 +197,7 @@ def database_files(location: Location) -> list[tuple[Path, str]]:
     file = store_file(location)
     if file is None:
         return []
-    files = [(file, "the run database (--db)")]
+    files = [(file, f"the run database ({param('db')})")]
     for suffix in ("-wal", "-journal", "-shm"):
         files.append((file.with_name(file.name + suffix), f"the run database's {suffix[1:]} file"))
     return files

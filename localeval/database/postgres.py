@@ -34,7 +34,7 @@ from localeval.database.migrations import (
     statements,
 )
 from localeval.database.stall import TIMEOUT_ENV, Stalled, answered_within, statement_limit
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 #: the oldest server accepted: the features used (identity columns, ON CONFLICT, advisory
 #: locks) are in 10; 13 is the oldest release its project maintained when this was written
@@ -372,6 +372,6 @@ def _refuse_foreign(connection: psycopg.Connection[Any], where: str) -> None:
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         raise UsageError(
             f"{where}not a localeval database (its schema holds other tables: {shown}); it is "
-            "left as it is. Give another --db, or a schema of localeval's own "
+            f"left as it is. Give another {param('db')}, or a schema of localeval's own "
             "(?options=-csearch_path%3Dlocaleval, docs/team.md)"
         )

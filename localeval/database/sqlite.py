@@ -20,7 +20,7 @@ from typing import Any
 
 from localeval.database.base import DAMAGED, FAILED, LOCKED, Database, Rows, StoreError
 from localeval.database.migrations import MIGRATIONS, SCHEMA_VERSION, check_version, statements
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 #: SQLite's errors for a file that is no longer a sound database
 _DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
@@ -120,7 +120,7 @@ def _refuse_foreign(connection: sqlite3.Connection, where: str) -> None:
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         raise UsageError(
             f"{where}not a localeval database (it holds other tables: {shown}); it is left as "
-            "it is. Give another --db"
+            f"it is. Give another {param('db')}"
         )
 
 

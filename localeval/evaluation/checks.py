@@ -1,22 +1,23 @@
 """What an evaluation checks of its own inputs, before any model loads and again at the end:
-data it can read twice, models.toml entries its metrics use, which metrics embed a
-language's text and whether the embedder reads it, the files an output must never replace,
-and whether the data file is still what was checked."""
+data it can read twice, models.toml entries its metrics use and the gates they bring, which
+metrics embed a language's text and whether the embedder reads it, the files an output must
+never replace, and whether the data file is still what was checked."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from localeval.backends.model_files import sha256_file
-from localeval.config import ModelsConfig
+from localeval.config import JudgeConfig, ModelsConfig
 from localeval.data.samples import DatasetWarning
 from localeval.data.stdin import is_pipe
 from localeval.database import database_files, default_db_path, store_exists
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param, rendered
 from localeval.evaluation.requests import EvaluationRequest
 from localeval.evaluation.resume import DatasetScan
-from localeval.metrics import EmbedsByLanguage, Metric
+from localeval.metrics import EmbedsByLanguage, Metric, on_judge_scale
+from localeval.results.gates import GatePlan, plan_gates
 from localeval.results.refs import RunRef
 from localeval.text import LANGUAGE_NAMES
 
@@ -24,13 +25,14 @@ from localeval.text import LANGUAGE_NAMES
 def check_history_given(request: EvaluationRequest) -> None:
     """What needs stored runs (a --baseline of the history, --resume), checked before the
     database is opened: a usage error creates no database."""
-    needs = [] if request.resume is None else ["--resume"]
+    needs = [] if request.resume is None else [param("resume")]
     if request.baseline is not None and RunRef(request.baseline).in_history:
-        needs.append(f"--baseline {request.baseline}")
+        needs.append(f"{param('baseline')} {request.baseline}")
     where = request.db or default_db_path()
     if needs and not store_exists(where):
         raise UsageError(
-            f"{needs[0]}: there is no run history at {where} (give --db PATH or set LOCALEVAL_DB)"
+            f"{needs[0]}: there is no run history at {where} (give {param('db')} PATH or set "
+            "LOCALEVAL_DB)"
         )
 
 
@@ -53,17 +55,37 @@ def unused_models(
         models.judge(request.judge)
         if not any(m.uses_judge for m in metrics):
             notes.append(
-                f"--judge {request.judge} has no effect: no metric of this run ({names}) "
-                "uses a judge"
+                rendered(
+                    f"{param('judge')} {request.judge} has no effect: no metric of this run "
+                    f"({names}) uses a judge"
+                )
             )
     if request.embedder is not None:
         models.embedder(request.embedder)
         if not any(m.uses_embedder for m in metrics):
             notes.append(
-                f"--embedder {request.embedder} has no effect: no metric of this run "
-                f"({names}) uses an embedder"
+                rendered(
+                    f"{param('embedder')} {request.embedder} has no effect: no metric of this "
+                    f"run ({names}) uses an embedder"
+                )
             )
     return notes
+
+
+def run_gates(
+    metrics: Sequence[Metric],
+    overrides: Mapping[str, float],
+    judge: Callable[[], JudgeConfig] | None,
+) -> tuple[GatePlan, JudgeConfig | None]:
+    """The gates of a run of `metrics` (plan_gates), for an evaluation and the pytest check
+    alike, and the judge's models.toml entry they read: `judge()` gives it, asked only where
+    a metric uses the judge (None: models given as they are, test doubles, which have no
+    entry, so the metrics' defaults apply); `overrides` are the gates given."""
+    judged = {m.name for m in metrics if m.uses_judge}
+    config = judge() if judged and judge is not None else None
+    own = config.thresholds if config is not None else {}
+    names = [m.name for m in metrics]
+    return plan_gates(names, on_judge_scale(judged), own, overrides), config
 
 
 def embeds(metric: Metric, language: str) -> bool:
@@ -108,11 +130,11 @@ def protected_inputs(request: EvaluationRequest, models: ModelsConfig) -> list[t
     database with its journals."""
     inputs = [(request.data, "the data file"), (models.source, "the models file")]
     if request.baseline is not None and (path := RunRef(request.baseline).path) is not None:
-        inputs.append((path, "the --baseline results file"))
+        inputs.append((path, f"the {param('baseline')} results file"))
     for name, value in request.metric_options.items():
         for item in value if isinstance(value, list | tuple) else [value]:
             if isinstance(item, Path):
-                inputs.append((item, f"a file given to --{name.replace('_', '-')}"))
+                inputs.append((item, f"a file given to {param(name)}"))
     return inputs + database_files(request.db or default_db_path())
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from localeval.data.samples import Sample, read_samples
 from localeval.data.shards import Shard
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.history.records import StoredRun, ignore_invalid
 from localeval.history.store import RunStore
 from localeval.judge import Usage
@@ -69,9 +69,11 @@ def check_deciding_options(until_decided: bool, margin: float | None, baseline: 
     """The options of `--until-decided` that contradict each other, refused before anything
     is opened or created."""
     if not until_decided and margin is not None:
-        raise UsageError("--margin applies only with --until-decided")
+        raise UsageError(f"{param('margin')} applies only with {param('until_decided')}")
     if until_decided and not baseline:
-        raise UsageError("--until-decided compares with a run: give --baseline RUN")
+        raise UsageError(
+            f"{param('until_decided')} compares with a run: give {param('baseline')} RUN"
+        )
 
 
 def start_deciding(
@@ -90,7 +92,8 @@ def start_deciding(
     metrics = [m for m in gated if m.name in baseline.columns.scores]
     if not metrics:
         raise UsageError(
-            f"--until-decided: the --baseline run {baseline.label} holds none of this run's "
+            f"{param('until_decided')}: the {param('baseline')} run {baseline.label} holds none "
+            "of this run's "
             f"gated metrics ({', '.join(m.name for m in gated) or 'none'})"
         )
     comparison = SequentialComparison(
@@ -99,8 +102,9 @@ def start_deciding(
     paired = comparison.pairs_with([row.sample_id for row in rows])
     if not paired:
         raise UsageError(
-            f"the --baseline run {baseline.label} holds none of these {len(rows)} samples "
-            "(paired by sample_id): --until-decided compares two versions of the same samples"
+            f"the {param('baseline')} run {baseline.label} holds none of these {len(rows)} "
+            f"samples (paired by sample_id): {param('until_decided')} compares two versions of "
+            "the same samples"
         )
     same = same_inputs(metrics, [r for r in rows if r.sample_id in paired], baseline, store)
     return Deciding(comparison, len(paired), len(rows), baseline.run, same)

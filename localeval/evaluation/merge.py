@@ -18,17 +18,18 @@ from typing import Any
 
 from localeval.data.samples import Sample
 from localeval.data.shards import Shard
-from localeval.database import Location, database_files
-from localeval.errors import UsageError
+from localeval.database import Location
+from localeval.errors import UsageError, param
 from localeval.evaluation.sources import results_dict, stored_report, stored_view
+from localeval.history.output import history_output
 from localeval.history.records import StoredRun
 from localeval.history.store import RunStore
 from localeval.judge import Usage
 from localeval.metrics import MetricResult
-from localeval.results.contract import check_output, read_results_file, write_results
+from localeval.results.contract import read_results_file, write_results
 from localeval.results.gates import evaluate_gates
 from localeval.results.model import RunInfo, SampleResult, new_run_id, now
-from localeval.results.output_files import OutputTarget, Protected
+from localeval.results.output_files import OutputTarget
 from localeval.results.refs import RunRef
 from localeval.results.view import RunView, gate_results, read_usage
 
@@ -51,17 +52,10 @@ class MergeOutcome:
         return not self.view.failed_gates
 
 
-def merge_inputs(refs: Sequence[str], db: Location) -> Protected:
-    """The files the merged run's output must never be: the shards' results files and the
-    run database with its journals."""
-    files = [(path, "a shard merged") for ref in refs if (path := RunRef(ref).path) is not None]
-    return files + database_files(db)
-
-
 def check_merge_output(refs: Sequence[str], db: Location, output: Path) -> OutputTarget:
     """What writing the merged run to `output` will do, checked before any work (UsageError
     when it would overwrite a shard, the database, or cannot be written)."""
-    return check_output(output, merge_inputs(refs, db))
+    return history_output(output, db, refs, "a shard merged")
 
 
 def load_shard(ref: RunRef, store: RunStore) -> dict[str, Any]:
@@ -88,7 +82,7 @@ def _check_shards(shards: Sequence[tuple[str, dict[str, Any]]]) -> tuple[int, li
     for label, data in shards:
         text = data["run"].get("shard")
         if not isinstance(text, str):
-            raise UsageError(f"{label} is not a shard (made without evaluate --shard K/N)")
+            raise UsageError(f"{label} is not a shard (made without evaluate {param('shard')} K/N)")
         shard = Shard.parse(text)
         if shard.index in found:
             raise UsageError(f"{label} and {found[shard.index]} are both shard {shard}")

@@ -13,7 +13,7 @@ from typing import Any
 
 from localeval.data.samples import DatasetWarning
 from localeval.database import Location
-from localeval.errors import DatasetError, RunInUseError, UsageError
+from localeval.errors import DatasetError, RunInUseError, UsageError, param
 from localeval.history.records import StoredRun
 from localeval.judge import Usage
 from localeval.results.diagnosis import RunDiagnosis
@@ -33,17 +33,18 @@ class Budget:
     calls: int | None = None
 
     def check(self) -> None:
-        for value, option in ((self.minutes, "--max-minutes"), (self.calls, "--max-calls")):
+        for value, option in ((self.minutes, "max_minutes"), (self.calls, "max_calls")):
             # not NaN or infinity either: no spending ever reaches them (no limit, silently)
             if value is not None and not (math.isfinite(value) and value > 0):
-                raise UsageError(f"{option} must be more than 0, got {value:g}")
+                raise UsageError(f"{param(option)} must be more than 0, got {value:g}")
 
     def spent(self, seconds: float, calls: int) -> str | None:
-        """Which limit this much spending reaches ("--max-calls 500"), or None."""
+        """Which limit this much spending reaches ("max_calls 500", its parameter marked), or
+        None."""
         if self.minutes is not None and seconds >= 60.0 * self.minutes:
-            return f"--max-minutes {self.minutes:g}"
+            return f"{param('max_minutes')} {self.minutes:g}"
         if self.calls is not None and calls >= self.calls:
-            return f"--max-calls {self.calls}"
+            return f"{param('max_calls')} {self.calls}"
         return None
 
 
@@ -61,9 +62,9 @@ class RaySettings:
     threads: int | None = None
 
     def check(self) -> None:
-        for value, option in ((self.actors, "--ray-actors"), (self.threads, "--ray-threads")):
+        for value, option in ((self.actors, "ray_actors"), (self.threads, "ray_threads")):
             if value is not None and value < 1:
-                raise UsageError(f"{option} must be at least 1, got {value}")
+                raise UsageError(f"{param(option)} must be at least 1, got {value}")
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ class EvaluationEvents:
 
     def noted(self, message: str) -> None:
         """Something about the options the user should know (one that has no effect, an
-        output file that will be replaced)."""
+        output file that will be replaced), its parameters named already (rendered)."""
 
     def in_use(self, busy: RunInUseError) -> None:
         """An interrupted run of the same evaluation is passed over: a live process is

@@ -12,7 +12,7 @@ from pathlib import Path
 from localeval.backends.model_files import sha256_file
 from localeval.data.samples import InvalidRowCounter, OnInvalid, OnWarning, read_samples
 from localeval.data.shards import Shard
-from localeval.errors import RunInUseError, UsageError
+from localeval.errors import RunInUseError, UsageError, param
 from localeval.history.records import StoredRun, fingerprint, not_resumable
 from localeval.history.store import RunStore
 from localeval.results.model import RunInfo
@@ -111,14 +111,14 @@ def choose_run(
         if target.fingerprint != fingerprint(info):
             raise UsageError(
                 f"run {target.id} is not the same evaluation as this command (its judge, "
-                "embedder, prompt version or metric settings differ); use --no-resume to start "
-                "a new run"
+                f"embedder, prompt version or metric settings differ); use {param('resume=False')} "
+                "to start a new run"
             )
         try:
             claimed = store.claim(target.id)
         except RunInUseError as busy:
             raise UsageError(
-                f"{busy}; wait for it to finish, or start a new run with --no-resume"
+                f"{busy}; wait for it to finish, or start a new run with {param('resume=False')}"
             ) from None
         if claimed is None:
             raise UsageError(f"run {target.id} is already complete; there is nothing to resume")
@@ -136,7 +136,7 @@ def choose_run(
         busy = f" ({'; '.join(str(e) for e in in_use)})" if in_use else ""
         raise UsageError(
             f"no interrupted run of this evaluation (same data, models, prompts and metrics) "
-            f"to resume{busy}; run without --resume to start one"
+            f"to resume{busy}; run without {param('resume')} to start one"
         )
     return ChosenRun(store.start(info, n_samples, thresholds), False, in_use)
 

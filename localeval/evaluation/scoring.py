@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from localeval.closing import Closing
@@ -24,13 +25,14 @@ from localeval.data.samples import DatasetWarning, check_answered, read_samples
 from localeval.data.shards import Shard
 from localeval.database import Database, db_words
 from localeval.engine import Scheduler, describe_run, order_metrics, score_samples
-from localeval.errors import BudgetSpent, DatasetError, UsageError
+from localeval.errors import BudgetSpent, DatasetError, UsageError, param, rendered
 from localeval.evaluation.checks import (
     check_history_given,
     check_not_a_pipe,
     data_change,
     embedder_language_warning,
     protected_inputs,
+    run_gates,
     unused_models,
 )
 from localeval.evaluation.decided import (
@@ -65,7 +67,6 @@ from localeval.metrics import (
     build_metric,
     configure_metrics,
     metric_names,
-    on_judge_scale,
 )
 from localeval.results.contract import check_output, write_results
 from localeval.results.diff import Comparison, compare_runs
@@ -75,7 +76,6 @@ from localeval.results.gates import (
     check_min_defined,
     check_overrides,
     evaluate_gates,
-    plan_gates,
 )
 from localeval.results.model import SampleResult
 from localeval.results.output_files import OutputTarget
@@ -102,6 +102,10 @@ class ScoringRun(Closing):
         self.request = request
         self.events = events or EvaluationEvents()
         self.tools, self.pool = tools, pool
+        if request.resume is not None and request.new_run:
+            raise UsageError(
+                f"{param('resume')} and {param('resume=False')} contradict each other; give one"
+            )
         check_max_drop(request.max_drop)
         check_deciding_options(request.until_decided, request.margin, bool(request.baseline))
         self.names = order_metrics(request.metrics)
@@ -132,7 +136,9 @@ class ScoringRun(Closing):
         if request.output is not None:
             self.output = check_output(request.output, self._inputs())
             if self.output.replaces:
-                self.events.noted(f"--output {request.output} exists; it will be overwritten")
+                self.events.noted(
+                    rendered(f"{param('output')} {request.output} exists; it will be overwritten")
+                )
         check_history_given(request)
         self.store = RunStore.open(request.db)
         try:
@@ -170,8 +176,10 @@ class ScoringRun(Closing):
         )
         if self.deciding is not None and self.deciding.n_paired < self.deciding.n_samples:
             self.events.noted(
-                f"the --baseline run holds {self.deciding.n_paired} of the "
-                f"{self.deciding.n_samples} samples: only those are scored and decide"
+                rendered(
+                    f"the {param('baseline')} run holds {self.deciding.n_paired} of the "
+                    f"{self.deciding.n_samples} samples: only those are scored and decide"
+                )
             )
         if warning := self._embedder_language_warning():
             self.events.warned(warning)
@@ -189,11 +197,8 @@ class ScoringRun(Closing):
     def _gates(self) -> tuple[dict[str, float], list[str], JudgeConfig | None]:
         """The run's gates (metric: threshold), the metrics whose threshold is the judge's
         own (models.toml), and that judge's entry."""
-        judged = {m.name for m in self.metrics if m.uses_judge}
-        wanted = judged and self.tools is None  # models given as they are bring no entry
-        judge_config = self.models.judge(self.request.judge) if wanted else None
-        judge_thresholds = judge_config.thresholds if judge_config else {}
-        plan = plan_gates(self.names, on_judge_scale(judged), judge_thresholds, self.overrides)
+        judge = partial(self.models.judge, self.request.judge) if self.tools is None else None
+        plan, judge_config = run_gates(self.metrics, self.overrides, judge)
         return plan.thresholds, plan.from_judge, judge_config
 
     def run(self) -> EvaluationOutcome:

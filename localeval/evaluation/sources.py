@@ -4,7 +4,6 @@ file, or the run history. Reports and comparisons read runs through here."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -117,14 +116,6 @@ def stored_view(store: RunStore, run: StoredRun) -> RunView:
     )
 
 
-@contextmanager
-def history_for(refs: list[RunRef], db_path: Location | None) -> Iterator[RunStore | None]:
-    """The run history if any of `refs` names a run in it (None if all name files)."""
-    in_history = any(ref.in_history for ref in refs)
-    with open_history(db_path) if in_history else nullcontext() as store:
-        yield store
-
-
 def load_scores(ref: RunRef, store: RunStore | None) -> RunView:
     """One side of a comparison: `latest`, `latest~N`, a run id, or a results.json path."""
     if ref.path is not None:
@@ -149,9 +140,14 @@ def load_results(ref: RunRef, db_path: Location | None = None) -> dict[str, Any]
             raise UsageError(f"'{ref.text}': no such results file")
         return read_results_file(ref.path)
     with open_history(db_path) as store:
-        run = store.resolve(ref.text)
-        if not run.complete:
-            raise UsageError(
-                f"run {run.id} is incomplete; finish it by re-running its evaluate command"
-            )
-        return results_dict(store, run)
+        return stored_results(store, ref.text)
+
+
+def stored_results(store: RunStore, ref: str) -> dict[str, Any]:
+    """The results dict of the complete run `ref` names in the history (a report's run)."""
+    run = store.resolve(ref)
+    if not run.complete:
+        raise UsageError(
+            f"run {run.id} is incomplete; finish it by re-running its evaluate command"
+        )
+    return results_dict(store, run)

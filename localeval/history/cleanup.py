@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from localeval.database import Location, db_words
-from localeval.errors import RunInUseError, UsageError
+from localeval.errors import RunInUseError, UsageError, param
 from localeval.history.lease import Owner
 from localeval.history.records import StoredRun
 from localeval.history.store import RunStore
@@ -48,12 +48,12 @@ def labels_kept_message(counts: dict[str, int], db: Location | None = None) -> s
         return (
             f"run {run_id} holds {n_labels} labels of your team, which cannot be computed "
             f"again: `localeval labels export {run_id}{where} -o labels.jsonl` keeps them in a "
-            "file, and --with-labels deletes the run with them"
+            f"file, and {param('with_labels=True')} deletes the run with them"
         )
     return (
         f"runs {', '.join(counts)} hold {sum(counts.values())} labels of your team, which "
         f"cannot be computed again: `localeval labels export RUN{where} -o labels.jsonl` keeps "
-        "a run's labels in a file, and --with-labels deletes the runs with them"
+        f"a run's labels in a file, and {param('with_labels=True')} deletes the runs with them"
     )
 
 
@@ -78,7 +78,7 @@ def plan_pruning(store: RunStore, keep: int, with_labels: bool = False) -> Pruni
     """Every run but the `keep` newest (by start), except those being written now and,
     unless `with_labels`, those holding labels."""
     if keep < 0:
-        raise UsageError(f"--keep {keep}: must be 0 or more")
+        raise UsageError(f"{param('keep')} {keep}: must be 0 or more")
     older = store.list_runs()[keep:]
     busy = [run for run in older if held_by_other(store, run)]
     held = {run.id for run in busy}

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from localeval.database import Database
-from localeval.errors import UsageError
+from localeval.database import Database, Location
+from localeval.errors import UsageError, param
 from localeval.history.records import StoredRun
 from localeval.history.store import RunStore
 
@@ -44,12 +44,14 @@ UNDONE_FIELDS = "run_id, sample_id, metric, verdict, text, mark, label, reviewer
 
 @dataclass
 class Copied:
-    """What a copy did: runs copied, runs the target held already, labels added to those."""
+    """What a copy did: runs copied, runs the target held already, labels added to those
+    (and undone in them), and the target copied into."""
 
     copied: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     labels_added: int = 0
     undos_added: int = 0
+    target: Location | None = None
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,14 @@ def runs_to_copy(source: RunStore, refs: Sequence[str]) -> list[StoredRun]:
 def copy_runs(source: RunStore, target: RunStore, runs: Sequence[StoredRun]) -> Copied:
     """Copy the runs from `source` into `target` in one transaction (see the module)."""
     if str(source.path) == str(target.path):
-        raise UsageError(f"--from and --to are the same database ({source.path})")
+        raise UsageError(
+            f"{param('source')} and {param('target')} are the same database ({source.path})"
+        )
     contents = {}
     with source.connection.translating(f"reading runs from {source.path}"):
         for run in runs:
             contents[run.id] = read_content(source.connection, run.id)
-    done = Copied()
+    done = Copied(target=target.path)
     with target.connection.transaction(f"copying runs into {target.path}") as db:
         for run_id, content in contents.items():
             if not db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():

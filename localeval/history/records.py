@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.errors import DatasetError, UsageError
+from localeval.errors import DatasetError, UsageError, param, rendered
 from localeval.history.lease import Owner
 from localeval.results.model import RunInfo
 
@@ -165,7 +165,7 @@ def stored_run(row: Sequence[Any]) -> StoredRun:
 def not_resumable(run: StoredRun) -> UsageError:
     """The error for continuing a run marked invalid."""
     return UsageError(
-        f"run {run.id} can never be resumed: {run.invalid}; evaluate without --resume to "
+        f"run {run.id} can never be resumed: {run.invalid}; evaluate without {param('resume')} to "
         "start a new run"
     )
 
@@ -175,7 +175,7 @@ def skipped_row(error: DatasetError) -> dict[str, object]:
     row: dict[str, object] = {"file": error.path, "line": error.line, "field": error.field}
     if error.row is not None:
         row["row"] = error.row
-    return {**row, "reason": error.detail}
+    return {**row, "reason": rendered(error.detail)}
 
 
 def ignore_invalid(_error: DatasetError) -> None:

@@ -31,8 +31,9 @@ from localeval.database import (
     default_db_path,
     open_store,
     store_exists,
+    store_file,
 )
-from localeval.errors import RunInUseError, UsageError
+from localeval.errors import NoRunHistory, RunInUseError, UsageError
 from localeval.history.lease import (
     Owner,
     RunLease,
@@ -388,8 +389,6 @@ def open_history(db_path: Location | None, writable: bool = False) -> RunStore:
     one, and works where it cannot be written) or, `writable`, for changing it."""
     path = db_path or default_db_path()
     if not store_exists(path):
-        raise UsageError(
-            f"no run history at {path}: `localeval evaluate DATA` creates it "
-            "(or give --db PATH / set LOCALEVAL_DB)"
-        )
+        absence = "does not exist" if store_file(path) is not None else "holds no run history yet"
+        raise NoRunHistory(str(path), absence)
     return RunStore.open(path, readonly=not writable)

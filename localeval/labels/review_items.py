@@ -17,13 +17,13 @@ from localeval.errors import UsageError
 from localeval.history.records import StoredRun
 from localeval.history.store import open_history
 from localeval.labels.carried import CARRIED
-from localeval.labels.corrected import run_labels, stored_corrected
+from localeval.labels.corrected import run_labels, stored_corrected, stored_people
 from localeval.labels.store import SCORE_MARKS, VERDICT_MARKS, Label, check_unlocked
 from localeval.metrics.base import LIKELIER
 from localeval.prediction_powered import MIN_LABELLED
-from localeval.results.corrected import corrected_lines
+from localeval.results.corrected import RunCorrected, corrected_lines
 from localeval.results.gates import DEFAULT_THRESHOLDS
-from localeval.results.person_values import estimate_order
+from localeval.results.person_values import MetricLabels, estimate_order
 from localeval.results.refs import RunRef
 from localeval.results.summary import ScoreColumns
 from localeval.results.verdicts import Verdict, sample_verdicts
@@ -127,18 +127,33 @@ class ReviewRun:
     def corrected_page(self) -> dict[str, Any]:
         """What the page shows of the means corrected by the labels made so far (and
         carried over from earlier runs): a line per metric, and the carried labels."""
-        columns = ScoreColumns.of(
-            [s["sample_id"] for s in self.samples],
-            [s.get("category") for s in self.samples],
-            {m: [self.score(s["sample_id"], m) for s in self.samples] for m in self.metrics},
-        )
         with open_history(self.db) as store:
-            found = stored_corrected(store, self.run, columns, self.samples)
+            found = stored_corrected(store, self.run, self.score_columns(), self.samples)
             labels = run_labels(store, self.run, self.samples)
         return {
             "lines": corrected_lines(found.overall, self.run.id),
             "carried": [x.as_dict() for x in labels if x.source.startswith(CARRIED)],
         }
+
+    def corrected(self) -> RunCorrected:
+        """The run's means corrected by its labels (and those carried over), per metric
+        and per category, as the run's summary would hold them."""
+        with open_history(self.db) as store:
+            return stored_corrected(store, self.run, self.score_columns(), self.samples)
+
+    def people(self) -> dict[str, MetricLabels]:
+        """Per metric with labels, people's values of the run's samples: which count for
+        the corrected mean, which have verdicts still unlabelled, where reviewers disagree."""
+        with open_history(self.db) as store:
+            return stored_people(store, self.run, self.samples)
+
+    def score_columns(self) -> ScoreColumns:
+        """The run's scores as columns, for its corrected means."""
+        return ScoreColumns.of(
+            [s["sample_id"] for s in self.samples],
+            [s.get("category") for s in self.samples],
+            {m: [self.score(s["sample_id"], m) for s in self.samples] for m in self.metrics},
+        )
 
     @property
     def metrics(self) -> list[str]:

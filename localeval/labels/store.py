@@ -13,6 +13,7 @@ its own transaction, so a label is saved when it is made.
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -69,6 +70,14 @@ class Label:
             "source": self.source,
             "selection": self.selection,
         }
+
+
+def default_reviewer() -> str:
+    """The OS user's name (whose labels they are when no reviewer is named)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name (a container without a passwd entry)
+        return "reviewer"
 
 
 def locked_message(db: Location) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from localeval import extensions
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.metrics.base import (
     EmbedsByLanguage,
     Metric,
@@ -178,7 +178,8 @@ def take_old_spellings(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[
             continue
         if _given(taken.get(option.dest)):
             raise UsageError(
-                f"{option.flag} is given twice: also by its old name {option.old_flag}"
+                f"{param(option.dest)} is given twice: also by its old name "
+                f"{param(option.old_dest)}"
             )
         taken[option.dest] = value
         renamed.append(option)

@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import Any
 
 from localeval.data.samples import Sample
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.metrics.base import (
     Details,
     Evidence,
@@ -119,6 +119,12 @@ def by_length(values: Sequence[float], details: Details) -> float:
 BETA_FLAG = "--answer-correctness-beta"
 DIAGNOSE_FLAG = "--answer-correctness-diagnose"
 STATEMENTS_FLAG = "--answer-correctness-statements"
+#: their names (dests): what `options=` of the API takes, and messages name
+BETA, DIAGNOSE, STATEMENTS = (
+    "answer_correctness_beta",
+    "answer_correctness_diagnose",
+    "answer_correctness_statements",
+)
 #: --answer-correctness-statements: which side's statements are the judge's claims (the
 #: rest: sentences)
 UNITS = {
@@ -236,29 +242,23 @@ def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
     """--answer-correctness-beta B, --answer-correctness-diagnose and
     --answer-correctness-statements."""
     found: dict[str, Any] = {}
-    given = values.get("answer_correctness_beta")
+    given = values.get(BETA)
     if given is not None:
         try:
             beta = float(given)
         except ValueError:
             beta = -1.0
         if not 0 < beta <= 10:
-            raise UsageError(f"{BETA_FLAG} must be a number above 0 and at most 10, got {given!r}")
+            raise UsageError(
+                f"{param(BETA)} must be a number above 0 and at most 10, got {given!r}"
+            )
         found["beta"] = beta
-    if values.get("answer_correctness_diagnose"):
+    if values.get(DIAGNOSE):
         found["diagnose"] = True
-    found.update(
-        configure_statements(
-            values.get("answer_correctness_statements"), True, STATEMENTS_FLAG, NAME, UNITS
-        )
-    )
+    found.update(configure_statements(values.get(STATEMENTS), True, STATEMENTS, NAME, UNITS))
     if found and not requested:
-        flags = (
-            (BETA_FLAG, "beta"),
-            (DIAGNOSE_FLAG, "diagnose"),
-            (STATEMENTS_FLAG, "statements"),
-        )
-        given = [flag for flag, key in flags if key in found]
+        options = ((BETA, "beta"), (DIAGNOSE, "diagnose"), (STATEMENTS, "statements"))
+        given = [param(option) for option, key in options if key in found]
         verb = "set" if len(given) > 1 else "sets"
         raise UsageError(
             f"{' and '.join(given)} {verb} answer_correctness; add -m answer_correctness"
@@ -350,7 +350,7 @@ SPEC = MetricSpec(
     options=(
         MetricOption(
             BETA_FLAG,
-            "answer_correctness_beta",
+            BETA,
             "answer_correctness: weigh recall BETA times as much as precision (F-beta; "
             "default 1, the F1).",
             metavar="BETA",
@@ -359,7 +359,7 @@ SPEC = MetricSpec(
         ),
         MetricOption(
             DIAGNOSE_FLAG,
-            "answer_correctness_diagnose",
+            DIAGNOSE,
             "answer_correctness: also judge each answer and reference statement against each "
             "retrieved chunk, and say whether the retriever or the generator failed "
             "(RAGChecker's figures; one judge call per statement and chunk).",
@@ -369,7 +369,7 @@ SPEC = MetricSpec(
         ),
         statements_option(
             STATEMENTS_FLAG,
-            "answer_correctness_statements",
+            STATEMENTS,
             NAME,
             UNITS,
             old=("--ac-statements", "ac_statements"),

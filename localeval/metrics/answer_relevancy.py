@@ -25,7 +25,7 @@ from typing import Any
 
 from localeval.data.samples import Sample
 from localeval.embedder import cosine
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.metrics.base import (
     Details,
     Evidence,
@@ -50,6 +50,7 @@ QUESTION_CHARS = 200
 DEFAULT_QUESTIONS = 0
 MAX_QUESTIONS = 10
 QUESTIONS_FLAG = "--answer-relevancy-questions"
+QUESTIONS = "answer_relevancy_questions"
 
 
 class AnswerRelevancy(MetricBase):
@@ -144,7 +145,7 @@ class AnswerRelevancy(MetricBase):
 
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
     """--answer-relevancy-questions N: how many questions the judge writes as evidence."""
-    given = values.get("answer_relevancy_questions")
+    given = values.get(QUESTIONS)
     if given is None:
         return {}
     try:
@@ -153,11 +154,11 @@ def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
         count = -1
     if not 0 <= count <= MAX_QUESTIONS:
         raise UsageError(
-            f"{QUESTIONS_FLAG} must be a whole number from 0 to {MAX_QUESTIONS}, got {given!r}"
+            f"{param(QUESTIONS)} must be a whole number from 0 to {MAX_QUESTIONS}, got {given!r}"
         )
     if not requested:
         raise UsageError(
-            f"{QUESTIONS_FLAG} sets answer_relevancy's evidence; add -m answer_relevancy"
+            f"{param(QUESTIONS)} sets answer_relevancy's evidence; add -m answer_relevancy"
         )
     return {"n_questions": count}
 
@@ -238,7 +239,7 @@ SPEC = MetricSpec(
     options=(
         MetricOption(
             QUESTIONS_FLAG,
-            "answer_relevancy_questions",
+            QUESTIONS,
             "answer_relevancy: also have the judge write N questions the answer would answer, "
             "as evidence (their similarity to the question is shown, not scored; about "
             "doubles the judge's time). Default 0.",

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from localeval.data.samples import Sample
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.metrics.base import (
     Details,
     Evidence,
@@ -55,6 +55,7 @@ EMBEDDER = "embedder"
 JUDGE = "judge"
 SOURCES = (EMBEDDER, JUDGE)
 USEFULNESS_FLAG = "--context-precision-usefulness"
+USEFULNESS = "context_precision_usefulness"
 #: per sample language, what measures a chunk's usefulness: the embedder where it separates
 #: the labelled chunks better, the judge where it does (docs/measurements/judge-quality.md)
 DEFAULT_USEFULNESS: Mapping[str, str] = {"en": EMBEDDER, "zh": JUDGE}
@@ -218,12 +219,13 @@ class ContextPrecision(MetricBase):
 def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
     """--context-precision-usefulness [LANGUAGE=]SOURCE, repeatable: a bare SOURCE sets
     every language."""
-    given = values.get("context_precision_usefulness") or ()
+    given = values.get(USEFULNESS) or ()
     if not given:
         return {}
     if not requested:
         raise UsageError(
-            f"{USEFULNESS_FLAG} sets context_precision's chunk usefulness; add -m context_precision"
+            f"{param(USEFULNESS)} sets context_precision's chunk usefulness; add -m "
+            "context_precision"
         )
     chosen: dict[str, str] = {}
     for value in given:
@@ -232,7 +234,7 @@ def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
         source = source if given_one else value
         if source not in SOURCES or not set(languages) <= set(LANGUAGES):
             raise UsageError(
-                f"{USEFULNESS_FLAG} takes SOURCE or LANGUAGE=SOURCE (SOURCE: "
+                f"{param(USEFULNESS)} takes SOURCE or LANGUAGE=SOURCE (SOURCE: "
                 f"{' or '.join(SOURCES)}; LANGUAGE: {' or '.join(LANGUAGES)}), got {value!r}"
             )
         chosen.update(dict.fromkeys(languages, source))
@@ -321,7 +323,7 @@ SPEC = MetricSpec(
     options=(
         MetricOption(
             USEFULNESS_FLAG,
-            "context_precision_usefulness",
+            USEFULNESS,
             "context_precision: what measures each chunk's usefulness, 'judge' or "
             "'embedder', for every sample or per language ('zh=judge'); repeat for several. "
             "Default: "

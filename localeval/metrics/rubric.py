@@ -27,7 +27,7 @@ from localeval.data.criteria import (
     load_criteria_file,
 )
 from localeval.data.samples import Sample
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import (
     MetricBase,
@@ -133,13 +133,13 @@ def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
     file, inline = values.get("rubric_criteria"), values.get("rubric_criterion") or ()
     if file is not None and inline:
         raise UsageError(
-            "give the rubric's criteria either with --rubric-criteria FILE or with "
-            "--rubric-criterion, not both"
+            f"give the rubric's criteria either with {param('rubric_criteria')} FILE or with "
+            f"{param('rubric_criterion')}, not both"
         )
     if (file is not None or inline) and not requested:
         raise UsageError(
-            "--rubric-criteria and --rubric-criterion set the rubric metric's criteria; "
-            "add -m rubric"
+            f"{param('rubric_criteria')} and {param('rubric_criterion')} set the rubric metric's "
+            "criteria; add -m rubric"
         )
     if file is not None:
         return {"criteria": load_criteria_file(file)}

@@ -12,7 +12,7 @@ from typing import Any
 
 from localeval.config import load_models_config
 from localeval.database import Location, database_files, default_db_path
-from localeval.errors import PromptTooLongError, UsageError
+from localeval.errors import PromptTooLongError, UsageError, param
 from localeval.estimate.counting import Counting, Estimate
 from localeval.judge import Usage
 from localeval.metrics import Tools, build_metric
@@ -70,7 +70,8 @@ class PairComparison:
     def __init__(self, request: PairsRequest):
         if request.a_field == request.b_field:
             raise UsageError(
-                f"--a-field and --b-field are both '{request.a_field}'; name two fields"
+                f"{param('a_field')} and {param('b_field')} are both '{request.a_field}'; name "
+                "two fields"
             )
         self.request = request
         self.rows = load_pairs(request.data, request.a_field, request.b_field)

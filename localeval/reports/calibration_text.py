@@ -1,10 +1,13 @@
-"""How `localeval calibrate --fit` shows its maps: per kind of verdict, the error on each
+"""How `localeval calibrate` shows what it found: the agreement figures as a table, the
+gates suggested as models.toml text, and with --fit per kind of verdict the error on each
 held-out part before and after the map, and the reliability diagram as text."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
+from localeval.calibration.agreement import Calibration
 from localeval.calibration.fit import KindFit
 from localeval.verdict_maps import KINDS, ReliabilityBin
 
@@ -51,3 +54,39 @@ def fits_text(fits: Mapping[str, KindFit]) -> str:
         lines += reliability_lines(fit.bins)
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
+
+
+def thresholds_snippet(judge: str, thresholds: dict[str, float]) -> str:
+    """The suggested thresholds as a models.toml table for `judge`."""
+    lines = [
+        "Gate thresholds on this judge's scale (best_threshold over all rows of each metric),",
+        "for models.toml:",
+        f'[judges."{judge}".thresholds]',
+    ]
+    lines += [f"{metric} = {value:.2f}" for metric, value in thresholds.items()]
+    return "\n".join(lines)
+
+
+def format_table(calibration: Calibration) -> str:
+    """The agreement figures as a text table, one line per figure."""
+    counts = calibration.counts()
+    found = calibration.agreements
+    # as wide as the longest name (a dataset called "ragchecker_meta_eval"), at least the
+    # widths the table always had
+    wide = [
+        max([width, *(len(getattr(a, key)) for a in found)])
+        for key, width in (("dataset", 14), ("metric", 18), ("measure", 14))
+    ]
+    head = zip(("dataset", "metric", "measure"), wide, strict=True)
+    header = " ".join(f"{name:<{width}}" for name, width in head)
+    lines = [f"{header} {'value':>6}  {'95% CI':>15} {'n':>5} {'undef':>5} {'unparsed':>8}"]
+    for a in found:
+        value = "-" if a.value is None or math.isnan(a.value) else f"{a.value:.3f}"
+        interval = "-" if a.ci95 is None else f"[{a.ci95[0]:.2f}, {a.ci95[1]:.2f}]"
+        c = counts.get((a.dataset, a.metric), {"undefined": 0, "unparseable": 0})
+        names = zip((a.dataset, a.metric, a.measure), wide, strict=True)
+        lines.append(
+            " ".join(f"{name:<{width}}" for name, width in names)
+            + f" {value:>6}  {interval:>15} {a.n:>5} {c['undefined']:>5} {c['unparseable']:>8}"
+        )
+    return "\n".join(lines)

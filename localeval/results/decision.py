@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.results.view import RunView
 from localeval.sequences import BettingSequence
 
@@ -38,7 +38,9 @@ ORDER_SEED = 20261203
 
 def check_margin(margin: float) -> None:
     if not (math.isfinite(margin) and 0 < margin < 1):
-        raise UsageError(f"--margin must be between 0 and 1 (both excluded), got {margin:g}")
+        raise UsageError(
+            f"{param('margin')} must be between 0 and 1 (both excluded), got {margin:g}"
+        )
 
 
 def read_verdict(lower: float, upper: float, margin: float) -> str:
@@ -83,7 +85,10 @@ class SequentialComparison:
     ):
         check_margin(margin)
         if not metrics:
-            raise UsageError("--until-decided needs a gated metric that the --baseline run holds")
+            raise UsageError(
+                f"{param('until_decided')} needs a gated metric that the {param('baseline')} run "
+                "holds"
+            )
         self.metrics = list(metrics)
         self.margin = margin
         self.alpha = alpha

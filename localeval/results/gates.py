@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.metrics import REGISTRY, OnFirstUse, spec
 from localeval.results.corrected import CorrectedSummary
 from localeval.stats import MetricSummary
@@ -241,16 +241,20 @@ def parse_threshold(text: str, known_metrics: set[str] | frozenset[str]) -> tupl
     name, sep, raw = text.partition("=")
     name = name.strip()
     if not sep:
-        raise UsageError(f"--threshold '{text}': expected METRIC=VALUE, e.g. faithfulness=0.85")
+        raise UsageError(
+            f"{param('thresholds')} '{text}': expected METRIC=VALUE, e.g. faithfulness=0.85"
+        )
     if name not in known_metrics:
         known = ", ".join(sorted(known_metrics))
-        raise UsageError(f"--threshold '{text}': unknown metric '{name}' (known: {known})")
+        raise UsageError(
+            f"{param('thresholds')} '{text}': unknown metric '{name}' (known: {known})"
+        )
     try:
         value = float(raw)
     except ValueError:
-        raise UsageError(f"--threshold '{text}': '{raw}' is not a number") from None
+        raise UsageError(f"{param('thresholds')} '{text}': '{raw}' is not a number") from None
     if not 0.0 <= value <= 1.0:
-        raise UsageError(f"--threshold '{text}': the value must be between 0 and 1")
+        raise UsageError(f"{param('thresholds')} '{text}': the value must be between 0 and 1")
     return name, value
 
 
@@ -265,7 +269,8 @@ def parse_thresholds(
         name, value = parse_threshold(text, known_metrics)
         if name in given:
             raise UsageError(
-                f"--threshold '{given[name]}' and --threshold '{text}' both set the gate of "
+                f"{param('thresholds')} '{given[name]}' and {param('thresholds')} '{text}' both "
+                "set the gate of "
                 f"{name}; give it once"
             )
         given[name], overrides[name] = text, value
@@ -354,13 +359,13 @@ def _interval(value: Any) -> tuple[float, float] | None:
 
 def check_gate_on(gate_on: str) -> None:
     if gate_on not in GATE_ON:
-        raise UsageError(f"--gate-on {gate_on}: one of {', '.join(GATE_ON)}")
+        raise UsageError(f"{param('gate_on')} {gate_on}: one of {', '.join(GATE_ON)}")
 
 
 def check_min_defined(share: float) -> None:
     """The share of defined samples a gate needs must be a share."""
     if not 0.0 <= share <= 1.0:
-        raise UsageError(f"--min-defined {share:g}: must be between 0 and 1")
+        raise UsageError(f"{param('min_defined')} {share:g}: must be between 0 and 1")
 
 
 def check_thresholds_run(overrides: Mapping[str, float], metrics: Collection[str]) -> None:
@@ -368,7 +373,8 @@ def check_thresholds_run(overrides: Mapping[str, float], metrics: Collection[str
     for metric, value in overrides.items():
         if metric not in metrics:
             raise UsageError(
-                f"--threshold {metric}={value:g}: {metric} is not among the metrics of this run "
+                f"{param('thresholds')} {metric}={value:g}: {metric} is not among the metrics of "
+                "this run "
                 f"({', '.join(metrics)}); add -m {metric}, or leave the threshold out"
             )
 
@@ -376,4 +382,4 @@ def check_thresholds_run(overrides: Mapping[str, float], metrics: Collection[str
 def check_max_drop(max_drop: float) -> None:
     """The regression gate's tolerance must be a share of the [0, 1] scale."""
     if not 0.0 <= max_drop <= 1.0:
-        raise UsageError(f"--max-drop {max_drop:g}: must be between 0 and 1")
+        raise UsageError(f"{param('max_drop')} {max_drop:g}: must be between 0 and 1")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from localeval.data.file_rows import format_suffix
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 #: what `kind` an output target is: a file to create, a regular file to replace, a stream
 NEW, REPLACE, STREAM = "new", "replace", "stream"
@@ -51,7 +51,9 @@ class OutputTarget:
 Protected = Sequence[tuple[Path, str]]
 
 
-def output_target(path: Path, protected: Protected = (), option: str = "--output") -> OutputTarget:
+def output_target(
+    path: Path, protected: Protected = (), option: str = param("output")
+) -> OutputTarget:
     """What writing `path` would do, checked before any work; UsageError (exit 2) when it
     would destroy something or cannot be done."""
     where = f"{option} {path}"

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import errno
 import socket
+import threading
 from collections.abc import Callable
 
 import uvicorn
 from starlette.applications import Starlette
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 
 HOST = "127.0.0.1"
 
@@ -19,6 +20,9 @@ HOST = "127.0.0.1"
 def bind_local(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:port (0: a free port); UsageError when it is taken."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # the port of a server just stopped is free at once (its closed connections wait out
+    # TIME_WAIT); a port another socket listens on is still refused
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((HOST, port))
         sock.listen(64)
@@ -26,7 +30,8 @@ def bind_local(port: int) -> socket.socket:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise UsageError(
-                f"port {port} on {HOST} is in use; give another --port, or leave it out for a "
+                f"port {port} on {HOST} is in use; give another {param('port')}, or leave it out "
+                "for a "
                 "free one"
             ) from None
         raise UsageError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
@@ -38,10 +43,25 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{host}:{port}/"
 
 
-def review_server(app: Starlette) -> uvicorn.Server:
+class ReadyServer(uvicorn.Server):
+    """A uvicorn server that says when it serves: `ready` is set once it listens (or once
+    it ended without, so that no one waits for it forever)."""
+
+    def __init__(self, config: uvicorn.Config):
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets)
+        finally:
+            self.ready.set()
+
+
+def review_server(app: Starlette) -> ReadyServer:
     """A uvicorn server of the app, quiet but for warnings (set `should_exit` to stop it)."""
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    return uvicorn.Server(config)
+    return ReadyServer(config)
 
 
 def serve(
@@ -56,3 +76,5 @@ def serve(
         server.run(sockets=[sock])
     finally:
         sock.close()
+        if isinstance(server, ReadyServer):
+            server.ready.set()  # ended, whether it served or not

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from localeval.data.samples import Sample, load_samples
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.results.output_files import STREAM, OutputTarget
 from localeval.testset.output import check_output, json_line, write_jsonl
 
@@ -44,7 +44,9 @@ def load_app(spec: str) -> App:
     folder on the path, as `python -m` would) or `path/to/file.py:function`."""
     module_name, sep, attribute = spec.rpartition(":")
     if not sep or not module_name or not attribute:
-        raise UsageError(f"--app '{spec}': give it as module:function or path/to/file.py:function")
+        raise UsageError(
+            f"{param('app')} '{spec}': give it as module:function or path/to/file.py:function"
+        )
     try:
         if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
             module = _module_from_file(Path(module_name))
@@ -55,35 +57,35 @@ def load_app(spec: str) -> App:
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
             raise AppError(
-                f"--app '{spec}': no module '{module_name}' (run from the folder that holds it, "
-                "or give its file: path/to/file.py:function)"
+                f"{param('app')} '{spec}': no module '{module_name}' (run from the folder that "
+                "holds it, or give its file: path/to/file.py:function)"
             ) from None
         raise AppError(
-            f"--app '{spec}': importing {module_name} failed: {_describe(exc)}"
+            f"{param('app')} '{spec}': importing {module_name} failed: {_describe(exc)}"
         ) from None
     except UsageError:
         raise
     except Exception as exc:  # whatever the user's module raises while it loads
         raise AppError(
-            f"--app '{spec}': importing {module_name} failed: {_describe(exc)}"
+            f"{param('app')} '{spec}': importing {module_name} failed: {_describe(exc)}"
         ) from None
     target: Any = module
     for part in attribute.split("."):
         if not hasattr(target, part):
-            raise AppError(f"--app '{spec}': {module_name} has no '{attribute}'")
+            raise AppError(f"{param('app')} '{spec}': {module_name} has no '{attribute}'")
         target = getattr(target, part)
     if not callable(target):
-        raise AppError(f"--app '{spec}': {attribute} is not a function")
+        raise AppError(f"{param('app')} '{spec}': {attribute} is not a function")
     return target  # type: ignore[no-any-return]
 
 
 def _module_from_file(path: Path) -> Any:
     if not path.is_file():
-        raise AppError(f"--app: no such file {path}")
+        raise AppError(f"{param('app')}: no such file {path}")
     name = "localeval_app_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise AppError(f"--app: {path} is not a Python file")
+        raise AppError(f"{param('app')}: {path} is not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.resolve().parent))  # so that it can import its neighbours
     sys.modules[name] = module
@@ -190,7 +192,7 @@ def _read_partial(
         if found.get(key) != header[key]:
             raise UsageError(
                 f"{partial} holds answers from {what} ({key} {found.get(key)!r}); run with "
-                "--no-resume to start again, or delete it"
+                f"{param('resume=False')} to start again, or delete it"
             )
     done: dict[str, dict[str, Any]] = {}
     for line in lines[1:]:

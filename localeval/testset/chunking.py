@@ -18,6 +18,8 @@ from localeval.text import CJK_RANGES, detect_language, split_sentences
 _TOKEN = re.compile(f"[{CJK_RANGES}]|\\w+|[^\\w\\s]")
 
 DEFAULT_CHUNK_TOKENS = 300
+#: the smallest chunk a test set may ask for: a heading and a sentence or two
+MIN_CHUNK_TOKENS = 32
 #: a section shorter than this is joined to the next one: a heading with one line under it
 #: is too little to ask a question about
 MIN_SECTION_TOKENS = 24

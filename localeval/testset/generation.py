@@ -16,7 +16,7 @@ from pathlib import Path
 from localeval.config import ModelsConfig, load_models_config
 from localeval.data.samples import Sample
 from localeval.database import Location, database_files, default_db_path
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.estimate.counting import Counting, Estimate
 from localeval.metrics import MetricResult, Tools
 from localeval.testset.candidates import Events, GenerateResult
@@ -46,7 +46,7 @@ def parse_mix(text: str) -> dict[str, float]:
             mix[kind.strip()] = float(value)
         except ValueError:
             raise UsageError(
-                f"--mix '{text}': give KIND=WEIGHT pairs, e.g. {DEFAULT_MIX_TEXT}"
+                f"{param('mix')} '{text}': give KIND=WEIGHT pairs, e.g. {DEFAULT_MIX_TEXT}"
             ) from None
     return mix
 
@@ -150,7 +150,7 @@ class Generation:
             raise UsageError(
                 f"no question passed the checks ({len(result.rejections)} candidates rejected: "
                 + ", ".join(f"{n} {r}" for r, n in result.reasons().items())
-                + "); run with --verbose to see them"
+                + f"); run with {param('verbose=True')} to see them"
             )
         return result
 

@@ -9,10 +9,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from localeval.errors import param
 from localeval.results.output_files import OutputTarget, Protected, open_output, output_target
 
 
-def check_output(output: Path, protected: Protected = (), option: str = "--output") -> OutputTarget:
+def check_output(
+    output: Path, protected: Protected = (), option: str = param("output")
+) -> OutputTarget:
     """What writing `output` will do, checked before any work; UsageError (naming it as
     `option`) when it would destroy something (one of `protected`, a folder, ...) or
     cannot be done."""

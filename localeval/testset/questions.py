@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param, rendered
 from localeval.judge import Prompt
 from localeval.metrics.base import LIKELIER, Tools, require_embedder, require_judge
 from localeval.metrics.parts.long_context import NoRoomForContext
@@ -170,10 +170,13 @@ class _Writer:
             alike = mean_similarity(self.vectors, rows) if self.vectors is not None else 0.0
             if alike >= ALIKE:
                 notes.append(
-                    f"the embedder {self.embedder.name} finds the '{language}' chunks alike "
-                    f"(mean similarity {alike:.2f}): spreading the chunks, pairing related "
-                    "ones and finding the chunks nearest an unanswerable question work less "
-                    "well; a multilingual embedder (--embedder) does better"
+                    rendered(
+                        f"the embedder {self.embedder.name} finds the '{language}' chunks "
+                        f"alike (mean similarity {alike:.2f}): spreading the chunks, pairing "
+                        "related ones and finding the chunks nearest an unanswerable question "
+                        f"work less well; a multilingual embedder ({param('embedder')}) does "
+                        "better"
+                    )
                 )
         return notes
 

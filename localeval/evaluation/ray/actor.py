@@ -23,7 +23,7 @@ from pathlib import Path
 from localeval.config import ModelsConfig
 from localeval.data.samples import Sample
 from localeval.engine import score_sample
-from localeval.errors import LocalevalError, UsageError
+from localeval.errors import LocalevalError, UsageError, unrendered
 from localeval.evaluation.ray.remote import Chosen, Entry, Found, WorkerTools
 from localeval.metrics import Metric
 from localeval.results.model import SampleResult
@@ -107,7 +107,7 @@ class SampleScorer:
                 job.models, job.chosen, job.threads, job.cached, job.identities, self.where
             )
         except LocalevalError as exc:
-            self.failure = Failure(str(exc), isinstance(exc, UsageError))
+            self.failure = Failure(unrendered(exc), isinstance(exc, UsageError))
 
     def started(self) -> Started:
         return Started(self.where, self.pid, self.failure)

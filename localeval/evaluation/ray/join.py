@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.evaluation.requests import ClusterPlan, RaySettings
 
 #: seconds a cluster's head has to answer the first handshake before the run is refused
@@ -35,7 +35,7 @@ def import_ray() -> ModuleType:
         import ray
     except ImportError:
         raise UsageError(
-            "--ray needs Ray, which is not installed here: pip install 'localeval[ray]'"
+            f"{param('ray')} needs Ray, which is not installed here: pip install 'localeval[ray]'"
         ) from None
     return ray
 
@@ -55,7 +55,7 @@ def check_reachable(address: str, timeout: float | None = None) -> None:
     a SETTINGS frame, which is all this checks."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
-        raise UsageError(f"--ray {address}: give the cluster's HOST:PORT")
+        raise UsageError(f"{param('ray')} {address}: give the cluster's HOST:PORT")
     seconds = JOIN_TIMEOUT_S if timeout is None else timeout
     try:
         connection = socket.create_connection((host.strip("[]"), int(port)), timeout=seconds)
@@ -92,7 +92,9 @@ def refuse_client(address: str, given: str | None) -> None:
     join of three failed here), and a run on it would be a run that may not start."""
     if not address.startswith("ray://"):
         return
-    named = f"--ray {address}" if given not in (None, "", "auto") else f"RAY_ADDRESS={address}"
+    named = (
+        f"{param('ray')} {address}" if given not in (None, "", "auto") else f"RAY_ADDRESS={address}"
+    )
     raise UsageError(
         f"{named}: Ray Client (ray://) is not supported; give the head's HOST:PORT (the "
         "nodes must reach this machine), or run localeval on the cluster with `ray job "
@@ -175,7 +177,7 @@ class Connection:
         threads = settings.threads or default_threads(cpus)
         if threads > max(cpus):
             raise UsageError(
-                f"--ray-threads {threads}: no node of the cluster has that many CPUs "
+                f"{param('ray_threads')} {threads}: no node of the cluster has that many CPUs "
                 f"(the largest has {max(cpus)})"
             )
         fits = 0

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from localeval.data.samples import Sample
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.judge import Judge, Prompt
 from localeval.metrics.base import (
     LIKELIER,
@@ -332,16 +332,16 @@ def statements_option(
 
 
 def configure_statements(
-    given: Any, requested: bool, flag: str, metric: str, choices: Sequence[str] = UNIT_CHOICES
+    given: Any, requested: bool, dest: str, metric: str, choices: Sequence[str] = UNIT_CHOICES
 ) -> dict[str, Any]:
-    """The constructor argument of a --*-statements value (UsageError for a bad one, or for
-    one given without its metric)."""
+    """The constructor argument of a --*-statements value, the option `dest` (UsageError
+    for a bad one, or for one given without its metric)."""
     if given is None:
         return {}
     if given not in choices:
-        raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {given!r}")
+        raise UsageError(f"{param(dest)} must be one of {', '.join(choices)}, got {given!r}")
     if not requested:
-        raise UsageError(f"{flag} sets {metric}; add -m {metric}")
+        raise UsageError(f"{param(dest)} sets {metric}; add -m {metric}")
     return {"statements": given}
 
 
@@ -379,7 +379,7 @@ def statements_spec(
     flag, dest = f"--{name.replace('_', '-')}-statements", f"{name}_statements"
 
     def configure(values: Mapping[str, Any], requested: bool) -> dict[str, Any]:
-        return configure_statements(values.get(dest), requested, flag, name)
+        return configure_statements(values.get(dest), requested, dest, name)
 
     bad, says, least = hint
     return MetricSpec(
