@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.api.evaluation import Decision, Evaluation, EvaluationCost
-from localeval.api.events import Warned, warn
+from localeval.api.events import LocalevalWarning, Warned, warn
 from localeval.api.history import DEFAULT_DB, DefaultDb, diff, report
 from localeval.api.history import history_location as _location
 from localeval.data.given import given_rows, write_given
@@ -55,6 +55,9 @@ from localeval.results.diff import DEFAULT_MAX_DROP
 from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED
 from localeval.results.model import RunResult
 from localeval.tools import ModelPool
+
+#: how the other API modules warn (api/testsets.py)
+_warn = warn
 
 #: the models of this process, loaded by the first call that needs each
 MODELS = ModelPool()
@@ -322,6 +325,7 @@ __all__ = [
     "DEFAULT_DB",
     "DEFAULT_MARGIN",
     "RESUME_MATCHING",
+    "LocalevalWarning",
     "RaySettings",
     "diff",
     "estimate_cost",
