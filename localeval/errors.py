@@ -203,3 +203,18 @@ class BudgetSpent(LocalevalError):
             f"{limit} is spent: {scored} samples scored in {seconds / 60:.1f} minutes "
             f"with {judge_calls} judge calls"
         )
+
+
+class ClusterError(LocalevalError):
+    """The Ray cluster or one of its workers failed."""
+
+
+class WorkerUsageError(ClusterError, UsageError):
+    """A worker refused what it was given (another localeval, another model file than the
+    driver's): the user's to fix, as on the driver."""
+
+
+class ClusterLost(ClusterError):
+    """The cluster lost what the run needs (an actor that died past Ray's restarts, its
+    node, an object): not a bug of localeval's nor bad input; the run is kept for the same
+    command to continue it."""

@@ -5,7 +5,7 @@
 Prints, from the source alone: the non-CLI localeval modules cli/ imports (and from how
 many of the package's parts), the library calls each command module makes (call sites of
 names imported from outside cli/), and the public API's names (`localeval.__all__`-like
-list in localeval/__init__.py).
+index, localeval/api/__init__.py's NAMES).
 """
 
 from __future__ import annotations
@@ -61,13 +61,11 @@ def measure() -> dict[str, object]:
         imported.update(modules)
         calls[path.stem] = _calls(tree, names)
     parts = {m.split(".")[1] if "." in m else "(root)" for m in imported}
-    root = ast.parse((ROOT / "localeval" / "__init__.py").read_text("utf-8"))
+    index = ast.parse((ROOT / "localeval" / "api" / "__init__.py").read_text("utf-8"))
     public: list[str] = []
-    for node in ast.walk(root):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id in ("_API", "__all__") for t in node.targets
-        ):
-            public = [ast.literal_eval(e) for e in node.value.elts]  # type: ignore[attr-defined]
+    for node in ast.walk(index):
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "NAMES":
+            public = sorted(ast.literal_eval(node.value))  # type: ignore[arg-type]
     return {
         "modules_imported": dict(imported.most_common()),
         "n_modules": len(imported),

@@ -329,3 +329,33 @@ if __name__ == "__main__":
     print("cycles:", cycles(edges) or "none")
     print("upward imports:", upward_imports(edges) or "none")
     print("metrics imported by their parts:", metric_imports_in_parts(edges) or "none")
+
+
+#: what the command line may import besides itself: the public API (its index, its modules
+#: and their light option defaults, localeval.api.defaults), the typed errors, the text
+#: renderers it shares with the library (localeval.reports and plurals in localeval.text),
+#: the version, the entry-point groups commands are found through, and the process's offline
+#: switches, which only a program's entry sets
+CLI_MAY_IMPORT = (
+    "localeval.api",
+    "localeval.errors",
+    "localeval.reports",
+    "localeval.text",
+    "localeval.version",
+    "localeval.extensions",
+    "localeval.offline",
+    "localeval.cli",
+)
+
+
+def test_the_command_line_imports_only_the_public_api() -> None:
+    """Every command is a client of the library (docs/python.md): anything else it needs,
+    the API returns or re-exports."""
+    wrong = [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph().items())
+        if module.startswith("localeval.cli")
+        for target in sorted(targets)
+        if not any(target == ok or target.startswith(ok + ".") for ok in CLI_MAY_IMPORT)
+    ]
+    assert wrong == []

@@ -22,7 +22,16 @@ from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
 from localeval.closing import Closing
-from localeval.database import Location, StoreError, default_db_path, location_of, store_exists
+from localeval.database import (
+    Location,
+    StoreError,
+    default_db_path,
+    location_of,
+    parse_location,
+    refuse_password,
+    store_exists,
+    store_file,
+)
 from localeval.errors import CopyFailed, SameDatabase, UsageError
 from localeval.evaluation.merge import MergeOutcome, check_merge_output, merge_shards
 from localeval.evaluation.sources import (
@@ -60,6 +69,14 @@ Db = str | os.PathLike[str] | Location | DefaultDb
 
 #: called with an output's target once it is checked, before any work
 OnOutput = Callable[[OutputTarget], None]
+
+
+def db_location(text: str) -> tuple[Location, Path | None]:
+    """A run history's location as written (`--db`, $LOCALEVAL_DB), and its file (None: a
+    server); a URL holding a password is refused, since it would be shown and kept."""
+    location = parse_location(text)
+    refuse_password(location)
+    return location, store_file(location)
 
 
 def history_location(db: Db) -> Location | None:

@@ -78,6 +78,14 @@ class AnswerComparison:
         is not kept yet is measured when `measure`."""
         return self._comparison.estimate(measure)
 
+    def write_estimate(self, estimate: Estimate) -> Path | None:
+        """The estimate as JSON (`compare-answers --estimate --output`) to the output, and
+        where it went (None without an output)."""
+        if self.target is None:
+            return None
+        write_json(self.target, estimate.as_dict())
+        return self.target.path
+
     def run(self, on_row: Callable[[], None] | None = None) -> PairsOutcome:
         """Judge each pair in both orders (a row whose winner changes with the order is a
         tie): `.rows`, `.verdicts` (None for a row too long for the judge), `.summary` (B's

@@ -15,10 +15,11 @@ from types import ModuleType
 
 import click
 
-from localeval import __version__, extensions
+from localeval import extensions
+from localeval.api.defaults import PLUGIN_PROBLEMS
 from localeval.cli.options import ARGV, echo
-from localeval.metrics import PLUGIN_PROBLEMS
 from localeval.offline import hold_offline
+from localeval.version import __version__
 
 
 class _LocalevalGroup(click.Group):

@@ -17,7 +17,6 @@ from localeval.cli.options import (
     models_option,
     output_option,
     progress_option,
-    show_estimate,
     translate_errors,
     warn_if_replaced,
 )
@@ -97,6 +96,7 @@ def compare_answers(
     """
     from localeval.api import AnswerComparison
     from localeval.reports import console
+    from localeval.reports.estimate_text import estimate_text
 
     comparison = AnswerComparison(
         data, output=output, a_field=a_field, b_field=b_field, judge=judge_name,
@@ -105,7 +105,10 @@ def compare_answers(
     warn_if_replaced(comparison.target)
     echo(f"Loaded {len(comparison.rows)} pairs from {data} ({a_field} vs {b_field})", err=True)
     if estimate_only:
-        show_estimate(comparison.estimate(), comparison.target)
+        estimate = comparison.estimate()
+        echo(estimate_text(estimate))
+        if (written := comparison.write_estimate(estimate)) is not None:
+            echo(f"Estimate written to {written}")
         sys.exit(EXIT_OK)
     bar = Progress(len(comparison.rows), "Comparing", enabled=progress)
     try:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from localeval.api.defaults import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
 from localeval.cli.cluster import ray_options, ray_settings
 from localeval.cli.exit_codes import exit_code_of
 from localeval.cli.metric_options import MetricsCommand, given_metric_options
@@ -28,7 +29,6 @@ from localeval.cli.options import (
 )
 from localeval.cli.until_decided import decided, until_decided_options
 from localeval.errors import BudgetSpent, UsageError
-from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED, GATE_ON
 from localeval.text import printable
 
 if TYPE_CHECKING:

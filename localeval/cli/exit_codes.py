@@ -3,7 +3,7 @@ nowhere else: the library raises typed errors (localeval.errors) and returns val
 
 from __future__ import annotations
 
-from localeval.errors import BudgetSpent, LocalevalError, UsageError
+from localeval.errors import BudgetSpent, ClusterLost, LocalevalError, UsageError
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 #: a Ray cluster lost what the run needs; the run is kept for the same command to continue
@@ -15,6 +15,7 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 #: each kind of error's status, the first that matches counting (a subclass before its base)
 ERROR_STATUSES: tuple[tuple[type[LocalevalError], int], ...] = (
+    (ClusterLost, EXIT_CLUSTER_LOST),
     (BudgetSpent, EXIT_BUDGET_SPENT),
     (UsageError, EXIT_USAGE),
     (LocalevalError, EXIT_INTERNAL),
@@ -23,8 +24,4 @@ ERROR_STATUSES: tuple[tuple[type[LocalevalError], int], ...] = (
 
 def exit_code_of(error: LocalevalError) -> int:
     """The status the command exits with for this error."""
-    from localeval.evaluation.ray.driver import ClusterLost
-
-    if isinstance(error, ClusterLost):  # a kind of the ray room's, imported with it
-        return EXIT_CLUSTER_LOST
     return next(status for kind, status in ERROR_STATUSES if isinstance(error, kind))

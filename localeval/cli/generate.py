@@ -7,6 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from localeval.api.defaults import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_MAX_OVERLAP,
+    DEFAULT_MAX_SIMILARITY,
+    DEFAULT_MIX_TEXT,
+    KINDS,
+    MIN_CHUNK_TOKENS,
+)
 from localeval.cli.options import (
     Share,
     cache_option,
@@ -20,10 +28,6 @@ from localeval.cli.options import (
     warn_if_replaced,
 )
 from localeval.cli.progress import Progress
-from localeval.testset.chunking import DEFAULT_CHUNK_TOKENS, MIN_CHUNK_TOKENS
-from localeval.testset.filters import DEFAULT_MAX_OVERLAP, DEFAULT_MAX_SIMILARITY
-from localeval.testset.generation import DEFAULT_MIX_TEXT
-from localeval.testset.kinds import KINDS
 
 if TYPE_CHECKING:
     from localeval.api import GenerateEstimate, GenerateResult, Location, Rejection, Usage

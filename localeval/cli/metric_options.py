@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
+from localeval.api.defaults import REGISTRY, MetricOption, metric_options, take_old_spellings
 from localeval.cli.options import echo
-from localeval.metrics import REGISTRY, MetricOption, metric_options, take_old_spellings
 
 
 def metric_help() -> str:

@@ -24,12 +24,10 @@ from localeval.cli.exit_codes import EXIT_GATE_FAILED as EXIT_GATE_FAILED  # re-
 from localeval.cli.exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code_of
 from localeval.cli.exit_codes import EXIT_OK as EXIT_OK  # re-exported
 from localeval.errors import LocalevalError, parameters_named, rendered
-from localeval.estimate.counting import Estimate
-from localeval.results.output_files import OutputTarget
 from localeval.text import printable
 
-if TYPE_CHECKING:  # evaluate --ray's (the commands that estimate import it themselves)
-    from localeval.estimate.division import Division
+if TYPE_CHECKING:
+    from localeval.api import OutputTarget
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -112,24 +110,6 @@ def warn_if_replaced(target: OutputTarget | None) -> None:
     """-o onto an existing file replaces it: said before the work, on stderr."""
     if target is not None and target.replaces:
         echo(f"Warning: --output {target.path} exists; it will be overwritten", err=True)
-
-
-def show_estimate(
-    estimate: Estimate, target: OutputTarget | None, division: Division | None = None
-) -> None:
-    """--estimate: the estimate's table (with how a Ray cluster's actors divide it, under
-    --ray), and with --output the same as JSON at `target`."""
-    from localeval.reports.estimate_text import division_text, estimate_text
-    from localeval.results.contract import write_json
-
-    echo(estimate_text(estimate))
-    data = estimate.as_dict()
-    if division is not None:
-        echo(division_text(division))
-        data["estimate"]["ray"] = division.as_dict()
-    if target is not None:
-        write_json(target, data)
-        echo(f"Estimate written to {target.path}")
 
 
 class Share(click.FloatRange):
@@ -225,17 +205,16 @@ class DatabaseLocation(click.ParamType):
     name = "PATH|URL"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from localeval.database import Location, parse_location, refuse_password, store_file
+        from localeval.api import Location, db_location
 
         if isinstance(value, Location):  # given in code, already read
             return value
         try:
-            location = parse_location(str(value))
-            refuse_password(location)
+            location, file = db_location(str(value))
         except LocalevalError as exc:
             with parameters_named(flag_of):  # read before the command runs
                 self.fail(str(exc), param, ctx)
-        if store_file(location) is None:
+        if file is None:
             return location
         return click.Path(dir_okay=False, path_type=Path).convert(value, param, ctx)
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from localeval.api.defaults import DEFAULT_MARGIN
 from localeval.cli.options import command_to_continue, echo
 from localeval.reports.console import WIDTH
 from localeval.reports.decision_text import decision_text
-from localeval.results.decision import DEFAULT_MARGIN
 from localeval.text import printable
 
 if TYPE_CHECKING:

@@ -30,7 +30,9 @@ from localeval.config import ModelsConfig
 from localeval.data.samples import Sample
 from localeval.database import Database
 from localeval.engine import Score, score_metric
-from localeval.errors import LocalevalError, UsageError
+from localeval.errors import ClusterError as ClusterError  # re-exported: the room's errors
+from localeval.errors import ClusterLost as ClusterLost
+from localeval.errors import WorkerUsageError as WorkerUsageError
 from localeval.evaluation.ray.actor import (
     Failure,
     Finished,
@@ -54,21 +56,6 @@ WAIT_S = 0.5
 #: an actor's memory beyond its model files (llama.cpp's context, torch, Python): with the
 #: default judge and embedder an actor's proportional share measured 1.6 GB (docs/scale.md)
 RUNTIME_BYTES = 512 * 2**20
-
-
-class ClusterError(LocalevalError):
-    """The Ray cluster or one of its workers failed."""
-
-
-class WorkerUsageError(ClusterError, UsageError):
-    """A worker refused what it was given (another localeval, another model file than the
-    driver's): the user's to fix, as on the driver."""
-
-
-class ClusterLost(ClusterError):
-    """The cluster lost what the run needs (an actor that died past Ray's restarts, its
-    node, an object): not a bug of localeval's nor bad input; the run is kept for the same
-    command to continue it."""
 
 
 def actor_bytes(models: ModelsConfig, chosen: Chosen) -> int:
