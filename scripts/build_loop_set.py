@@ -16,7 +16,9 @@ Each sample's own context comes first, then other WikiEval questions' contexts i
 chunk that would pass 9,000 characters skipped, until 5,400. Deterministic: the same bench
 files give the same set.
 
-Usage: python scripts/build_loop_set.py BENCH OUT_DIR [N]  (writes OUT_DIR/v1.jsonl, v2.jsonl)
+Usage: python scripts/build_loop_set.py BENCH OUT_DIR [N [EVERY]]
+  writes OUT_DIR/v1.jsonl and v2.jsonl; with EVERY also v1-everyEVERY.jsonl and
+  v2-everyEVERY.jsonl, every EVERY-th sample from the first (a subset for real runs)
 """
 
 from __future__ import annotations
@@ -116,15 +118,22 @@ def build(bench: Path, n: int) -> tuple[list[Row], list[Row]]:
     return v1, v2
 
 
+def _write(path: Path, rows: list[Row]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
 def main(argv: list[str]) -> None:
-    if len(argv) not in (2, 3):
-        raise SystemExit(__doc__.strip().splitlines()[-1] if __doc__ else "usage")
+    if len(argv) not in (2, 3, 4):
+        raise SystemExit(__doc__.split("Usage: ")[-1] if __doc__ else "usage")
     bench, out = Path(argv[0]), Path(argv[1])
-    n = int(argv[2]) if len(argv) == 3 else 200
+    n = int(argv[2]) if len(argv) > 2 else 200
+    every = int(argv[3]) if len(argv) > 3 else 0
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in zip(("v1", "v2"), build(bench, n), strict=True):
-        with (out / f"{name}.jsonl").open("w", encoding="utf-8") as f:
-            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        _write(out / f"{name}.jsonl", rows)
+        if every:
+            _write(out / f"{name}-every{every}.jsonl", rows[::every])
     chars = sorted(len("".join(r["contexts"])) for r in build(bench, n)[0])  # type: ignore[arg-type]
     print(
         f"{n} samples; contexts {chars[0]}-{chars[-1]} characters (median {chars[len(chars) // 2]})"
