@@ -48,14 +48,8 @@ def _pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
 
 def _wikieval(bench: Path) -> Iterator[tuple[str, list[str], str, str, str]]:
     for good, ungrounded in _pairs(_rows(bench, "wikieval.faithfulness.jsonl")):
-        answer = str(good["answer"])
-        yield (
-            "wikieval",
-            list(good["contexts"]),
-            str(good["question"]),
-            answer,
-            str(ungrounded["answer"]),
-        )  # type: ignore[call-overload]
+        ctx = list(good["contexts"])  # type: ignore[call-overload]
+        yield "wikieval", ctx, str(good["question"]), str(good["answer"]), str(ungrounded["answer"])
 
 
 def _ragchecker(bench: Path) -> Iterator[tuple[str, list[str], str, str, str]]:
@@ -130,11 +124,12 @@ def main(argv: list[str]) -> None:
     n = int(argv[2]) if len(argv) > 2 else 200
     every = int(argv[3]) if len(argv) > 3 else 0
     out.mkdir(parents=True, exist_ok=True)
-    for name, rows in zip(("v1", "v2"), build(bench, n), strict=True):
+    versions = build(bench, n)
+    for name, rows in zip(("v1", "v2"), versions, strict=True):
         _write(out / f"{name}.jsonl", rows)
         if every:
             _write(out / f"{name}-every{every}.jsonl", rows[::every])
-    chars = sorted(len("".join(r["contexts"])) for r in build(bench, n)[0])  # type: ignore[arg-type]
+    chars = sorted(len("".join(r["contexts"])) for r in versions[0])  # type: ignore[arg-type]
     print(
         f"{n} samples; contexts {chars[0]}-{chars[-1]} characters (median {chars[len(chars) // 2]})"
     )
