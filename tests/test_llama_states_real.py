@@ -117,6 +117,28 @@ def test_the_estimate_counts_a_kept_context_as_not_evaluated() -> None:
         judge.close()
 
 
+def test_a_count_of_runs_in_turn_counts_a_later_run_as_a_new_process_would() -> None:
+    # scripts/count_loop.py: one counter for v1 then v2, its memory emptied between them
+    counter = CountingLlamaJudge(NAME, settings())
+    for prompt in prompts():
+        counter.yes_probability(prompt)
+    cold = counter.usage.prompt_tokens
+    counter.forget()
+    for prompt in prompts():
+        counter.yes_probability(prompt)
+    first = LlamaJudge(NAME, settings())  # the first process: keeps the contexts
+    for prompt in prompts():
+        first.yes_probability(prompt)
+    later = LlamaJudge(NAME, settings())  # a later process: restores them
+    for prompt in prompts():
+        later.yes_probability(prompt)
+    assert counter.restored == later.restored == 1
+    assert counter.usage.prompt_tokens - cold == later.usage.prompt_tokens
+    assert first.usage.prompt_tokens == cold
+    for judge in (counter, first, later):
+        judge.close()
+
+
 def test_rag_7_reads_the_answer_once_for_answer_relevancy() -> None:
     answer = "The tower was finished in 1889 for the World's Fair, and it is 330 metres tall."
     sample = Sample("s", "When was the tower finished?", CONTEXTS, answer)

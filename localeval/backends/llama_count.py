@@ -62,6 +62,11 @@ class CountingLlamaJudge(LlamaJudge):
         #: the states the run would have kept by now (nothing is written while counting)
         self._would_keep: set[str] = set()
 
+    def forget(self) -> None:
+        """Hold nothing evaluated, as a new process's judge (a count of several runs in
+        turn, scripts/count_loop.py); what the runs would keep on disk stays counted."""
+        _forget(self)
+
     def _decode(self, tokens: Segment, logits: bool) -> None:
         self.steps += len(batches(tokens, self._llm.n_batch))
 
