@@ -27,7 +27,7 @@ from localeval.data.samples import read_samples
 from localeval.engine import score_metric
 from localeval.estimate.counting import Counting, Work
 from localeval.evaluation.requests import EvaluationRequest
-from localeval.evaluation.run import Evaluation
+from localeval.evaluation.scoring import ScoringRun
 from localeval.tools.cache import CachedJudge
 
 
@@ -50,7 +50,7 @@ def count_versions(judge: str, db: Path, versions: list[Path]) -> list[dict[str,
     """Each version's judge calls, cached calls, prompt tokens evaluated, and the samples and
     tokens served from states, counted in turn."""
     request = EvaluationRequest(data=versions[0], judge=judge, db=db)
-    with Evaluation(request) as evaluation:
+    with ScoringRun(request) as evaluation:
         metrics, models = evaluation.metrics, evaluation.models
     rows: list[dict[str, object]] = []
     with Counting(models, metrics, judge, None, db) as counting:

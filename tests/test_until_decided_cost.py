@@ -5,6 +5,7 @@ judge restores a sample's contexts from the state store)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,30 @@ def test_the_comparisons_cost_is_kept_with_its_verdict(
     shown_again = run("runs", "show", run_id, "-o", tmp_path / "again.json")
     assert shown_again.exit_code == 0, shown_again.output
     assert results(tmp_path / "again.json")["run"]["until_decided"]["cost"] == cost
+
+
+def test_any_run_says_what_it_read_from_kept_states(
+    tmp_path: Path, judge: RestoringHashJudge
+) -> None:
+    """Not only a comparison: a plain run of a new answer version says, on stderr, how many
+    samples read their contexts from kept states, and the Python call returns it."""
+    import localeval
+
+    data = version(tmp_path / "v1.jsonl")
+    before = judge.restored_tokens
+    done = run("evaluate", data, *FAITHFULNESS)
+    assert done.exit_code == 0, done.output
+    restored = judge.restored_tokens - before
+    rows = [json.loads(line) for line in data.read_text("utf-8").splitlines()]
+    kept = sum(any(KEPT_WORD in c for c in row["contexts"]) for row in rows)
+    assert 0 < kept < N_SAMPLES and restored > 0
+    expected = (
+        f"{kept} sample{'s' if kept != 1 else ''} read their contexts from kept states: "
+        f"{restored:,} prompt tokens not read again."
+    )
+    assert expected in words(done.stderr) and expected not in words(done.stdout)
+    again = localeval.evaluate(
+        version(tmp_path / "v2.jsonl", unsupported=True), ["faithfulness"], progress=False
+    )
+    assert again.from_states.samples_from_states == kept
+    assert again.from_states.restored_prompt_tokens == judge.restored_tokens - before - restored

@@ -13,7 +13,7 @@ from typing import Any
 from localeval.errors import UsageError
 from localeval.estimate.counting import Estimate
 from localeval.estimate.division import Division
-from localeval.evaluation.requests import EvaluationOutcome
+from localeval.evaluation.requests import EvaluationOutcome, IterationCost
 from localeval.results.decision import WORSE
 from localeval.results.diff import DEFAULT_MAX_DROP, Comparison, MetricChange
 from localeval.results.gates import GateResult
@@ -111,6 +111,12 @@ class Evaluation:
     @property
     def n_samples(self) -> int:
         return self._outcome.run.n_samples
+
+    @property
+    def from_states(self) -> IterationCost:
+        """What this call's scoring restored from the judge's kept context states
+        (`.samples_from_states`, `.restored_prompt_tokens`): the prompt-tuning loop's saving."""
+        return self._outcome.from_states
 
     @property
     def summary(self) -> dict[str, dict[str, Any]]:

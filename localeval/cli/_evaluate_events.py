@@ -106,6 +106,9 @@ class Printed(EvaluationEvents):
 
         summary = evaluation.summary_view()
         echo(console.run_summary(summary, evaluation.gates_from_judge, evaluation.judge))
+        states = evaluation.from_states
+        if line := console.states_line(states.samples_from_states, states.restored_prompt_tokens):
+            echo(line, err=True)
 
     def cluster_ready(self, plan: ClusterPlan) -> None:
         self.parallel = plan.actors

@@ -208,6 +208,9 @@ class EvaluationOutcome:
     #: --until-decided: results.json's `run.until_decided` (the run is complete only when
     #: the data's end came first)
     until_decided: dict[str, Any] | None = None
+    #: what this process's scoring restored from kept context states (the judge's state
+    #: store): samples that read contexts from there, and the prompt tokens not read again
+    from_states: IterationCost = field(default_factory=lambda: IterationCost())
 
     @property
     def summaries(self) -> Mapping[str, MetricSummary]:

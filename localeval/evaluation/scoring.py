@@ -100,6 +100,8 @@ class ScoringRun(Closing):
         pool: ModelPool | None = None,
     ):
         self.request = request
+        #: what this process restored from kept context states (counted as samples are stored)
+        self.iteration = IterationCost()
         self.events = events or EvaluationEvents()
         self.tools, self.pool = tools, pool
         if request.resume is not None and request.new_run:
@@ -245,7 +247,9 @@ class ScoringRun(Closing):
         if stored.n_done < stored.n_samples:
             self.store.release(run.id)  # stopped by design: `evaluate` without it goes on
             view = stored_view(self.store, stored)
-            return EvaluationOutcome(stored, view, from_judge, judge, until_decided=report)
+            return EvaluationOutcome(
+                stored, view, from_judge, judge, until_decided=report, from_states=self.iteration
+            )
         return replace(self._complete(stored, thresholds, from_judge, judge), until_decided=report)
 
     def _cache(self, opened: ExitStack) -> Database | None:
@@ -386,7 +390,8 @@ class ScoringRun(Closing):
             self.request.gate_on,
         )
         run = self.store.complete(run.id, gates)
-        return EvaluationOutcome(run, replace(view, gates=tuple(gates)), from_judge, judge)
+        view = replace(view, gates=tuple(gates))
+        return EvaluationOutcome(run, view, from_judge, judge, from_states=self.iteration)
 
     def write_results(self, outcome: EvaluationOutcome, path: Path) -> None:
         """The run's results.json, streamed from the database; the path is checked again,

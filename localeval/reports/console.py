@@ -14,7 +14,7 @@ from localeval.results.diagnosis import diagnosis_lines
 from localeval.results.gates import GateResult
 from localeval.results.view import RunView
 from localeval.stats import MetricSummary
-from localeval.text import printable
+from localeval.text import counted, printable
 
 #: the width sentences are wrapped to
 WIDTH = 88
@@ -162,3 +162,14 @@ def pairwise_summary_text(summary: PairwiseSummary) -> str:
             "a tie agrees only with a 0 label"
         )
     return "\n".join(lines)
+
+
+def states_line(samples_from_states: int, restored_prompt_tokens: int) -> str | None:
+    """What a run's scoring restored from the judge's kept context states, in a line (None:
+    nothing), as `--estimate` says it of a run to come."""
+    if not samples_from_states:
+        return None
+    return (
+        f"{counted(samples_from_states, 'sample')} read their contexts from kept states: "
+        f"{restored_prompt_tokens:,} prompt tokens not read again."
+    )
