@@ -43,14 +43,15 @@ def test_every_script_imports_what_the_library_has() -> None:
     missing = []
     for script in sorted((ROOT / "scripts").glob("*.py")):
         for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
-            if not (
-                isinstance(node, ast.ImportFrom) and (node.module or "").startswith("localeval")
-            ):
+            if not isinstance(node, ast.ImportFrom) or node.level:
                 continue
-            module = importlib.import_module(node.module or "")
+            name = node.module or ""
+            if not name.startswith("localeval"):
+                continue
+            module = importlib.import_module(name)
             missing += [
                 f"{script.name}: {name}.{alias.name}"
-                for alias in node.names  # type: ignore[union-attr]
+                for alias in node.names
                 if not hasattr(module, alias.name)
                 and importlib.util.find_spec(f"{name}.{alias.name}") is None
             ]
