@@ -10,33 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from fakes import UNSUPPORTED, FakeEmbedder, HashJudge
-from standins import StandIns, models_toml
+from test_until_decided import (  # hash_judge: its autouse stand-ins
+    FAITHFULNESS,
+    N_SAMPLES,
+    hash_judge,  # noqa: F401
+    run,
+    version,
+)
 
 import localeval
-from localeval.cli import main
 from localeval.errors import BudgetSpent, UsageError
 
-DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.jsonl"
-N_SAMPLES = 40
 #: faithfulness only, gated at 0 (the hash judge's scores fail the default gate)
 GATED = {"metrics": ["faithfulness"], "thresholds": {"faithfulness": 0.0}}
-FLAGS = ["-m", "faithfulness", "--threshold", "faithfulness=0"]
-
-
-@pytest.fixture(autouse=True)
-def hash_judge(stand_ins: StandIns, tmp_path_factory: pytest.TempPathFactory) -> HashJudge:
-    models = tmp_path_factory.mktemp("models") / "models.toml"
-    models.write_text(models_toml())
-    stand_ins.models = models
-    judge = HashJudge()
-    stand_ins.use(judge, FakeEmbedder())
-    return judge
-
-
-def run(*args: Any) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
+FLAGS = FAITHFULNESS
 
 
 def evaluate(data: Any, **keywords: Any) -> localeval.Evaluation:
@@ -44,21 +31,6 @@ def evaluate(data: Any, **keywords: Any) -> localeval.Evaluation:
     (each test's stand-ins are its own)."""
     given = {**GATED, "progress": False, "keep_models": False, **keywords}
     return localeval.evaluate(data, **given)
-
-
-def version(path: Path, unsupported: bool = False) -> Path:
-    """N_SAMPLES samples made from the demo's rows; `unsupported`: every answer claims only
-    what the contexts do not say (the hash judge calls it unsupported)."""
-    demo = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()]
-    rows = []
-    for i in range(N_SAMPLES):
-        row = dict(demo[i % len(demo)], sample_id=f"s-{i}")
-        row["answer"] += f" (Answer {i}.)"
-        if unsupported:
-            row["answer"] = f"It includes {UNSUPPORTED} free support calls ({i})."
-        rows.append(row)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def test_a_baseline_comparison_fails_passed_as_the_flag_exits_1(tmp_path: Path) -> None:
