@@ -359,3 +359,18 @@ def test_the_command_line_imports_only_the_public_api() -> None:
         if not any(target == ok or target.startswith(ok + ".") for ok in CLI_MAY_IMPORT)
     ]
     assert wrong == []
+
+
+def test_every_name_of_the_api_index_is_in_the_module_it_names() -> None:
+    """localeval.api imports each public name from the module its index names, on first use
+    (an import the layer test cannot read): a wrong entry would fail only when used."""
+    import importlib
+
+    from localeval import api
+
+    wrong = [
+        f"{name}: localeval.api.{module}"
+        for name, module in sorted(api.NAMES.items())
+        if not hasattr(importlib.import_module(f"localeval.api.{module}"), name)
+    ]
+    assert wrong == [] and sorted(api.__all__) == sorted(api.NAMES)

@@ -20,14 +20,15 @@ from pathlib import Path
 
 from localeval.api.evaluating import DEFAULT_DB, DefaultDb, _location
 from localeval.data.file_rows import format_suffix
-from localeval.database import Location, database_files, default_db_path
+from localeval.database import Location, default_db_path
 from localeval.errors import UsageError, param
+from localeval.history.output import history_output
 from localeval.labels import label_files
 from localeval.labels.label_files import check_samples, export_text, read_label_rows
 from localeval.labels.review_items import ReviewRun, load_review_run
 from localeval.labels.store import Label, LabelStore, default_reviewer
 from localeval.results.corrected import CorrectedSummary, RunCorrected
-from localeval.results.output_files import OutputTarget, output_target, write_text
+from localeval.results.output_files import OutputTarget, write_text
 from localeval.results.person_values import RANDOM, MetricLabels
 from localeval.results.verdicts import Verdict
 
@@ -186,7 +187,7 @@ class RunLabels:
         the run is read (UsageError where writing it would destroy something, the run
         database for one); `on_replace` hears of a file it will replace, before it does."""
         file = Path(path)
-        target = output_target(file, database_files(self.db))
+        target = history_output(file, self.db)  # the one check of every history output
         if on_replace is not None and target.replaces:
             on_replace(target)
         labels = self.current()
