@@ -17,7 +17,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from localeval.api.evaluating import DEFAULT_DB, LocalevalWarning, _location
+from localeval.api.events import LocalevalWarning
+from localeval.api.history import DEFAULT_DB, history_location
 from localeval.api.labelling import Db
 from localeval.calibration.calibrating import CalibrationRequest
 from localeval.calibration.outcome import (
@@ -83,7 +84,7 @@ def calibrate(
         embedder=embedder,
         models=models,
         use_cache=use_cache,
-        db=_location(db),
+        db=history_location(db),
         score_with=score_with,
         on_invalid=on_invalid,
     )
@@ -105,7 +106,9 @@ def calibrate_labels(
     loaded. Returns what `calibrate` does, and `found`: the runs and their labels."""
     refs = [runs] if isinstance(runs, str) else list(runs)
     target = None if output is None else Path(output)
-    return calibrate_runs(refs, target, fit, save, models, _location(db), events or Unheard())
+    return calibrate_runs(
+        refs, target, fit, save, models, history_location(db), events or Unheard()
+    )
 
 
 __all__ = [

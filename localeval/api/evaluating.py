@@ -31,8 +31,7 @@ from typing import Any
 
 from localeval.api.evaluation import Decision, Evaluation, EvaluationCost
 from localeval.api.events import LocalevalWarning, Warned, warn
-from localeval.api.history import DEFAULT_DB, DefaultDb, diff, report
-from localeval.api.history import history_location as _location
+from localeval.api.history import DEFAULT_DB, DefaultDb, diff, history_location, report
 from localeval.data.given import given_rows, write_given
 from localeval.data.stdin import readable_data
 from localeval.database import Location, default_db_path
@@ -55,9 +54,6 @@ from localeval.results.diff import DEFAULT_MAX_DROP
 from localeval.results.gates import AUTO, DEFAULT_MIN_DEFINED
 from localeval.results.model import RunResult
 from localeval.tools import ModelPool
-
-#: how the other API modules warn (api/testsets.py)
-_warn = warn
 
 #: the models of this process, loaded by the first call that needs each
 MODELS = ModelPool()
@@ -193,7 +189,7 @@ def _request(
         embedder=given["embedder"],
         models=None if given["models"] is None else str(given["models"]),
         skip_invalid=given["skip_invalid"],
-        db=_location(db) if db is not None else scratch / "runs.db",
+        db=history_location(db) if db is not None else scratch / "runs.db",
         cache_db=default_db_path() if db is None else None,
         resume=resume if isinstance(resume, str) else None,
         new_run=resume is False,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from localeval.api.evaluating import DEFAULT_DB, DefaultDb, _location
+from localeval.api.history import DEFAULT_DB, DefaultDb, history_location
 from localeval.data.file_rows import format_suffix
 from localeval.database import Location, default_db_path
 from localeval.errors import UsageError, param
@@ -81,7 +81,7 @@ class RunLabels:
 
     def __init__(self, run: str = "latest", *, db: Db = DEFAULT_DB):
         self.ref = run
-        self.db: Location = _location(db) or default_db_path()
+        self.db: Location = history_location(db) or default_db_path()
 
     @cached_property
     def _review(self) -> ReviewRun:

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localeval.api.evaluating import DEFAULT_DB, DefaultDb, _location
+from localeval.api.history import DEFAULT_DB, DefaultDb, history_location
 from localeval.backends import embedder_backend, judge_backend
 from localeval.backends.llama_states import StoreStats, clear_store, store_stats
 from localeval.config import JudgeConfig, ModelsConfig, load_models_config
@@ -135,7 +135,7 @@ def check_models(path: ModelsFile = None) -> ModelList:
 
 def _db(db: Db) -> Location:
     """A db argument as the run history's location, the default one for None."""
-    location = None if db is None else _location(db)
+    location = None if db is None else history_location(db)
     return location if location is not None else default_db_path()
 
 
@@ -202,7 +202,7 @@ def check_install(models: ModelsFile = None, db: Db = DEFAULT_DB) -> Diagnosis:
     """Whether this install can evaluate here with no network, as `localeval doctor`
     checks it: `.checks` (each `name`, `ok`, `found`, `remedy`), `.ok`, `.failed`. Creates
     nothing; what it finds is in the Diagnosis, never raised."""
-    location = None if db is None else _location(db)
+    location = None if db is None else history_location(db)
     return diagnose(models, location)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from localeval.api.evaluating import DEFAULT_DB, _location
+from localeval.api.history import DEFAULT_DB, history_location
 from localeval.api.models import Db, ModelsFile
 from localeval.estimate.counting import Estimate
 from localeval.pairwise.comparing import PairComparison, PairsOutcome, PairsRequest
@@ -57,7 +57,7 @@ class AnswerComparison:
             judge,
             None if models is None else os.fspath(models),
             use_cache,
-            None if db is None else _location(db),
+            None if db is None else history_location(db),
         )
         self._comparison = PairComparison(request)
 

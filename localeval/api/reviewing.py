@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Self
 
-from localeval.api.evaluating import DEFAULT_DB, _location
+from localeval.api.history import DEFAULT_DB, history_location
 from localeval.api.labelling import Db
 from localeval.closing import Closing
 from localeval.errors import UsageError, param
@@ -45,7 +45,7 @@ class ReviewServer(Closing):
         if reviewer is not None and not reviewer.strip():
             raise UsageError(f"{param('reviewer')}: give a name (default: the OS user)")
         self.reviewer = reviewer or default_reviewer()
-        self._review = load_review_run(run, _location(db))
+        self._review = load_review_run(run, history_location(db))
         require_verdicts(self._review)
         self._socket = bind_local(port)
         #: the page's address, http://127.0.0.1:PORT/

@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.api.evaluating import DEFAULT_DB, _location, _warn
+from localeval.api.events import warn
+from localeval.api.history import DEFAULT_DB, history_location
 from localeval.api.models import Db, ModelsFile
 from localeval.errors import UsageError
 from localeval.judge import Usage
@@ -92,9 +93,9 @@ class TestsetGeneration:
             embedder,
             None if models is None else os.fspath(models),
             use_cache,
-            None if db is None else _location(db),
+            None if db is None else history_location(db),
         )
-        self._generation = Generation(request, on_skip or (lambda skipped: _warn(str(skipped))))
+        self._generation = Generation(request, on_skip or (lambda skipped: warn(str(skipped))))
 
     @property
     def options(self) -> GenerateOptions:
@@ -185,7 +186,7 @@ def generate_testset(
         if bars is not None:
             bars.close()
     for note in result.notes:
-        _warn(note)
+        warn(note)
     return result
 
 
