@@ -26,12 +26,18 @@ class Prompt:
     of identical leading segments instead of evaluating them again. Segment boundaries are
     also where reuse may start, so the numbers a prompt gives never depend on which prompts
     came before it.
+
+    `lasting` says how many leading segments stay the same when the answer changes (the
+    contexts, the question): a judge that keeps states on disk for later runs keeps only
+    theirs, since a later version of the answers never reads a state that holds one of
+    this version's (None: every segment but the last). It never changes a number.
     """
 
     system: str
     segments: tuple[str, ...]
     #: text the reply is made to begin with (e.g. "Score: "), for reading what comes next
     reply_prefix: str = ""
+    lasting: int | None = None
 
     def __post_init__(self) -> None:
         # a bare string here would be taken character by character
@@ -41,9 +47,12 @@ class Prompt:
             raise TypeError("Prompt.segments must be a tuple of strings; use Prompt.of()")
 
     @classmethod
-    def of(cls, system: str, *segments: str, reply_prefix: str = "") -> Prompt:
-        """A prompt whose user message is the given segments, in order."""
-        return cls(system, tuple(s for s in segments if s), reply_prefix)
+    def of(
+        cls, system: str, *segments: str, reply_prefix: str = "", lasting: int | None = None
+    ) -> Prompt:
+        """A prompt whose user message is the given segments, in order (empty ones left
+        out, so `lasting` counts segments that are not empty)."""
+        return cls(system, tuple(s for s in segments if s), reply_prefix, lasting)
 
     @property
     def user(self) -> str:

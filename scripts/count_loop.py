@@ -31,12 +31,16 @@ from localeval.evaluation.scoring import ScoringRun
 from localeval.tools.cache import CachedJudge
 
 
-def _empty_memory(counting: Counting) -> None:
-    """What a new process's judge holds: nothing evaluated yet."""
+def _counter(counting: Counting) -> CountingLlamaJudge | None:
     judge = counting.tools.judge
     counter = judge.inner if isinstance(judge, CachedJudge) else judge
-    if isinstance(counter, CountingLlamaJudge):
-        counter.forget()
+    return counter if isinstance(counter, CountingLlamaJudge) else None
+
+
+def _kept(counting: Counting) -> tuple[int, int]:
+    """The states the versions so far would have written, and their tokens."""
+    counter = _counter(counting)
+    return (counter.kept_states, counter.kept_tokens) if counter else (0, 0)
 
 
 def _spread(values: list[int]) -> dict[str, int]:
@@ -55,8 +59,10 @@ def count_versions(judge: str, db: Path, versions: list[Path]) -> list[dict[str,
     rows: list[dict[str, object]] = []
     with Counting(models, metrics, judge, None, db) as counting:
         for number, path in enumerate(versions, start=1):
-            _empty_memory(counting)
-            totals, restored = Work(), []
+            counter = _counter(counting)
+            if counter is not None:
+                counter.forget()  # what a new process's judge holds: nothing evaluated yet
+            totals, restored, kept_before = Work(), [], _kept(counting)
             for sample in read_samples(path):
                 item = f"v{number}/{sample.sample_id}"
                 for metric in metrics:
@@ -76,6 +82,10 @@ def count_versions(judge: str, db: Path, versions: list[Path]) -> list[dict[str,
                     "restored_prompt_tokens": totals.restored_tokens,
                     # a sample's tokens served from states: its shared part, restored once
                     "restored_per_sample": _spread(restored),
+                    # what this version would write to disk (bytes: tokens x the judge's
+                    # bytes per token, docs/measurements/speed.md)
+                    "states_written": _kept(counting)[0] - kept_before[0],
+                    "state_tokens_written": _kept(counting)[1] - kept_before[1],
                 }
             )
     return rows

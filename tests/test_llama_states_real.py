@@ -4,6 +4,7 @@ number it gives is the same, bit for bit, as a judge's that keeps no state."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -16,7 +17,10 @@ from localeval.config import load_models_config
 from localeval.data.samples import Sample
 from localeval.judge import Prompt
 from localeval.metrics import Tools, build_metric
-from localeval.prompts import rag
+from localeval.metrics.parts.statements import asked_of_answer
+from localeval.prompts import rag, rubric
+from localeval.prompts.chat import Segment
+from localeval.prompts.rubric import SCORE_OPTIONS
 from localeval.prompts.sets import RAG_6, RAG_7
 from localeval.schema import Array, Object, Str
 
@@ -170,4 +174,64 @@ def test_a_quantized_cache_restores_the_same_numbers_and_never_reads_an_f16_stat
     again = LlamaJudge(NAME, settings(**q8))  # the f16 state did not replace the q8_0 one
     assert again.yes_probability(prompts()[0]) == expected[0][0] and again.restored == 1
     for judge in (plain, first, second, f16, again):
+        judge.close()
+
+
+class RecordingJudge(LlamaJudge):
+    """The judge, noting the length in tokens of each state it keeps on disk."""
+
+    def __init__(self, name: str, settings: LlamaCppSettings):
+        super().__init__(name, settings)
+        self.kept: list[int] = []
+
+    def _save(self, key: str, prefix: Sequence[Segment], shorter: Sequence[str]) -> None:
+        self.kept.append(sum(len(segment) for segment in prefix))
+        super()._save(key, prefix, shorter)
+
+
+#: an answer long enough that its own prefix passes the floor of a state worth a file
+LONG_ANSWER = "The tower was finished in 1889 for the World's Fair and is 330 metres tall. " * 20
+
+
+def answer_prompts() -> list[Prompt]:
+    """Prompts whose shared part holds the answer: answer relevancy's, rag-7's, and answer
+    correctness' statements of the reference asked against the answer."""
+    question = "When was the tower finished?"
+    return [
+        rag.answer_noncommittal(question, LONG_ANSWER, "en"),
+        rag.question_then_answer(question, LONG_ANSWER, "en", ""),
+        rag.question_answer_noncommittal(question, LONG_ANSWER, "en"),
+        asked_of_answer(rag.text_says)([LONG_ANSWER], question, "It was finished in 1889."),
+    ]
+
+
+def test_a_state_that_holds_the_answer_is_never_kept_on_disk() -> None:
+    # the next version of the answers never reads it, so it would only take disk
+    judge = RecordingJudge(NAME, settings())
+    assert judge.count_tokens(answer_prompts()[0]) > MIN_KEPT_TOKENS + 50
+    for prompt in answer_prompts():
+        judge.yes_probability(prompt)
+    assert judge.kept == [] and judge.states is not None and judge.states.stats().entries == 0
+    # the floor alone would have kept them: the answer's length passes it
+    judge.close()
+    unmarked = RecordingJudge(NAME, settings())
+    for prompt in answer_prompts():
+        unmarked.yes_probability(replace(prompt, lasting=None))
+    assert len(unmarked.kept) >= 2
+    unmarked.close()
+
+
+def test_the_rubric_keeps_the_contexts_state_and_not_the_answer_s() -> None:
+    plain = LlamaJudge(NAME, settings(state_cache_gb=0))
+    first_version = rubric.overall_score("When?", LONG_ANSWER, CONTEXTS, None)
+    next_version = rubric.overall_score("When?", "In 1889.", CONTEXTS, None)
+    expected = [plain.choice_probabilities(p, SCORE_OPTIONS) for p in (first_version, next_version)]
+    first = RecordingJudge(NAME, settings())
+    assert first.choice_probabilities(first_version, SCORE_OPTIONS) == expected[0]
+    assert len(first.kept) == 1
+    later = LlamaJudge(NAME, settings())  # the next version's process: restores the contexts
+    assert later.choice_probabilities(next_version, SCORE_OPTIONS) == expected[1]
+    # all that was kept is read again: it held nothing of the first version's answer
+    assert later.restored == 1 and later.restored_tokens == first.kept[0] > MIN_KEPT_TOKENS
+    for judge in (plain, first, later):
         judge.close()

@@ -61,6 +61,9 @@ class CountingLlamaJudge(LlamaJudge):
         self._neutral = np.zeros(self._n_vocab, dtype=np.float32)
         #: the states the run would have kept by now (nothing is written while counting)
         self._would_keep: set[str] = set()
+        #: how many states it would have written, and their tokens (the disk they take)
+        self.kept_states = 0
+        self.kept_tokens = 0
 
     def forget(self) -> None:
         """Hold nothing evaluated, as a new process's judge (a count of several runs in
@@ -83,6 +86,9 @@ class CountingLlamaJudge(LlamaJudge):
         return True
 
     def _save(self, key: str, prefix: Sequence[Segment], shorter: Sequence[str]) -> None:
+        if key not in self._would_keep:
+            self.kept_states += 1
+            self.kept_tokens += sum(len(segment) for segment in prefix)
         self._would_keep.update([key, *shorter])
 
     def _reply(self, schema: Schema, limit: int) -> list[int]:

@@ -142,6 +142,13 @@ class LlamaJudge:
     def _segments(self, prompt: Prompt) -> list[Segment]:
         return self._layout.segments(prompt)
 
+    @staticmethod
+    def _kept_part(prompt: Prompt, shared: int) -> int:
+        """How many of the `shared` leading segments a state kept on disk may hold: those
+        that last from one version of the answers to the next (the template's head and
+        system message are the first segment)."""
+        return shared if prompt.lasting is None else min(shared, 1 + prompt.lasting)
+
     def _single_token_ids(self, words: tuple[str, ...]) -> list[int]:
         ids: list[int] = []
         for word in words:
@@ -278,7 +285,8 @@ class LlamaJudge:
 
     def yes_probability(self, prompt: Prompt) -> float:
         started = time.perf_counter()
-        self._evaluate(self._segments(prompt), reserve=1)
+        segments = self._segments(prompt)
+        self._evaluate(segments, 1, self._kept_part(prompt, len(segments) - 1))
         log_probs = self._last_log_probs()
         # Compare the two labels only: this is the reply a grammar of "Yes" | "No" admits,
         # with its probability kept instead of being rounded to the likelier label.
@@ -298,10 +306,11 @@ class LlamaJudge:
         # next-token log-probabilities after each token path; option tokens are single-token
         # segments, so a path shared by two options ("1" of "1" and "10") is evaluated once
         memo: dict[Segment, np.ndarray] = {}
+        shared = self._kept_part(prompt, len(base) - 1)
 
         def after(path: Segment) -> np.ndarray:
             if path not in memo:
-                self._evaluate(base + [(t,) for t in path], longest, len(base) - 1)
+                self._evaluate(base + [(t,) for t in path], longest, shared)
                 memo[path] = self._last_log_probs()
             return memo[path]
 
@@ -338,7 +347,8 @@ class LlamaJudge:
     def generate(self, prompt: Prompt, schema: Schema) -> Any:
         started = time.perf_counter()
         limit = max_bytes(schema) + 1  # every grammar token adds >= 1 byte; +1 for the end
-        self._evaluate(self._segments(prompt), reserve=limit)
+        segments = self._segments(prompt)
+        self._evaluate(segments, limit, self._kept_part(prompt, len(segments) - 1))
         output = self._reply(schema, limit)
         self.usage.judge_calls += 1
         self.usage.generated_tokens += len(output)

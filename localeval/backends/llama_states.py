@@ -62,9 +62,9 @@ _LENGTH = struct.Struct("<Q")
 
 #: the shortest shared part whose state is kept on disk, in tokens. Loading a state beats
 #: evaluating it from a few tokens on (docs/measurements/speed.md: the break-even); the
-#: floor is higher so that the shared part of an answer's own prompts (answer relevancy's,
-#: usually shorter), which changes with every answer and is never read again, is not
-#: written.
+#: floor is higher so that a second copy of what a kept state holds already is not
+#: written. A part that holds the answer is never written, however long: the prompt says
+#: where it starts (`Prompt.lasting`), as no later version of the answers reads it.
 MIN_KEPT_TOKENS = 256
 
 

@@ -55,6 +55,7 @@ from localeval.metrics.parts.explain import (
 )
 from localeval.metrics.parts.statements import (
     StatementEvidence,
+    asked_of_answer,
     configure_statements,
     judge_statements,
     statements_option,
@@ -195,7 +196,7 @@ class AnswerCorrectness(MetricBase):
             tools,
             STATED,
             sample.question,
-            ask,
+            asked_of_answer(ask),
             reference_mode,
         )
         if stated.score is None:

@@ -139,7 +139,7 @@ def questions_for_answer(answer: str, n: int, language: str) -> Prompt:
             f"\n\nWrite {n} different questions to which the answer above is a complete and "
             "direct response. Write them in the same language as the answer. Reply in JSON."
         )
-    return Prompt.of(SYSTEM_JUDGE, answer_segment(answer, language), tail)
+    return Prompt.of(SYSTEM_JUDGE, answer_segment(answer, language), tail, lasting=0)
 
 
 def answer_answers(question: str, answer: str, language: str) -> Prompt:
@@ -148,6 +148,7 @@ def answer_answers(question: str, answer: str, language: str) -> Prompt:
         SYSTEM_JUDGE,
         answer_segment(answer, language),
         f'\n\nDoes the answer above answer the question "{quoted(question)}"? Answer Yes or No.',
+        lasting=0,
     )
 
 
@@ -161,7 +162,7 @@ def answer_noncommittal(question: str, answer: str, language: str) -> Prompt:
     """Answer relevancy up to rag-6: does the answer dodge ("I don't know", "I cannot
     answer that")? The answer alone: the question is not shown (asked with the question
     after the answer, the 0.5B judge flagged no more and ranked no better)."""
-    return Prompt.of(SYSTEM_JUDGE, answer_segment(answer, language), ASKS_NONCOMMITTAL)
+    return Prompt.of(SYSTEM_JUDGE, answer_segment(answer, language), ASKS_NONCOMMITTAL, lasting=0)
 
 
 def question_answer_noncommittal(question: str, answer: str, language: str) -> Prompt:
@@ -173,6 +174,7 @@ def question_answer_noncommittal(question: str, answer: str, language: str) -> P
         question_segment(question, language),
         answer_segment(answer, language),
         ASKS_NONCOMMITTAL,
+        lasting=1,
     )
 
 
@@ -214,6 +216,7 @@ def question_then_answer(question: str, answer: str, language: str, tail: str) -
         question_segment(question, language),
         answer_segment(answer, language),
         f"\n\nDoes the answer above answer the question?{tail}",
+        lasting=1,
     )
 
 

@@ -20,9 +20,16 @@ SCORE_PREFIX = "Score: "
 SCORE_OPTIONS: tuple[str, ...] = tuple(str(n) for n in range(11))
 
 
-def _sample_segments(
-    question: str, answer: str, contexts: Sequence[str] | None, reference: str | None
-) -> tuple[str, ...]:
+def _about_sample(
+    question: str,
+    answer: str,
+    contexts: Sequence[str] | None,
+    reference: str | None,
+    ask: str,
+    reply_prefix: str = "",
+) -> Prompt:
+    """The sample's segments, then `ask`; only the contexts last from one version of the
+    answers to the next."""
     shown: tuple[str, ...] = ()
     if contexts and any(chunk.strip() for chunk in contexts):
         shown = context_segments(contexts)
@@ -30,7 +37,7 @@ def _sample_segments(
     if reference and reference.strip():
         text += f"Reference answer: {reference.strip()}\n"
     text += f"Answer: {answer.strip()}"
-    return (*shown, text)
+    return Prompt.of(SYSTEM_JUDGE, *shown, text, ask, reply_prefix=reply_prefix, lasting=len(shown))
 
 
 def criterion_score(
@@ -41,12 +48,14 @@ def criterion_score(
     criterion: Criterion,
 ) -> Prompt:
     """How well the answer meets one criterion, 0-10."""
-    return Prompt.of(
-        SYSTEM_JUDGE,
-        *_sample_segments(question, answer, contexts, reference),
+    return _about_sample(
+        question,
+        answer,
+        contexts,
+        reference,
         f"\n\nRate the answer's {criterion.name.replace('_', ' ')} ({criterion.description}) "
         "from 0 (worst) to 10 (best). Reply with the number only.",
-        reply_prefix=SCORE_PREFIX,
+        SCORE_PREFIX,
     )
 
 
@@ -54,11 +63,13 @@ def overall_score(
     question: str, answer: str, contexts: Sequence[str] | None, reference: str | None
 ) -> Prompt:
     """How good the answer is overall, 0-10."""
-    return Prompt.of(
-        SYSTEM_JUDGE,
-        *_sample_segments(question, answer, contexts, reference),
+    return _about_sample(
+        question,
+        answer,
+        contexts,
+        reference,
         "\n\nRate the answer overall from 0 (worst) to 10 (best). Reply with the number only.",
-        reply_prefix=SCORE_PREFIX,
+        SCORE_PREFIX,
     )
 
 
@@ -71,9 +82,11 @@ def feedback(
 ) -> Prompt:
     """One sentence on the answer's main weakness, or its strength if it has none."""
     in_language = " Write it in Chinese." if language == "zh" else ""
-    return Prompt.of(
-        SYSTEM_JUDGE,
-        *_sample_segments(question, answer, contexts, reference),
+    return _about_sample(
+        question,
+        answer,
+        contexts,
+        reference,
         "\n\nIn one sentence, give feedback on the answer: its main weakness, or its main "
         f'strength if it has none.{in_language} Reply as {{"feedback": "..."}}.',
     )

@@ -75,6 +75,16 @@ def verdict_share(probabilities: Sequence[float], threshold: float = LIKELIER) -
 AskSupport = Callable[[Sequence[str], str, str], Prompt]
 
 
+def asked_of_answer(ask: AskSupport) -> AskSupport:
+    """`ask` with the answer as the text the statements are asked against: the state of
+    that text is not kept on disk, as no later version of the answers reads it."""
+
+    def asked(texts: Sequence[str], question: str, statement: str) -> Prompt:
+        return replace(ask(texts, question, statement), lasting=0)
+
+    return asked
+
+
 def statement_support(
     judge: Judge,
     contexts: Sequence[str],
