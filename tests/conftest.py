@@ -123,6 +123,36 @@ def stand_ins(
     registered.close()
 
 
+#: a judge's GGUF file larger than this takes minutes to load and run on a busy CI machine:
+#: only a test marked real_models (or real_server) may load its weights (SmolLM2-135M,
+#: about 100 MB, loads in a second and stays allowed)
+UNMARKED_WEIGHTS_LIMIT = 200 * 1024 * 1024
+
+
+@pytest.fixture(autouse=True)
+def no_large_judge_unmarked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refuse to load a large judge's weights in a test not marked for it, so that a test
+    that reaches the real default judge by mistake (a missing stand-in) fails at once
+    instead of taking minutes."""
+    if any(request.node.get_closest_marker(m) for m in ("real_models", "real_server")):
+        return
+    from localeval.backends.llama_judge import LlamaJudge
+
+    loading = LlamaJudge.__init__
+
+    def refusing(self: LlamaJudge, name: str, settings: Any) -> None:
+        path = Path(settings.path)
+        if not self.vocab_only and path.is_file() and path.stat().st_size > UNMARKED_WEIGHTS_LIMIT:
+            pytest.fail(
+                f"an unmarked test loads the weights of judge {name!r}: mark it real_models"
+            )
+        loading(self, name, settings)
+
+    monkeypatch.setattr(LlamaJudge, "__init__", refusing)
+
+
 @pytest.fixture
 def opened_connections(monkeypatch: pytest.MonkeyPatch) -> Connections:
     """Every connection the judge/embedding cache opens during the test, to check that the
