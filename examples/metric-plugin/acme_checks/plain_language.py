@@ -37,7 +37,9 @@ class PlainLanguage:
         if reason := missing_field(sample, self.needs):
             return MetricResult.undefined(reason)
         answer = as_data((sample.answer or "").strip())
-        prompt = Prompt.of(SYSTEM_JUDGE, f"Answer:\n{answer}", QUESTION)
+        # lasting=0: nothing before the question outlives this answer, so a judge that
+        # keeps contexts on disk for the next run keeps nothing of this prompt
+        prompt = Prompt.of(SYSTEM_JUDGE, f"Answer:\n{answer}", QUESTION, lasting=0)
         plain = require_judge(tools).yes_probability(prompt)
         return MetricResult(plain, {"p_plain": round(plain, 4)})
 
