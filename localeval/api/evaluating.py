@@ -35,7 +35,7 @@ from localeval.api.history import DEFAULT_DB, DefaultDb, diff, history_location,
 from localeval.data.given import given_rows, write_given
 from localeval.data.stdin import readable_data
 from localeval.database import Location, default_db_path
-from localeval.errors import UsageError
+from localeval.errors import UsageError, param
 from localeval.evaluation.requests import (
     Budget,
     EvaluationEvents,
@@ -143,7 +143,10 @@ def estimate_cost(
     bound.apply_defaults()
     given = bound.arguments
     if given["max_minutes"] is not None or given["max_calls"] is not None:
-        raise UsageError("--estimate evaluates nothing: --max-minutes and --max-calls do not apply")
+        raise UsageError(
+            f"{param('estimate_cost()')} evaluates nothing: {param('max_minutes')} and "
+            f"{param('max_calls')} do not apply"
+        )
     from localeval.evaluation.estimate import cluster_division, estimate_evaluation
     from localeval.results.contract import write_json
 

@@ -36,7 +36,7 @@ ARGV = "localeval.argv"
 
 
 #: the flag of each parameter whose Python spelling is no option's name (dest) in any command
-IRREGULAR_FLAGS = {"resume=False": "--no-resume"}
+IRREGULAR_FLAGS = {"resume=False": "--no-resume", "estimate_cost()": "--estimate"}
 
 
 def flag_of(name: str) -> str:
