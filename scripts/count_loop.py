@@ -71,7 +71,8 @@ def count_versions(judge: str, db: Path, versions: list[Path]) -> list[dict[str,
                 spent = counting.items[item]
                 totals += spent
                 restored += [spent.restored_tokens] if spent.restored_tokens else []
-            usage = totals.usage
+            # the judge is made on first use: read it again, not the one held before v1
+            usage, kept_after = totals.usage, _kept(counting)
             rows.append(
                 {
                     "version": path.name,
@@ -84,8 +85,8 @@ def count_versions(judge: str, db: Path, versions: list[Path]) -> list[dict[str,
                     "restored_per_sample": _spread(restored),
                     # what this version would write to disk (bytes: tokens x the judge's
                     # bytes per token, docs/measurements/speed.md)
-                    "states_written": _kept(counting)[0] - kept_before[0],
-                    "state_tokens_written": _kept(counting)[1] - kept_before[1],
+                    "states_written": kept_after[0] - kept_before[0],
+                    "state_tokens_written": kept_after[1] - kept_before[1],
                 }
             )
     return rows

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from localeval.api.history import DEFAULT_DB, DefaultDb, history_location
+from localeval.api.history import DEFAULT_DB, Db, history_location
 from localeval.data.file_rows import format_suffix
 from localeval.database import Location, default_db_path
 from localeval.errors import UsageError, param
@@ -33,8 +33,6 @@ from localeval.results.person_values import RANDOM, MetricLabels
 from localeval.results.verdicts import Verdict
 
 #: where a run's labels are: a path, a postgresql:// URL, DEFAULT_DB
-Db = str | os.PathLike[str] | Location | DefaultDb
-
 #: the formats a run's labels are written in
 FORMATS = ("jsonl", "csv")
 
